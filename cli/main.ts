@@ -1,0 +1,38 @@
+/**
+ * `rollout-fleet <subcommand>`: one entry point dispatching to the packages. Each subcommand lives in
+ * cli/commands/<name>.ts, imports its package lazily (so `--help` stays fast) and returns an exit code.
+ */
+import { Command } from 'commander';
+import { EXIT } from './exit-codes.js';
+
+export function buildProgram(): Command {
+  const program = new Command('rollout-fleet')
+    .description('Replay and grade SWE-bench-style episodes on a fleet of veFaaS sandboxes.')
+    .showHelpAfterError()
+    .exitOverride();
+  // Subcommands register here, one line each.
+  return program;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+    return typeof process.exitCode === 'number' ? process.exitCode : EXIT.OK;
+  } catch (err) {
+    const code = (err as { code?: string; exitCode?: number }).code;
+    if (code === 'commander.helpDisplayed' || code === 'commander.version' || code === 'commander.help') return EXIT.OK;
+    if (typeof code === 'string' && code.startsWith('commander.')) return EXIT.USAGE;
+    throw err;
+  }
+}
+
+main(process.argv).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    console.error(err instanceof Error ? err.message : String(err));
+    process.exitCode = EXIT.FAILURE;
+  },
+);

@@ -1,0 +1,28 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['**/dist/**', '**/node_modules/**', 'artifacts/**', 'bench/out/**', '**/*.py'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', AbortController: 'readonly', AbortSignal: 'readonly', fetch: 'readonly', TextEncoder: 'readonly', TextDecoder: 'readonly', structuredClone: 'readonly', setImmediate: 'readonly', performance: 'readonly' } },
+    rules: {
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['**/packages/*/src/**', '../../packages/**', '@rollout-fleet/*/src/**'], message: 'Import other packages by their package name.' },
+      ] }],
+    },
+  },
+  {
+    // Arrows point toward shared: shared imports no other package of ours; producer and vefaas-local never import worker.
+    files: ['packages/shared/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['@rollout-fleet/*'], message: 'shared imports nothing of ours.' }] }] },
+  },
+  {
+    files: ['packages/producer/**/*.ts', 'packages/vefaas-local/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['@rollout-fleet/worker', '@rollout-fleet/producer', '@rollout-fleet/vefaas-local'], message: 'Only @rollout-fleet/shared may be imported here.' }] }] },
+  },
+);

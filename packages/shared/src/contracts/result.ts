@@ -1,0 +1,94 @@
+/**
+ * Wire contract: the one result written per (run, episode, sample). snake_case like episode.ts,
+ * and `report` mirrors SWE-bench's report.json entry field for field.
+ */
+import { z } from 'zod';
+import { ERROR_CODES, type ErrorCode } from '../errors/codes.js';
+
+const codes = Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]];
+
+export const FailureSchema = z.object({
+  code: z.enum(codes),
+  class: z.enum(['infra', 'model', 'input']),
+  message: z.string(),
+});
+export type Failure = z.infer<typeof FailureSchema>;
+
+export const StepRecordSchema = z.object({
+  index: z.number().int().min(0),
+  tool: z.string(),
+  args: z.record(z.string(), z.unknown()),
+  /** The shell line the call became; absent when the call could not be converted. */
+  command: z.string().optional(),
+  /** Output as kept: whole up to the configured size, else head + marker + tail. */
+  output: z.string(),
+  /** Size of the full output in bytes (UTF-8), before truncation. */
+  output_bytes: z.number().int().min(0),
+  truncated: z.boolean(),
+  exit_code: z.number().int().nullable(),
+  duration_ms: z.number().min(0),
+  timed_out: z.boolean(),
+  /** Set when the step produced an error observation (unknown tool, bad arguments, syntax error). */
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
+});
+export type StepRecord = z.infer<typeof StepRecordSchema>;
+
+const TestOutcomeSchema = z.object({ success: z.array(z.string()), failure: z.array(z.string()) });
+
+export const GradingReportSchema = z.object({
+  patch_is_None: z.boolean(),
+  patch_exists: z.boolean(),
+  patch_successfully_applied: z.boolean(),
+  resolved: z.boolean(),
+  tests_status: z
+    .object({
+      FAIL_TO_PASS: TestOutcomeSchema,
+      PASS_TO_PASS: TestOutcomeSchema,
+      FAIL_TO_FAIL: TestOutcomeSchema,
+      PASS_TO_FAIL: TestOutcomeSchema,
+    })
+    .optional(),
+});
+export type GradingReport = z.infer<typeof GradingReportSchema>;
+
+export const TimingsSchema = z.object({
+  queue_wait_ms: z.number().min(0),
+  sandbox_acquire_ms: z.number().min(0),
+  replay_ms: z.number().min(0),
+  grade_ms: z.number().min(0),
+  total_ms: z.number().min(0),
+});
+export type Timings = z.infer<typeof TimingsSchema>;
+
+export const AttemptSchema = z.object({
+  attempt: z.number().int().min(1),
+  worker_id: z.string(),
+  sandbox_id: z.string().nullable(),
+  started_at: z.string(),
+  ended_at: z.string(),
+  failure: FailureSchema.nullable(),
+});
+export type Attempt = z.infer<typeof AttemptSchema>;
+
+export const EpisodeResultSchema = z.object({
+  run_id: z.string(),
+  episode_id: z.string(),
+  instance_id: z.string(),
+  sample_index: z.number().int().min(0),
+  /** completed: replayed (and graded when an eval spec was given); failed: no usable outcome (infra or input). */
+  status: z.enum(['completed', 'failed']),
+  /** null when not graded or failed: an infra failure must never read as reward 0. */
+  resolved: z.boolean().nullable(),
+  reward: z.number().nullable(),
+  steps: z.array(StepRecordSchema),
+  patch: z.string().nullable(),
+  report: GradingReportSchema.nullable(),
+  timings: TimingsSchema,
+  attempts: z.array(AttemptSchema),
+  failure: FailureSchema.nullable(),
+  worker_id: z.string(),
+  sandbox_id: z.string().nullable(),
+  finished_at: z.string(),
+  metadata: z.record(z.string(), z.string()).default({}),
+});
+export type EpisodeResult = z.infer<typeof EpisodeResultSchema>;

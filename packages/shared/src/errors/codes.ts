@@ -1,0 +1,74 @@
+/**
+ * The one table of failure codes. Each code decides, here and nowhere else:
+ * - `class`: who is to blame. `infra` failures are retried at the job level and never become reward 0;
+ *   `model` failures are observations of the trajectory (step timeouts, tool errors), not job failures;
+ *   `input` failures are the episode's or the user's fault and are never retried.
+ * - `retryable`: whether the same request may succeed if sent again (request-level retry policy).
+ */
+export type FailureClass = 'infra' | 'model' | 'input';
+
+interface CodeSpec {
+  readonly class: FailureClass;
+  readonly retryable: boolean;
+  /** What a person should do about it; shown in CLI errors. */
+  readonly hint: string;
+}
+
+export const ERROR_CODES = {
+  // veFaaS control plane
+  VEFAAS_THROTTLED: { class: 'infra', retryable: true, hint: 'create rate exceeded; lower create concurrency or ask for a higher quota' },
+  VEFAAS_SERVER_ERROR: { class: 'infra', retryable: true, hint: 'the veFaaS control plane answered 5xx; it is retried with back-off' },
+  VEFAAS_NETWORK: { class: 'infra', retryable: true, hint: 'the control-plane endpoint could not be reached; check VEFAAS_ENDPOINT and the network' },
+  VEFAAS_TIMEOUT: { class: 'infra', retryable: true, hint: 'the control plane did not answer in time' },
+  VEFAAS_AUTH: { class: 'infra', retryable: false, hint: 'check VEFAAS_ACCESS_KEY / VEFAAS_SECRET_KEY and the machine clock' },
+  VEFAAS_NOT_FOUND: { class: 'infra', retryable: false, hint: 'the sandbox or function does not exist (already killed or expired?)' },
+  VEFAAS_BAD_REQUEST: { class: 'input', retryable: false, hint: 'the request was rejected as invalid; check the sandbox spec (image, command, timeout)' },
+  VEFAAS_API_ERROR: { class: 'infra', retryable: false, hint: 'the control plane returned an unexpected error' },
+  // sandbox lifecycle
+  SANDBOX_START_FAILED: { class: 'infra', retryable: true, hint: 'the sandbox reported Failed while starting' },
+  SANDBOX_START_TIMEOUT: { class: 'infra', retryable: true, hint: 'the sandbox did not become alive within the startup timeout' },
+  SANDBOX_DEAD: { class: 'infra', retryable: false, hint: 'the sandbox instance is gone (killed, expired or crashed)' },
+  // data plane (gateway + SWE-ReX)
+  GATEWAY_ERROR: { class: 'infra', retryable: true, hint: 'the API gateway answered 5xx' },
+  GATEWAY_AUTH: { class: 'infra', retryable: false, hint: 'the API gateway rejected the gateway key; check VEFAAS_GATEWAY_KEY' },
+  SWEREX_AUTH: { class: 'infra', retryable: false, hint: 'the SWE-ReX server rejected the X-API-Key' },
+  SWEREX_NETWORK: { class: 'infra', retryable: true, hint: 'the SWE-ReX server could not be reached' },
+  SWEREX_TIMEOUT: { class: 'infra', retryable: true, hint: 'the SWE-ReX server did not answer within the HTTP timeout' },
+  SWEREX_HTTP: { class: 'infra', retryable: false, hint: 'the SWE-ReX server answered with an unexpected HTTP status' },
+  SWEREX_COMMAND_TIMEOUT: { class: 'model', retryable: false, hint: 'the command did not finish within its timeout' },
+  SWEREX_BASH_SYNTAX: { class: 'model', retryable: false, hint: 'the command is not valid bash' },
+  SWEREX_NONZERO_EXIT: { class: 'model', retryable: false, hint: 'the command exited non-zero' },
+  SWEREX_NO_EXIT_CODE: { class: 'infra', retryable: false, hint: 'the session lost track of the exit code' },
+  SWEREX_SESSION_MISSING: { class: 'infra', retryable: false, hint: 'the bash session does not exist in the sandbox' },
+  SWEREX_SESSION_EXISTS: { class: 'infra', retryable: false, hint: 'a bash session with that name already exists' },
+  SWEREX_INTERRUPT_FAILED: { class: 'infra', retryable: false, hint: 'the session could not be interrupted after a timeout' },
+  SWEREX_RUNTIME: { class: 'model', retryable: false, hint: 'the runtime raised an error while executing the request' },
+  // episodes
+  STEP_TIMEOUT: { class: 'model', retryable: false, hint: 'a step exceeded its step timeout; recorded as an observation' },
+  TOOL_ERROR: { class: 'model', retryable: false, hint: 'a tool call was unknown or malformed; recorded as an observation' },
+  EPISODE_DEADLINE: { class: 'infra', retryable: true, hint: 'the attempt exceeded its episode deadline' },
+  GRADING_FAILED: { class: 'infra', retryable: true, hint: 'grading could not run (not a test failure)' },
+  LEASE_LOST: { class: 'infra', retryable: true, hint: 'the sandbox lease expired or was taken over' },
+  WORKER_SHUTDOWN: { class: 'infra', retryable: true, hint: 'the worker shut down mid-episode; the job is handed back' },
+  // input and configuration
+  INPUT_INVALID: { class: 'input', retryable: false, hint: 'fix the field named in the message and submit again' },
+  INPUT_DUPLICATE: { class: 'input', retryable: false, hint: 'remove the duplicate episode or give it another id' },
+  INPUT_TOO_LARGE: { class: 'input', retryable: false, hint: 'shrink the payload or raise the limit' },
+  CONFIG_INVALID: { class: 'input', retryable: false, hint: 'fix the listed variables (see the README configuration table)' },
+  REDIS_UNAVAILABLE: { class: 'infra', retryable: true, hint: 'Redis is not reachable; check REDIS_URL' },
+  INTERNAL: { class: 'infra', retryable: false, hint: 'an unexpected error; please report it with the log line' },
+} as const satisfies Record<string, CodeSpec>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export function classOf(code: ErrorCode): FailureClass {
+  return ERROR_CODES[code].class;
+}
+
+export function isRetryableCode(code: ErrorCode): boolean {
+  return ERROR_CODES[code].retryable;
+}
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ERROR_CODES, value);
+}
