@@ -22,3 +22,7 @@ export {
   TimingsSchema,
 } from './contracts/result.js';
 export type { Attempt, EpisodeResult, Failure, GradingReport, StepRecord, Timings } from './contracts/result.js';
+export { DEFAULT_PREFIX, DEFAULT_QUEUE, createKeyspace, jobIdFor, jobNameFor, parseJobId } from './store/keys.js';
+export type { Keyspace } from './store/keys.js';
+export { ResultStore } from './store/result-store.js';
+export type { CommitOutcome, ResultStoreOptions, StreamedResult } from './store/result-store.js';
