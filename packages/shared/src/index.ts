@@ -26,3 +26,5 @@ export { DEFAULT_PREFIX, DEFAULT_QUEUE, createKeyspace, jobIdFor, jobNameFor, pa
 export type { Keyspace } from './store/keys.js';
 export { ResultStore } from './store/result-store.js';
 export type { CommitOutcome, ResultStoreOptions, StreamedResult } from './store/result-store.js';
+export { DEFAULT_JOB_POLICY, jobOptionsFor } from './queue/job-contract.js';
+export type { EpisodeJobData, EpisodeJobReturn, JobPolicy } from './queue/job-contract.js';

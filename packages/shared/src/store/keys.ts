@@ -11,6 +11,8 @@ export interface Keyspace {
   run(runId: string): string;
   /** Set of known run ids. */
   runs(): string;
+  /** Set of the run's job ids (for status, cancel and retry without scanning the queue). */
+  runJobs(runId: string): string;
   /** String: the one EpisodeResult JSON of (run, episode, sample). */
   result(runId: string, episodeId: string, sampleIndex: number): string;
   /** Stream: one entry per committed result, in completion order (for `results --follow`). */
@@ -31,6 +33,7 @@ export function createKeyspace(prefix: string = DEFAULT_PREFIX): Keyspace {
     prefix,
     run: (runId) => `${base}:run:${runId}`,
     runs: () => `${base}:runs`,
+    runJobs: (runId) => `${base}:run-jobs:${runId}`,
     result: (runId, episodeId, sampleIndex) => `${base}:result:${runId}|${episodeId}|${sampleIndex}`,
     results: (runId) => `${base}:results:${runId}`,
     lease: (sandboxId) => `${base}:lease:${sandboxId}`,

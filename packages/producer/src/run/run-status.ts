@@ -1,0 +1,79 @@
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { EpisodeJobData, Keyspace } from '@rollout-fleet/shared';
+
+export interface RunStatus {
+  runId: string;
+  exists: boolean;
+  createdAt: string | null;
+  cancelled: boolean;
+  total: number;
+  done: number;
+  completed: number;
+  failed: number;
+  resolved: number;
+  duplicates: number;
+  active: number;
+  /** Waiting for a retry after an infra failure (BullMQ delayed). */
+  retrying: number;
+  waiting: number;
+  /** resolved / completed (null before the first completion). */
+  resolvedRate: number | null;
+  /** Results per second over the most recent completions (null with fewer than two). */
+  throughputPerS: number | null;
+  etaS: number | null;
+}
+
+/** How many recent completions the throughput estimate looks at. */
+const THROUGHPUT_WINDOW = 200;
+
+export async function getRunStatus(options: {
+  queue: Queue<EpisodeJobData>;
+  redis: Redis;
+  keys: Keyspace;
+  runId: string;
+}): Promise<RunStatus> {
+  const { queue, redis, keys, runId } = options;
+  const [hash, recent, active, delayed] = await Promise.all([
+    redis.hgetall(keys.run(runId)),
+    redis.xrevrange(keys.results(runId), '+', '-', 'COUNT', THROUGHPUT_WINDOW),
+    queue.getActive(),
+    queue.getDelayed(),
+  ]);
+  const num = (field: string): number => Number(hash[field] ?? 0);
+  const ofRun = (id: string | undefined): boolean => id?.startsWith(`${runId}|`) ?? false;
+  const total = num('total');
+  const done = num('done');
+  const completed = num('completed');
+  const activeCount = active.filter((j) => ofRun(j.id)).length;
+  const retrying = delayed.filter((j) => ofRun(j.id)).length;
+  const pending = Math.max(0, total - done);
+  const throughputPerS = throughput(recent.map(([id]) => Number(id.split('-')[0])));
+  return {
+    runId,
+    exists: Object.keys(hash).length > 0,
+    createdAt: hash.created_at ?? null,
+    cancelled: hash.cancelled === '1',
+    total,
+    done,
+    completed,
+    failed: num('failed'),
+    resolved: num('resolved'),
+    duplicates: num('duplicates'),
+    active: activeCount,
+    retrying,
+    waiting: Math.max(0, pending - activeCount - retrying),
+    resolvedRate: completed > 0 ? num('resolved') / completed : null,
+    throughputPerS,
+    etaS: throughputPerS && throughputPerS > 0 ? Math.round(pending / throughputPerS) : pending === 0 ? 0 : null,
+  };
+}
+
+/** Completions per second from the timestamps (ms, newest first) of the most recent results. */
+function throughput(timestampsMs: number[]): number | null {
+  if (timestampsMs.length < 2) return null;
+  const newest = timestampsMs[0] as number;
+  const oldest = timestampsMs[timestampsMs.length - 1] as number;
+  const spanS = Math.max(0.001, (newest - oldest) / 1000);
+  return (timestampsMs.length - 1) / spanS;
+}

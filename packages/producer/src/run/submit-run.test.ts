@@ -1,0 +1,133 @@
+import { randomUUID } from 'node:crypto';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  EpisodeSchema,
+  ResultStore,
+  createKeyspace,
+  type Episode,
+  type EpisodeJobData,
+  type EpisodeResult,
+} from '@rollout-fleet/shared';
+import { cancelRun } from './cancel-run.js';
+import { retryFailed } from './retry-failed.js';
+import { getRunStatus } from './run-status.js';
+import { streamResults } from './stream-results.js';
+import { submitRun } from './submit-run.js';
+
+const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+function episode(runId: string, id: string, sample = 0): Episode {
+  return EpisodeSchema.parse({ run_id: runId, episode_id: id, instance_id: id, sample_index: sample, sandbox: { image: 'tiny' } });
+}
+
+function resultFor(e: Episode, status: 'completed' | 'failed'): EpisodeResult {
+  return {
+    run_id: e.run_id,
+    episode_id: e.episode_id,
+    instance_id: e.instance_id,
+    sample_index: e.sample_index,
+    status,
+    resolved: status === 'completed' ? true : null,
+    reward: status === 'completed' ? 1 : null,
+    steps: [],
+    patch: null,
+    report: null,
+    timings: { queue_wait_ms: 0, sandbox_acquire_ms: 0, replay_ms: 0, grade_ms: 0, total_ms: 0 },
+    attempts: [],
+    failure: status === 'failed' ? { code: 'SANDBOX_DEAD', class: 'infra', message: 'gone' } : null,
+    worker_id: 'test',
+    sandbox_id: null,
+    finished_at: new Date().toISOString(),
+    metadata: {},
+  };
+}
+
+describe('submitRun', () => {
+  const prefix = `{rf-test-${randomUUID()}}`;
+  const keys = createKeyspace(prefix);
+  let redis: Redis;
+  let queue: Queue<EpisodeJobData>;
+
+  beforeAll(() => {
+    redis = new Redis(redisUrl);
+    queue = new Queue<EpisodeJobData>('episodes', { connection: { url: redisUrl }, prefix });
+  });
+  afterAll(async () => {
+    await queue.obliterate({ force: true });
+    await queue.close();
+    const found = await redis.keys(`rf:${prefix}:*`);
+    if (found.length > 0) await redis.del(...found);
+    redis.disconnect();
+  });
+
+  it('enqueues every episode once, in chunks, reporting progress', async () => {
+    const runId = `r-${randomUUID()}`;
+    const episodes = [0, 1, 2, 3, 4].map((i) => episode(runId, `e${i}`));
+    const progress: number[] = [];
+    const summary = await submitRun({ queue, redis, keys, runId, episodes, chunkSize: 2, onProgress: (p) => progress.push(p.done) });
+    expect(summary).toMatchObject({ total: 5, enqueued: 5, skippedDone: 0, skippedQueued: 0 });
+    expect(progress).toEqual([2, 4, 5]);
+    const job = await queue.getJob(`${runId}|e3|0`);
+    expect(job?.name).toBe('e3#0');
+    expect(job?.data.episode.episode_id).toBe('e3');
+    expect(job?.opts.attempts).toBe(3);
+    expect(await redis.hget(keys.run(runId), 'total')).toBe('5');
+  });
+
+  it('resumes: a second submission enqueues only what has neither a result nor a job', async () => {
+    const runId = `r-${randomUUID()}`;
+    const episodes = [0, 1, 2, 3].map((i) => episode(runId, `e${i}`));
+    await submitRun({ queue, redis, keys, runId, episodes: episodes.slice(0, 2) });
+    const store = new ResultStore(redis, keys);
+    await store.commit(resultFor(episodes[0] as Episode, 'completed'));
+    await (await queue.getJob(`${runId}|e0|0`))?.remove();
+
+    const again = await submitRun({ queue, redis, keys, runId, episodes });
+    expect(again).toMatchObject({ enqueued: 2, skippedDone: 1, skippedQueued: 1 });
+    expect(await queue.getJob(`${runId}|e0|0`)).toBeUndefined();
+    expect(await redis.scard(keys.runJobs(runId))).toBe(4);
+
+    const forced = await submitRun({ queue, redis, keys, runId, episodes: episodes.slice(0, 1), force: true });
+    expect(forced.enqueued).toBe(1);
+    expect(await store.get(runId, 'e0', 0)).toBeUndefined();
+    expect(await redis.hget(keys.run(runId), 'done')).toBe('0');
+  });
+
+  it('reports status with throughput and ETA, streams results, cancels and retries failures', async () => {
+    const runId = `r-${randomUUID()}`;
+    const episodes = [0, 1, 2].map((i) => episode(runId, `e${i}`));
+    await submitRun({ queue, redis, keys, runId, episodes });
+    const store = new ResultStore(redis, keys);
+    await store.commit(resultFor(episodes[0] as Episode, 'completed'));
+    await store.commit(resultFor(episodes[1] as Episode, 'failed'));
+
+    const status = await getRunStatus({ queue, redis, keys, runId });
+    expect(status).toMatchObject({ total: 3, done: 2, completed: 1, failed: 1, resolved: 1, waiting: 1, resolvedRate: 1 });
+    expect(status.throughputPerS).toBeGreaterThan(0);
+    expect(status.etaS).not.toBeNull();
+
+    const streamed: string[] = [];
+    for await (const item of streamResults({ redis, keys, runId })) streamed.push(item.result.episode_id);
+    expect(streamed).toEqual(['e0', 'e1']);
+
+    const followed: string[] = [];
+    const following = (async () => {
+      for await (const item of streamResults({ redis, keys, runId, follow: true, after: '0' })) followed.push(item.result.episode_id);
+    })();
+    await store.commit(resultFor(episodes[2] as Episode, 'completed'));
+    await following;
+    expect(followed).toEqual(['e0', 'e1', 'e2']);
+
+    const retried = await retryFailed({ queue, redis, keys, runId });
+    expect(retried).toEqual({ retried: 1, missingPayload: 0 });
+    expect(await store.get(runId, 'e1', 0)).toBeUndefined();
+    expect(await redis.hgetall(keys.run(runId))).toMatchObject({ done: '2', failed: '0', completed: '2' });
+
+    const cancelled = await cancelRun({ queue, redis, keys, runId });
+    expect(cancelled.removed).toBeGreaterThanOrEqual(1);
+    expect(await queue.getJob(`${runId}|e1|0`)).toBeUndefined();
+    expect((await getRunStatus({ queue, redis, keys, runId })).cancelled).toBe(true);
+  });
+});

@@ -1,0 +1,120 @@
+/**
+ * Enqueue a run idempotently. Job id = f(run, episode, sample); an episode whose result is already
+ * stored, or whose job still exists in the queue, is skipped, so submitting the same run again enqueues
+ * only what is missing. `force` deletes the stored results and finished jobs of the given episodes and
+ * enqueues them again.
+ */
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import {
+  DEFAULT_JOB_POLICY,
+  jobIdFor,
+  jobNameFor,
+  jobOptionsFor,
+  type Episode,
+  type EpisodeJobData,
+  type JobPolicy,
+  type Keyspace,
+} from '@rollout-fleet/shared';
+import { recountRun } from './recount.js';
+
+export interface SubmitProgress {
+  /** Episodes examined so far. */
+  done: number;
+  total: number;
+  enqueued: number;
+  skipped: number;
+}
+
+export interface SubmitRunOptions {
+  queue: Queue<EpisodeJobData>;
+  redis: Redis;
+  keys: Keyspace;
+  runId: string;
+  episodes: readonly Episode[];
+  /** Re-run episodes that already have a result or a job. @defaultValue false */
+  force?: boolean;
+  /** Episodes per Redis round trip / addBulk call. @defaultValue 500 */
+  chunkSize?: number;
+  policy?: JobPolicy;
+  onProgress?: (progress: SubmitProgress) => void;
+  now?: () => Date;
+}
+
+export interface SubmitSummary {
+  runId: string;
+  total: number;
+  enqueued: number;
+  /** Already had a stored result (and were not forced). */
+  skippedDone: number;
+  /** Already had a job waiting, active, delayed or failed-without-result in the queue. */
+  skippedQueued: number;
+}
+
+export async function submitRun(options: SubmitRunOptions): Promise<SubmitSummary> {
+  const { queue, redis, keys, runId, episodes } = options;
+  const chunkSize = options.chunkSize ?? 500;
+  const jobOptions = jobOptionsFor(options.policy ?? DEFAULT_JOB_POLICY);
+  const now = options.now ?? (() => new Date());
+  const summary: SubmitSummary = { runId, total: episodes.length, enqueued: 0, skippedDone: 0, skippedQueued: 0 };
+
+  await redis
+    .multi()
+    .sadd(keys.runs(), runId)
+    .hsetnx(keys.run(runId), 'created_at', now().toISOString())
+    .exec();
+
+  for (let start = 0; start < episodes.length; start += chunkSize) {
+    const chunk = episodes.slice(start, start + chunkSize);
+    const ids = chunk.map((e) => jobIdFor(runId, e.episode_id, e.sample_index));
+    const resultKeys = chunk.map((e) => keys.result(runId, e.episode_id, e.sample_index));
+    if (options.force) await forget(queue, redis, ids, resultKeys);
+
+    const probe = redis.pipeline();
+    for (const [i, id] of ids.entries()) {
+      probe.exists(resultKeys[i] as string);
+      probe.exists(queue.toKey(id));
+    }
+    const answers = (await probe.exec()) ?? [];
+    const toAdd: Array<{ name: string; data: EpisodeJobData; opts: ReturnType<typeof jobOptionsFor> & { jobId: string } }> = [];
+    chunk.forEach((episode, i) => {
+      const hasResult = answers[2 * i]?.[1] === 1;
+      const hasJob = answers[2 * i + 1]?.[1] === 1;
+      if (hasResult) summary.skippedDone += 1;
+      else if (hasJob) summary.skippedQueued += 1;
+      else
+        toAdd.push({
+          name: jobNameFor(episode.instance_id, episode.sample_index),
+          data: { episode, enqueued_at: now().toISOString() },
+          opts: { ...jobOptions, jobId: ids[i] as string },
+        });
+    });
+    await redis.sadd(keys.runJobs(runId), ...ids);
+    if (toAdd.length > 0) await queue.addBulk(toAdd);
+    summary.enqueued += toAdd.length;
+    options.onProgress?.({
+      done: Math.min(start + chunk.length, episodes.length),
+      total: episodes.length,
+      enqueued: summary.enqueued,
+      skipped: summary.skippedDone + summary.skippedQueued,
+    });
+  }
+
+  const total = await redis.scard(keys.runJobs(runId));
+  await redis.hset(keys.run(runId), 'total', total);
+  if (options.force) await recountRun(redis, keys, runId);
+  return summary;
+}
+
+/** Drops stored results and removable jobs so the episodes can run again. Active jobs are left alone. */
+async function forget(queue: Queue<EpisodeJobData>, redis: Redis, ids: string[], resultKeys: string[]): Promise<void> {
+  if (resultKeys.length > 0) await redis.del(...resultKeys);
+  await Promise.all(
+    ids.map(async (id) => {
+      const job = await queue.getJob(id);
+      if (!job) return;
+      const state = await job.getState();
+      if (state !== 'active') await job.remove();
+    }),
+  );
+}
