@@ -1,0 +1,3 @@
+def slugify(title):
+    """Turn a title into a URL slug: lower case, words joined by '-'."""
+    return "-".join(title.split())
