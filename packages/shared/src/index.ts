@@ -28,3 +28,36 @@ export { ResultStore } from './store/result-store.js';
 export type { CommitOutcome, ResultStoreOptions, StreamedResult } from './store/result-store.js';
 export { DEFAULT_JOB_POLICY, jobOptionsFor } from './queue/job-contract.js';
 export type { EpisodeJobData, EpisodeJobReturn, JobPolicy } from './queue/job-contract.js';
+export { signRequest, signRequestParts, formatXDate, sha256Hex } from './vefaas/signing.js';
+export type { Credentials, SignRequestInput, SignatureParts } from './vefaas/signing.js';
+export { verifySignature } from './vefaas/verify-signature.js';
+export type { SignatureErrorCode, VerifySignatureInput, VerifySignatureOptions, VerifySignatureResult } from './vefaas/verify-signature.js';
+export { VefaasClient } from './vefaas/control-plane-client.js';
+export type { CallPolicy, ListAllSandboxesOptions, VefaasCallOptions, VefaasClientOptions } from './vefaas/control-plane-client.js';
+export { createVefaasClient, retryPolicy } from './vefaas/create-vefaas-client.js';
+export type { CreateVefaasClientOptions } from './vefaas/create-vefaas-client.js';
+export { errorCodeForApiFailure, toVefaasError } from './vefaas/control-plane-errors.js';
+export type { ApiFailure } from './vefaas/control-plane-errors.js';
+export { VEFAAS_API_VERSION } from './vefaas/control-plane-types.js';
+export type {
+  CreateSandboxRequest,
+  CreateSandboxResult,
+  DescribeSandboxRequest,
+  DescribeSandboxResult,
+  InstanceImageInfo,
+  KeyValue,
+  KillSandboxRequest,
+  KillSandboxResult,
+  ListSandboxesRequest,
+  ListSandboxesResult,
+  ResponseEnvelope,
+  ResponseMetadata,
+  SandboxListItem,
+  SandboxStatus,
+  SetSandboxTimeoutRequest,
+  SetSandboxTimeoutResult,
+  TimeoutUnit,
+  VefaasAction,
+} from './vefaas/control-plane-types.js';
+export { DEFAULT_RETRY, backoffDelayMs, withRetry } from './vefaas/retry-policy.js';
+export type { RetryEvent, RetryOptions } from './vefaas/retry-policy.js';
