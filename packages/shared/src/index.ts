@@ -22,6 +22,18 @@ export {
   TimingsSchema,
 } from './contracts/result.js';
 export type { Attempt, EpisodeResult, Failure, GradingReport, StepRecord, Timings } from './contracts/result.js';
+export { renderJsonSchemas } from './contracts/json-schemas.js';
+export { loadConfig } from './config/load-config.js';
+export type { ConfigProblem, LoadConfigOptions } from './config/load-config.js';
+export type { Config, VefaasCloudConfig, VefaasConfig, VefaasLocalConfig } from './config/types.js';
+export { CONFIG_VARIABLES } from './config/variables.js';
+export type { ConfigVariable } from './config/variables.js';
+export { renderConfigTable } from './config/config-table.js';
+export { childLogger, createLogger } from './logging/create-logger.js';
+export type { CreateLoggerOptions, LogContext, Logger } from './logging/create-logger.js';
+export { redactDeep, redactSecrets } from './logging/redact.js';
+export { LOG_FORMATS, LOG_LEVELS } from './logging/levels.js';
+export type { LogFormat, LogLevel } from './logging/levels.js';
 export { DEFAULT_PREFIX, DEFAULT_QUEUE, createKeyspace, jobIdFor, jobNameFor, parseJobId } from './store/keys.js';
 export type { Keyspace } from './store/keys.js';
 export { ResultStore } from './store/result-store.js';

@@ -1,0 +1,116 @@
+/**
+ * The ONE schema of the product's configuration: environment variable name → typed value, then one
+ * transform into the nested `Config`. Defaults live here and only here (the docs table reads them back).
+ * Input is the environment after alias resolution and with empty strings removed (see load-config.ts).
+ */
+import { z } from 'zod';
+import { LOG_FORMATS, LOG_LEVELS } from '../logging/levels.js';
+import { boolean, finiteNumber, nonNegativeInt, oneOf, optionalText, optionalUrl, positiveInt, text, url } from './fields.js';
+import type { Config, VefaasConfig } from './types.js';
+
+const SECOND = 1000;
+const HTTP = ['http:', 'https:'] as const;
+
+export const EnvSchema = z.object({
+  VEFAAS_ACCESS_KEY: optionalText(),
+  VEFAAS_SECRET_KEY: optionalText(),
+  VEFAAS_FUNCTION_ID: optionalText(),
+  VEFAAS_FUNCTION_ROUTE: optionalUrl(HTTP),
+  VEFAAS_REGION: text('cn-beijing'),
+  VEFAAS_ENDPOINT: url(HTTP, 'https://open.volcengineapi.com'),
+  VEFAAS_GATEWAY_KEY: optionalText(),
+  VEFAAS_REQUEST_TIMEOUT_MS: positiveInt(30 * SECOND),
+  VEFAAS_GATEWAY_TIMEOUT_S: positiveInt(650),
+  REDIS_URL: url(['redis:', 'rediss:'], 'redis://127.0.0.1:6379'),
+  RF_PREFIX: text('{rf}'),
+  RF_QUEUE: text('episodes'),
+  RF_WORKER_CONCURRENCY: positiveInt(4),
+  RF_MAX_STARTING: positiveInt(16),
+  RF_STEP_OUTPUT_LIMIT_BYTES: positiveInt(64 * 1024),
+  RF_ATTEMPTS: positiveInt(3),
+  RF_BACKOFF_MS: nonNegativeInt(5 * SECOND),
+  RF_LEASE_TTL_S: positiveInt(60),
+  RF_REAPER_INTERVAL_S: positiveInt(30),
+  RF_SHUTDOWN_GRACE_S: positiveInt(30),
+  RF_RESULT_RETENTION_DAYS: positiveInt(14),
+  RF_FRESH_EVAL: boolean(false),
+  RF_REWARD_RESOLVED: finiteNumber(1),
+  RF_REWARD_UNRESOLVED: finiteNumber(0),
+  RF_SANDBOX_IMAGE: optionalText(),
+  RF_STARTUP_TIMEOUT_S: positiveInt(180),
+  RF_STEP_TIMEOUT_S: positiveInt(300),
+  RF_DASHBOARD_USER: optionalText(),
+  RF_DASHBOARD_PASSWORD: optionalText(),
+  RF_DASHBOARD_TOKEN: optionalText(),
+  RF_DASHBOARD_READ_ONLY: boolean(false),
+  RF_METRICS_PUBLIC: boolean(false),
+  LOG_LEVEL: oneOf(LOG_LEVELS, 'info'),
+  LOG_FORMAT: oneOf(LOG_FORMATS, 'auto'),
+});
+
+export type EnvName = keyof typeof EnvSchema.shape;
+type Env = z.output<typeof EnvSchema>;
+
+/** Cloud mode needs all four; any of them alone is a mistake, never a silent fall-back to local. */
+export const CLOUD_VARIABLES = ['VEFAAS_FUNCTION_ROUTE', 'VEFAAS_FUNCTION_ID', 'VEFAAS_ACCESS_KEY', 'VEFAAS_SECRET_KEY'] as const satisfies readonly EnvName[];
+
+function checkCloudComplete(env: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  const set = CLOUD_VARIABLES.filter((name) => env[name] !== undefined);
+  if (set.length === 0 || set.length === CLOUD_VARIABLES.length) return;
+  for (const name of CLOUD_VARIABLES.filter((n) => !set.includes(n))) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [name],
+      message: `is not set, but ${set.join(' and ')} ${set.length === 1 ? 'is' : 'are'}: real veFaaS needs the function route, function id and key pair; set it, or unset ${set.length === 1 ? 'that' : 'those'} to use the embedded vefaas-local`,
+    });
+  }
+}
+
+function toVefaas(env: Env): VefaasConfig {
+  const common = {
+    region: env.VEFAAS_REGION,
+    endpoint: env.VEFAAS_ENDPOINT,
+    gatewayKey: env.VEFAAS_GATEWAY_KEY,
+    requestTimeoutMs: env.VEFAAS_REQUEST_TIMEOUT_MS,
+    gatewayTimeoutS: env.VEFAAS_GATEWAY_TIMEOUT_S,
+  };
+  const { VEFAAS_ACCESS_KEY: accessKeyId, VEFAAS_SECRET_KEY: secretAccessKey, VEFAAS_FUNCTION_ID: functionId, VEFAAS_FUNCTION_ROUTE: functionRoute } = env;
+  if (accessKeyId !== undefined && secretAccessKey !== undefined && functionId !== undefined && functionRoute !== undefined) {
+    return { mode: 'cloud', accessKeyId, secretAccessKey, functionId, functionRoute, ...common };
+  }
+  return { mode: 'local', ...common };
+}
+
+function toConfig(env: Env): Config {
+  return {
+    vefaas: toVefaas(env),
+    redis: { url: env.REDIS_URL },
+    queue: { prefix: env.RF_PREFIX, name: env.RF_QUEUE },
+    worker: {
+      concurrency: env.RF_WORKER_CONCURRENCY,
+      maxStarting: env.RF_MAX_STARTING,
+      stepOutputLimitBytes: env.RF_STEP_OUTPUT_LIMIT_BYTES,
+      attempts: env.RF_ATTEMPTS,
+      backoffMs: env.RF_BACKOFF_MS,
+      leaseTtlS: env.RF_LEASE_TTL_S,
+      reaperIntervalS: env.RF_REAPER_INTERVAL_S,
+      shutdownGraceS: env.RF_SHUTDOWN_GRACE_S,
+      resultRetentionDays: env.RF_RESULT_RETENTION_DAYS,
+      freshEval: env.RF_FRESH_EVAL,
+      rewardResolved: env.RF_REWARD_RESOLVED,
+      rewardUnresolved: env.RF_REWARD_UNRESOLVED,
+    },
+    sandbox: { image: env.RF_SANDBOX_IMAGE, startupTimeoutS: env.RF_STARTUP_TIMEOUT_S, stepTimeoutS: env.RF_STEP_TIMEOUT_S },
+    dashboard: {
+      user: env.RF_DASHBOARD_USER,
+      password: env.RF_DASHBOARD_PASSWORD,
+      token: env.RF_DASHBOARD_TOKEN,
+      readOnly: env.RF_DASHBOARD_READ_ONLY,
+      metricsPublic: env.RF_METRICS_PUBLIC,
+    },
+    log: { level: env.LOG_LEVEL, format: env.LOG_FORMAT },
+  };
+}
+
+// `when` runs the completeness check even when other fields failed, so one error lists every problem.
+export const ConfigSchema = EnvSchema.superRefine(checkCloudComplete, { when: () => true }).transform(toConfig);

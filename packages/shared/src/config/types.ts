@@ -1,0 +1,78 @@
+import type { LogFormat, LogLevel } from '../logging/levels.js';
+
+/** Settings that apply to both veFaaS modes. */
+interface VefaasCommonConfig {
+  /** Control-plane region. @defaultValue 'cn-beijing' */
+  region: string;
+  /** Control-plane endpoint (OpenAPI host), no trailing slash. @defaultValue 'https://open.volcengineapi.com' */
+  endpoint: string;
+  /** API-gateway key sent with data-plane requests, when the gateway demands one. */
+  gatewayKey: string | undefined;
+  /** Timeout of one control-plane HTTP request, milliseconds. @defaultValue 30_000 */
+  requestTimeoutMs: number;
+  /** The function's execution timeout at the gateway, seconds. @defaultValue 650 */
+  gatewayTimeoutS: number;
+}
+
+/** Real veFaaS: all four of route, function id and the key pair are set. */
+export interface VefaasCloudConfig extends VefaasCommonConfig {
+  mode: 'cloud';
+  accessKeyId: string;
+  secretAccessKey: string;
+  functionId: string;
+  /** Gateway route URL of the sandbox application, no trailing slash. */
+  functionRoute: string;
+}
+
+/** None of the cloud settings are set: the embedded vefaas-local is used. */
+export interface VefaasLocalConfig extends VefaasCommonConfig {
+  mode: 'local';
+}
+
+export type VefaasConfig = VefaasCloudConfig | VefaasLocalConfig;
+
+/** The whole product's configuration, as returned by `loadConfig`. */
+export interface Config {
+  vefaas: VefaasConfig;
+  redis: { url: string };
+  queue: {
+    /** BullMQ key prefix; the braces make it a Redis Cluster hash tag. @defaultValue '{rf}' */
+    prefix: string;
+    /** BullMQ queue name. @defaultValue 'episodes' */
+    name: string;
+  };
+  worker: {
+    /** Episodes run at once per worker process. @defaultValue 4 */
+    concurrency: number;
+    /** Sandboxes starting at once per process. @defaultValue 16 */
+    maxStarting: number;
+    /** Step output kept whole up to this size, then head + tail. @defaultValue 65_536 */
+    stepOutputLimitBytes: number;
+    /** Job attempts for infra failures. @defaultValue 3 */
+    attempts: number;
+    /** First retry delay (exponential), milliseconds. @defaultValue 5_000 */
+    backoffMs: number;
+    leaseTtlS: number;
+    reaperIntervalS: number;
+    shutdownGraceS: number;
+    resultRetentionDays: number;
+    /** Reset the repository to base_commit before grading. @defaultValue false */
+    freshEval: boolean;
+    rewardResolved: number;
+    rewardUnresolved: number;
+  };
+  sandbox: {
+    /** Image used when an episode names none. */
+    image: string | undefined;
+    startupTimeoutS: number;
+    stepTimeoutS: number;
+  };
+  dashboard: {
+    user: string | undefined;
+    password: string | undefined;
+    token: string | undefined;
+    readOnly: boolean;
+    metricsPublic: boolean;
+  };
+  log: { level: LogLevel; format: LogFormat };
+}

@@ -1,0 +1,70 @@
+/**
+ * What each configuration variable means, for people: rendered into the README table. Types and
+ * defaults come from schema.ts; `satisfies Record<EnvName, ...>` keeps the two in step.
+ */
+import { EnvSchema, type EnvName } from './schema.js';
+
+interface VariableDoc {
+  /** Other spellings accepted, in priority order after the canonical name (first set wins). */
+  readonly aliases?: readonly string[];
+  readonly meaning: string;
+  /** Never logged, never echoed in errors. */
+  readonly secret?: boolean;
+}
+
+const DOCS = {
+  VEFAAS_ACCESS_KEY: { aliases: ['VOLCE_ACCESS_KEY', 'VOLCENGINE_ACCESS_KEY'], secret: true, meaning: 'Access key id (AK) for the veFaaS control plane.' },
+  VEFAAS_SECRET_KEY: { aliases: ['VOLCE_SECRET_KEY', 'VOLCENGINE_SECRET_KEY'], secret: true, meaning: 'Secret access key (SK) matching the access key.' },
+  VEFAAS_FUNCTION_ID: { meaning: 'Sandbox application (function) id.' },
+  VEFAAS_FUNCTION_ROUTE: { meaning: 'Access address (API-gateway route URL) of the sandbox application. Route, function id and key pair all set → real veFaaS; none set → the embedded vefaas-local; anything in between is an error.' },
+  VEFAAS_REGION: { meaning: 'Control-plane region.' },
+  VEFAAS_ENDPOINT: { meaning: 'Control-plane endpoint; BytePlus: `https://open.byteplusapi.com`.' },
+  VEFAAS_GATEWAY_KEY: { secret: true, meaning: 'API-gateway key, when the gateway service requires one.' },
+  VEFAAS_REQUEST_TIMEOUT_MS: { meaning: 'Timeout of one control-plane request, milliseconds.' },
+  VEFAAS_GATEWAY_TIMEOUT_S: { meaning: 'Execution timeout of the sandbox application at the gateway, seconds.' },
+  REDIS_URL: { meaning: 'Redis for the queue, leases and results (`redis://` or `rediss://`).' },
+  RF_PREFIX: { meaning: 'BullMQ key prefix (braces keep keys in one Redis Cluster slot).' },
+  RF_QUEUE: { meaning: 'BullMQ queue name for episodes.' },
+  RF_WORKER_CONCURRENCY: { meaning: 'Episodes run at once per worker process.' },
+  RF_MAX_STARTING: { meaning: 'Sandboxes starting at once per worker process.' },
+  RF_STEP_OUTPUT_LIMIT_BYTES: { meaning: 'Step output kept whole up to this many bytes, else head + marker + tail.' },
+  RF_ATTEMPTS: { meaning: 'Attempts per episode for infrastructure failures.' },
+  RF_BACKOFF_MS: { meaning: 'First retry delay (exponential back-off), milliseconds.' },
+  RF_LEASE_TTL_S: { meaning: 'Sandbox lease lifetime without a heartbeat, seconds.' },
+  RF_REAPER_INTERVAL_S: { meaning: 'How often the reaper kills sandboxes without a live lease, seconds.' },
+  RF_SHUTDOWN_GRACE_S: { meaning: 'On SIGTERM, how long running episodes may finish before they are handed back, seconds.' },
+  RF_RESULT_RETENTION_DAYS: { meaning: 'Days finished jobs and results are kept in Redis.' },
+  RF_FRESH_EVAL: { meaning: 'Grade in a fresh sandbox (patch applied to a clean checkout) instead of the one the trajectory ran in.' },
+  RF_REWARD_RESOLVED: { meaning: 'Reward of a resolved episode.' },
+  RF_REWARD_UNRESOLVED: { meaning: 'Reward of a graded, unresolved episode (infrastructure failures get no reward).' },
+  RF_SANDBOX_IMAGE: { meaning: 'Sandbox image for episodes that name none.' },
+  RF_STARTUP_TIMEOUT_S: { meaning: 'Default wait for the SWE-ReX server to come alive, seconds.' },
+  RF_STEP_TIMEOUT_S: { meaning: 'Default per-step (per-command) timeout, seconds.' },
+  RF_DASHBOARD_USER: { meaning: 'Dashboard basic-auth user.' },
+  RF_DASHBOARD_PASSWORD: { secret: true, meaning: 'Dashboard basic-auth password.' },
+  RF_DASHBOARD_TOKEN: { secret: true, meaning: 'Dashboard bearer token (alternative to user + password).' },
+  RF_DASHBOARD_READ_ONLY: { meaning: 'Hide the dashboard\'s retry/cancel/clean actions.' },
+  RF_METRICS_PUBLIC: { meaning: 'Serve `/metrics` without dashboard authentication.' },
+  LOG_LEVEL: { meaning: 'trace, debug, info, warn, error, fatal or silent.' },
+  LOG_FORMAT: { meaning: '`auto` (pretty on a terminal, JSON lines otherwise), `json` or `pretty`.' },
+} as const satisfies Record<EnvName, VariableDoc>;
+
+export interface ConfigVariable {
+  readonly name: EnvName;
+  readonly aliases: readonly string[];
+  /** The default as text; undefined when the variable has none (unset means "not used"). */
+  readonly default: string | undefined;
+  readonly meaning: string;
+  readonly secret: boolean;
+}
+
+function defaultOf(name: EnvName): string | undefined {
+  const value: unknown = EnvSchema.shape[name].parse(undefined);
+  return value === undefined ? undefined : String(value);
+}
+
+/** Every configuration variable, in schema order. */
+export const CONFIG_VARIABLES: readonly ConfigVariable[] = (Object.keys(EnvSchema.shape) as EnvName[]).map((name) => {
+  const doc: VariableDoc = DOCS[name];
+  return { name, aliases: doc.aliases ?? [], default: defaultOf(name), meaning: doc.meaning, secret: doc.secret ?? false };
+});
