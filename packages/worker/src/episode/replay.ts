@@ -29,7 +29,7 @@ export interface ReplayOptions {
 }
 
 export async function replayTrajectory(options: ReplayOptions): Promise<StepRecord[]> {
-  const { shell, trajectory, toCommand } = options;
+  const { trajectory, toCommand } = options;
   const now = options.now ?? Date.now;
   const steps: StepRecord[] = [];
   for (const [index, call] of trajectory.entries()) {
