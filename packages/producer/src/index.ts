@@ -1,8 +1,6 @@
 
 export { submitRun } from './run/submit-run.js';
 export type { SubmitProgress, SubmitRunOptions, SubmitSummary } from './run/submit-run.js';
-export { getRunStatus } from './run/run-status.js';
-export type { RunStatus } from './run/run-status.js';
 export { cancelRun } from './run/cancel-run.js';
 export type { CancelSummary } from './run/cancel-run.js';
 export { retryFailed } from './run/retry-failed.js';

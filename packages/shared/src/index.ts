@@ -73,3 +73,5 @@ export type {
 } from './vefaas/control-plane-types.js';
 export { DEFAULT_RETRY, backoffDelayMs, withRetry } from './vefaas/retry-policy.js';
 export type { RetryEvent, RetryOptions } from './vefaas/retry-policy.js';
+export { getRunStatus } from './store/run-status.js';
+export type { RunStatus } from './store/run-status.js';

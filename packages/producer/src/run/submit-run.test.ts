@@ -12,7 +12,7 @@ import {
 } from '@rollout-fleet/shared';
 import { cancelRun } from './cancel-run.js';
 import { retryFailed } from './retry-failed.js';
-import { getRunStatus } from './run-status.js';
+import { getRunStatus } from '@rollout-fleet/shared';
 import { streamResults } from './stream-results.js';
 import { submitRun } from './submit-run.js';
 

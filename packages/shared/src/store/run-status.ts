@@ -1,6 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { EpisodeJobData, Keyspace } from '@rollout-fleet/shared';
+import type { EpisodeJobData } from '../queue/job-contract.js';
+import type { Keyspace } from './keys.js';
 
 export interface RunStatus {
   runId: string;
