@@ -73,5 +73,64 @@ export type {
 } from './vefaas/control-plane-types.js';
 export { DEFAULT_RETRY, backoffDelayMs, withRetry } from './vefaas/retry-policy.js';
 export type { RetryEvent, RetryOptions } from './vefaas/retry-policy.js';
+export { SwerexClient } from './swerex/swerex-client.js';
+export type {
+  CallOptions as SwerexCallOptions,
+  InterruptOptions,
+  IsAliveOptions,
+  RunInSessionInput,
+  SwerexBackoff,
+  SwerexClientOptions,
+  SwerexLogger,
+  WaitUntilAliveOptions,
+} from './swerex/swerex-client.js';
+export { SwerexRuntimeError, codeForClassPath } from './swerex/swerex-runtime-error.js';
+export { classifyGatewayResponse } from './swerex/classify-gateway-response.js';
+export type { GatewayRules, GatewayVerdict, ResponseHeaders } from './swerex/classify-gateway-response.js';
+export { closeSharedDispatchers, dispatcherFor } from './swerex/dispatcher-registry.js';
+export type { SharedDispatcherOptions } from './swerex/dispatcher-registry.js';
+export type { UploadRequest } from './swerex/upload-form.js';
+export {
+  BashActionSchema,
+  BashInterruptActionSchema,
+  BashObservationSchema,
+  CloseBashSessionRequestSchema,
+  CommandResponseSchema,
+  CommandSchema,
+  CreateBashSessionRequestSchema,
+  CreateBashSessionResponseSchema,
+  IsAliveResponseSchema,
+  ReadFileRequestSchema,
+  ReadFileResponseSchema,
+  SwerexExceptionBodySchema,
+  WriteFileRequestSchema,
+} from './swerex/models.js';
+export type {
+  BashAction,
+  BashActionInput,
+  BashCheck,
+  BashInterruptAction,
+  BashInterruptActionInput,
+  BashObservation,
+  CloseBashSessionRequest,
+  CloseBashSessionRequestInput,
+  CloseBashSessionResponse,
+  CloseResponse,
+  Command,
+  CommandInput,
+  CommandResponse,
+  CreateBashSessionRequest,
+  CreateBashSessionRequestInput,
+  CreateBashSessionResponse,
+  ExecuteResponse,
+  IsAliveResponse,
+  ReadFileRequest,
+  ReadFileRequestInput,
+  ReadFileResponse,
+  SwerexExceptionBody,
+  UploadResponse,
+  WriteFileRequest,
+  WriteFileResponse,
+} from './swerex/models.js';
 export { getRunStatus } from './store/run-status.js';
 export type { RunStatus } from './store/run-status.js';

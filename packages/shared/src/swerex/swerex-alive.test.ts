@@ -1,0 +1,88 @@
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { RolloutError } from '../errors/rollout-error.js';
+import { closeSharedDispatchers } from './dispatcher-registry.js';
+import { SwerexClient } from './swerex-client.js';
+import { sendJson, startWireServer, type WireHandler, type WireServer } from './wire-test-server.js';
+
+let server: WireServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+afterAll(closeSharedDispatchers);
+
+async function clientAnswering(handler: WireHandler): Promise<SwerexClient> {
+  server = await startWireServer(handler);
+  return new SwerexClient({ baseUrl: `${server.url}/p`, instanceName: 'sb-1', apiKey: 'k' });
+}
+
+const alive: WireHandler = (_req, res) => sendJson(res, 200, { is_alive: true, message: '' });
+
+describe('isAlive', () => {
+  it('GETs /is_alive pinned and authenticated, without an X-Request-ID', async () => {
+    const client = await clientAnswering(alive);
+    expect(await client.isAlive()).toEqual({ is_alive: true, message: '' });
+    const [req] = server!.requests;
+    expect(req!.method).toBe('GET');
+    expect(req!.url.pathname).toBe('/p/is_alive');
+    expect(req!.url.searchParams.get('faasInstanceName')).toBe('sb-1');
+    expect(req!.headers['x-faas-instance-name']).toBe('sb-1');
+    expect(req!.headers['x-api-key']).toBe('k');
+    // A probe must not take the server's single replay slot from a call that may be retried.
+    expect(req!.headers['x-request-id']).toBeUndefined();
+  });
+
+  it('reports a non-200 answer as not alive with the reference message', async () => {
+    const client = await clientAnswering((_req, res) => sendJson(res, 401, { detail: 'Invalid API Key' }));
+    const res = await client.isAlive();
+    expect(res.is_alive).toBe(false);
+    expect(res.message).toBe(`Status code 401 from ${server!.url}/p/is_alive. Message: Invalid API Key`);
+  });
+
+  it('reports a refused connection as not alive', async () => {
+    const client = new SwerexClient({ baseUrl: 'http://127.0.0.1:1', apiKey: '' });
+    const res = await client.isAlive({ timeoutMs: 2000 });
+    expect(res.is_alive).toBe(false);
+    expect(res.message).toMatch(/^Failed to connect to http:\/\/127\.0\.0\.1:1\/\n/);
+  });
+});
+
+describe('waitUntilAlive', () => {
+  it('succeeds after several not-alive answers', async () => {
+    const client = await clientAnswering((req, res) =>
+      req.index < 3 ? sendJson(res, 503, { message: 'starting' }) : alive(req, res),
+    );
+    const res = await client.waitUntilAlive({ timeoutMs: 10_000, intervalMs: 1 });
+    expect(res.is_alive).toBe(true);
+    expect(server!.requests).toHaveLength(4);
+  });
+
+  it('times out with SANDBOX_START_TIMEOUT carrying the last message', async () => {
+    const client = await clientAnswering((_req, res) => sendJson(res, 503, { message: 'no healthy upstream' }));
+    const err: unknown = await client.waitUntilAlive({ timeoutMs: 150, intervalMs: 10 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RolloutError);
+    const rollout = err as RolloutError;
+    expect(rollout.code).toBe('SANDBOX_START_TIMEOUT');
+    expect(rollout.message).toMatch(/^Runtime did not start within 0\.15s \(tried to connect \d+ times\)\. The last await response was:\n/);
+    expect(rollout.message).toContain('Status code 503');
+    expect(rollout.message).toContain('no healthy upstream');
+    expect(server!.requests.length).toBeGreaterThan(1);
+  });
+
+  it('fails fast when the key is rejected', async () => {
+    const client = await clientAnswering((_req, res) => sendJson(res, 401, { detail: 'Invalid API Key' }));
+    const err: unknown = await client.waitUntilAlive({ timeoutMs: 60_000 }).catch((e: unknown) => e);
+    expect((err as RolloutError).code).toBe('SWEREX_AUTH');
+    expect(server!.requests).toHaveLength(1);
+  });
+
+  it('stops when aborted, with the abort reason', async () => {
+    const client = await clientAnswering((_req, res) => sendJson(res, 503, {}));
+    const controller = new AbortController();
+    const reason = new RolloutError('WORKER_SHUTDOWN', 'bye');
+    const pending = client.waitUntilAlive({ timeoutMs: 60_000, intervalMs: 5, signal: controller.signal });
+    await vi.waitFor(() => expect(server!.requests.length).toBeGreaterThanOrEqual(2));
+    controller.abort(reason);
+    await expect(pending).rejects.toBe(reason);
+  });
+});

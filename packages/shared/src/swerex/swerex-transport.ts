@@ -1,0 +1,134 @@
+/**
+ * Wire contract: one HTTP exchange with a SWE-ReX server behind the veFaaS gateway (vefaas-api.md §3).
+ * Headers: `X-API-Key` (when non-empty), `Authorization: <gatewayKey>` (when set), `X-Faas-Instance-Name` and
+ * query `faasInstanceName` (when pinned), `X-Request-ID` (when the caller gives one), JSON or multipart body.
+ * Output: status/headers/text of the answer; `expectOk` turns non-2xx into typed errors (response-errors.ts).
+ * Throws SWEREX_TIMEOUT (deadline), SWEREX_NETWORK (connect/socket), or the caller's abort reason.
+ * No retries here: that is the caller's policy.
+ */
+import type { Dispatcher, FormData } from 'undici';
+import { RolloutError } from '../errors/rollout-error.js';
+import { classifyGatewayResponse, parseJsonObject, type GatewayRules } from './classify-gateway-response.js';
+import { errorForResponse, errorForTransportFailure, type CallContext } from './response-errors.js';
+
+export interface SwerexTransportOptions {
+  baseUrl: string;
+  instanceName?: string;
+  apiKey: string;
+  gatewayKey?: string;
+  dispatcher: Dispatcher;
+  gatewayRules?: GatewayRules;
+  /** Receives one debug record per exchange (never headers: they hold keys). */
+  onExchange?: (record: CallContext & { status: number; ms: number }) => void;
+}
+
+export interface WireRequest {
+  method: 'GET' | 'POST';
+  /** Endpoint name without slash, e.g. `run_in_session`. */
+  endpoint: string;
+  /** A string is sent as JSON. */
+  body?: string | FormData;
+  requestId?: string;
+  /** Deadline for the whole exchange in ms; 0 = none. */
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+export interface WireResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+export class SwerexTransport {
+  readonly instanceName: string | undefined;
+  readonly dispatcher: Dispatcher;
+  readonly #base: URL;
+  readonly #apiKey: string;
+  readonly #gatewayKey: string | undefined;
+  readonly #rules: GatewayRules | undefined;
+  readonly #onExchange: SwerexTransportOptions['onExchange'];
+
+  constructor(options: SwerexTransportOptions) {
+    this.#base = new URL(options.baseUrl);
+    this.instanceName = options.instanceName === '' ? undefined : options.instanceName;
+    this.#apiKey = options.apiKey;
+    this.#gatewayKey = options.gatewayKey === '' ? undefined : options.gatewayKey;
+    this.dispatcher = options.dispatcher;
+    this.#rules = options.gatewayRules;
+    this.#onExchange = options.onExchange;
+  }
+
+  /** Error/log context of a call (no secrets). */
+  context(endpoint: string, requestId?: string): CallContext {
+    return {
+      path: `/${endpoint}`,
+      ...(requestId === undefined ? {} : { requestId }),
+      ...(this.instanceName === undefined ? {} : { instanceName: this.instanceName }),
+    };
+  }
+
+  async send(request: WireRequest): Promise<WireResponse> {
+    const url = this.#urlFor(request.endpoint);
+    const context = this.context(request.endpoint, request.requestId);
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (this.#apiKey !== '') headers['x-api-key'] = this.#apiKey;
+    if (this.#gatewayKey !== undefined) headers['authorization'] = this.#gatewayKey;
+    if (this.instanceName !== undefined) headers['x-faas-instance-name'] = this.instanceName;
+    if (request.requestId !== undefined) headers['x-request-id'] = request.requestId;
+    if (typeof request.body === 'string') headers['content-type'] = 'application/json';
+    // One deadline for the whole exchange: undici's headers/body timeouts have ~1 s resolution and restart per
+    // chunk. The connect timeout is the pool's.
+    const deadline = request.timeoutMs > 0 ? AbortSignal.timeout(request.timeoutMs) : undefined;
+    const signals = [request.signal, deadline].filter((s): s is AbortSignal => s !== undefined);
+    const startedAt = Date.now();
+    try {
+      const res = await this.dispatcher.request({
+        origin: url.origin,
+        path: `${url.pathname}${url.search}`,
+        method: request.method,
+        headers,
+        body: request.body ?? null,
+        headersTimeout: 0,
+        bodyTimeout: 0,
+        signal: signals.length > 1 ? AbortSignal.any(signals) : signals[0],
+      });
+      const text = await res.body.text();
+      this.#onExchange?.({ ...context, status: res.statusCode, ms: Date.now() - startedAt });
+      return { status: res.statusCode, headers: res.headers, text };
+    } catch (thrown) {
+      if (request.signal?.aborted) throw request.signal.reason;
+      if (deadline?.aborted) {
+        throw new RolloutError('SWEREX_TIMEOUT', `no answer from SWE-ReX on ${context.path} within ${request.timeoutMs} ms`, {
+          cause: thrown,
+          details: { ...context, timeoutMs: request.timeoutMs },
+        });
+      }
+      throw errorForTransportFailure(thrown, context);
+    }
+  }
+
+  /** The parsed JSON body of a 2xx answer; any other answer becomes its typed error. */
+  expectOk(response: WireResponse, context: CallContext): Record<string, unknown> | undefined {
+    if (response.status >= 200 && response.status < 300) return parseJsonObject(response.text);
+    throw this.errorFor(response, context);
+  }
+
+  errorFor(response: WireResponse, context: CallContext): RolloutError {
+    const verdict = classifyGatewayResponse(response.status, response.headers, response.text, this.#rules);
+    return errorForResponse({ status: response.status, body: response.text, verdict, context });
+  }
+
+  /** URL for messages: no query string, because a gateway key may travel there (`?Authorization=`). */
+  publicUrl(endpoint: string): string {
+    const url = this.#urlFor(endpoint);
+    return `${url.origin}${url.pathname}`;
+  }
+
+  #urlFor(endpoint: string): URL {
+    const url = new URL(this.#base.href);
+    url.pathname = `${url.pathname.replace(/\/+$/, '')}/${endpoint}`;
+    if (this.instanceName !== undefined) url.searchParams.set('faasInstanceName', this.instanceName);
+    return url;
+  }
+}
