@@ -1,0 +1,127 @@
+import { problemAt, type Problem, type RecordLocation } from '../validation/problem.js';
+import { jsonErrorOffset } from './json-error-offset.js';
+import type { InputFile } from './types.js';
+
+export type JsonParse = { ok: true; value: unknown } | { ok: false; message: string; line?: number };
+
+export interface JsonLine {
+  line: number;
+  value: unknown;
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** JSON-ish type names for messages: `expected object, got string`. */
+export function describeType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  return typeof value;
+}
+
+export function stripBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/** Parses JSON; on failure reports the 1-based line of the error. */
+export function parseJsonText(text: string): JsonParse {
+  const source = stripBom(text);
+  try {
+    return { ok: true, value: JSON.parse(source) as unknown };
+  } catch (error) {
+    // V8 quotes the whole input in some messages; keep only the reason.
+    const raw = error instanceof Error ? error.message : String(error);
+    const message = raw.replace(/, ".*" is not valid JSON$/s, '').replace(/ in JSON at position \d+.*$/s, '');
+    const offset = jsonErrorOffset(source);
+    if (offset === undefined) return { ok: false, message };
+    return { ok: false, message, line: source.slice(0, offset).split('\n').length };
+  }
+}
+
+/** JSONL: one value per non-blank line; a line that does not parse is a problem naming its number. */
+export function parseJsonLines(file: InputFile): { records: JsonLine[]; problems: Problem[] } {
+  const records: JsonLine[] = [];
+  const problems: Problem[] = [];
+  stripBom(file.text).split('\n').forEach((raw, index) => {
+    const text = raw.trim();
+    if (text === '') return;
+    const line = index + 1;
+    const parsed = parseJsonText(text);
+    if (parsed.ok) {
+      records.push({ line, value: parsed.value });
+    } else {
+      problems.push(problemAt({ file: file.path, line }, {
+        message: `not valid JSON (${parsed.message})`,
+        hint: 'write exactly one JSON object per line (JSONL); no trailing commas, no multi-line objects',
+      }));
+    }
+  });
+  return { records, problems };
+}
+
+export function jsonSyntaxProblem(file: InputFile, parsed: { message: string; line?: number }): Problem {
+  const location = parsed.line === undefined ? { file: file.path } : { file: file.path, line: parsed.line };
+  return problemAt(location, { message: `not valid JSON (${parsed.message})`, hint: 'fix the JSON syntax (a validator such as `jq . <file>` shows the spot)' });
+}
+
+export function indexPath(index: number): string {
+  return `$[${index}]`;
+}
+
+export function keyPath(key: string): string {
+  return `$[${JSON.stringify(key)}]`;
+}
+
+export function fileBaseName(path: string): string {
+  return path.split(/[\\/]/).pop() ?? path;
+}
+
+/** Lower-case extension without the dot (`traj`, `jsonl`), '' when there is none. */
+export function fileExtension(path: string): string {
+  const base = fileBaseName(path);
+  const dot = base.lastIndexOf('.');
+  return dot <= 0 ? '' : base.slice(dot + 1).toLowerCase();
+}
+
+/** `out/django__django-11099/django__django-11099.traj` → `django__django-11099` */
+export function fileStem(path: string): string {
+  const base = fileBaseName(path);
+  const dot = base.lastIndexOf('.');
+  return dot <= 0 ? base : base.slice(0, dot);
+}
+
+/** Field paths as people write them: `trajectory[3].arguments`. */
+export function formatFieldPath(path: readonly PropertyKey[]): string {
+  let text = '';
+  for (const key of path) {
+    if (typeof key === 'number') text += `[${key}]`;
+    else text += text === '' ? String(key) : `.${String(key)}`;
+  }
+  return text;
+}
+
+export interface JsonRecord {
+  value: unknown;
+  location: RecordLocation;
+}
+
+/**
+ * Records of a file that is either JSONL (by extension) or JSON holding a list (one record per element) or a
+ * single value (returned as one record without a path).
+ */
+export function readJsonRecords(file: InputFile): { records: JsonRecord[]; problems: Problem[]; single: boolean } {
+  const ext = fileExtension(file.path);
+  if (ext === 'jsonl' || ext === 'ndjson') {
+    const { records, problems } = parseJsonLines(file);
+    return { records: records.map((r) => ({ value: r.value, location: { file: file.path, line: r.line } })), problems, single: false };
+  }
+  const parsed = parseJsonText(file.text);
+  if (!parsed.ok) return { records: [], problems: [jsonSyntaxProblem(file, parsed)], single: false };
+  if (!Array.isArray(parsed.value)) return { records: [{ value: parsed.value, location: { file: file.path } }], problems: [], single: true };
+  return {
+    records: parsed.value.map((value, index) => ({ value, location: { file: file.path, path: indexPath(index) } })),
+    problems: [],
+    single: false,
+  };
+}

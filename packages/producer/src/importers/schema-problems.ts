@@ -1,0 +1,71 @@
+import { ERROR_CODES, EpisodeSchema, type EpisodeInput } from '@rollout-fleet/shared';
+import { problemAt, type Problem, type RecordLocation } from '../validation/problem.js';
+import { describeType, formatFieldPath, isRecord } from './json-source.js';
+
+type Issue = NonNullable<ReturnType<typeof EpisodeSchema.safeParse>['error']>['issues'][number];
+
+/** Field-specific advice; everything else gets a generic "add it" / "give it as X". */
+const FIELD_HINTS: Record<string, string> = {
+  arguments: 'give arguments as an object or a JSON string',
+  image: 'set sandbox.image in the record, or pass a default image (--image) or an image template (--image-template)',
+  run_id: 'ids may use letters, digits and . _ @ + - / only (at most 200 characters)',
+  episode_id: 'ids may use letters, digits and . _ @ + - / only (at most 200 characters)',
+  FAIL_TO_PASS: 'give a list of test names (a JSON-encoded list is accepted too)',
+  PASS_TO_PASS: 'give a list of test names (a JSON-encoded list is accepted too)',
+  test_command: 'set eval.test_command (e.g. "pytest -rA") or eval.eval_script',
+  tools: 'list tools from: execute_bash, str_replace_editor',
+};
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let value: unknown = root;
+  for (const key of path) {
+    if (Array.isArray(value) && typeof key === 'number') value = value[key];
+    else if (isRecord(value) && typeof key === 'string') value = value[key];
+    else return undefined;
+  }
+  return value;
+}
+
+function expectedName(expected: string): string {
+  return expected === 'record' ? 'object' : expected;
+}
+
+function lastName(path: readonly PropertyKey[]): string | undefined {
+  for (let i = path.length - 1; i >= 0; i -= 1) {
+    const key = path[i];
+    if (typeof key === 'string') return key;
+  }
+  return undefined;
+}
+
+function issueToProblem(issue: Issue, record: unknown, location: RecordLocation): Problem {
+  const field = formatFieldPath(issue.path);
+  const name = lastName(issue.path);
+  const specific = name === undefined ? undefined : FIELD_HINTS[name];
+  if (issue.code === 'invalid_type') {
+    const received = valueAt(record, issue.path);
+    const expected = expectedName(issue.expected);
+    if (received === undefined) {
+      return problemAt(location, { field, message: `missing (expected ${expected})`, hint: specific ?? `add "${field}"` });
+    }
+    return problemAt(location, {
+      field,
+      message: `expected ${expected}, got ${describeType(received)}`,
+      hint: specific ?? `give ${field} as ${expected}`,
+    });
+  }
+  return problemAt(location, { field, message: issue.message, hint: specific ?? ERROR_CODES.INPUT_INVALID.hint });
+}
+
+/**
+ * Checks one candidate against EpisodeSchema. Returns the candidate itself (not zod's output) so callers keep
+ * the wire shape and defaults are applied once, later, by validateInputs.
+ */
+export function checkEpisode(
+  candidate: unknown,
+  location: RecordLocation,
+): { ok: true; episode: EpisodeInput } | { ok: false; problems: Problem[] } {
+  const parsed = EpisodeSchema.safeParse(candidate);
+  if (parsed.success) return { ok: true, episode: candidate as EpisodeInput };
+  return { ok: false, problems: parsed.error.issues.map((issue) => issueToProblem(issue, candidate, location)) };
+}

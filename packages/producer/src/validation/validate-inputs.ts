@@ -1,0 +1,211 @@
+import { EpisodeSchema, IdSchema, type Episode, type EpisodeInput } from '@rollout-fleet/shared';
+import { detectFormat, type InputFormat } from '../importers/detect-format.js';
+import { imageTemplateError } from '../importers/image-template.js';
+import { importNativeEpisodes } from '../importers/native.js';
+import { importOpenAiMessages } from '../importers/openai-messages.js';
+import { importSweAgentTrajectory } from '../importers/swe-agent-traj.js';
+import { evalSpecForInstance, parseSweBenchInstances, type LocatedInstance, type SweBenchInstance } from '../importers/swebench-dataset.js';
+import { importSweBenchGold, importSweBenchPredictions, type SweBenchImportOptions } from '../importers/swebench-predictions.js';
+import { emptyResult, mergeInto, type ImportOptions, type ImportResult, type InputFile } from '../importers/types.js';
+import { formatLocation, problemAt, type Problem, type RecordLocation } from './problem.js';
+
+const KIB = 1024;
+const MIB = 1024 * KIB;
+
+export interface ValidationOptions extends ImportOptions {
+  /** Largest accepted episode, in UTF-8 bytes of its JSON (defaults applied). @defaultValue 1 MiB */
+  maxEpisodeBytes?: number;
+  /** Most trajectory steps per episode. @defaultValue 1000 */
+  maxSteps?: number;
+  /** Also grade every dataset instance with its own gold `patch` (SWE-bench's `gold` predictions). */
+  gold?: boolean;
+  /** Replaces the per-repo SWE-bench test command in eval specs built from a dataset. */
+  testCommand?: string;
+  /** Read every file as this format instead of detecting it. */
+  format?: InputFormat;
+}
+
+export const DEFAULT_MAX_EPISODE_BYTES = 1 * MIB;
+export const DEFAULT_MAX_STEPS = 1000;
+
+export interface ValidationResult {
+  /** Episodes that passed every check, defaults applied. Enqueue them only when `problems` is empty. */
+  episodes: Episode[];
+  /** `locations[i]` is where `episodes[i]` came from. */
+  locations: RecordLocation[];
+  problems: Problem[];
+}
+
+const OPTIONS_FILE = '(options)';
+
+/**
+ * Reads every input with the importer for its format, then checks the whole set: schema, sizes, and unique
+ * (run_id, episode_id, sample_index) across files. Never throws for bad input; everything wrong is a Problem.
+ *
+ * SWE-bench dataset files are read first and serve two purposes: predictions files are joined with them, and
+ * any imported episode without an eval spec whose instance id is in a dataset gets the instance's eval spec.
+ */
+export function validateInputs(files: readonly InputFile[], options: ValidationOptions): ValidationResult {
+  const optionProblems = checkOptions(options);
+  if (optionProblems.length > 0) return { episodes: [], locations: [], problems: optionProblems };
+
+  const imported = emptyResult();
+  const formats = new Map<InputFile, InputFormat>();
+  for (const file of files) {
+    const detected = options.format === undefined ? detectFormat(file) : { ok: true as const, format: options.format };
+    if (detected.ok) formats.set(file, detected.format);
+    else imported.problems.push(detected.problem);
+  }
+
+  const datasetInstances: LocatedInstance[] = [];
+  const instances = new Map<string, SweBenchInstance>();
+  const instanceLocations = new Map<string, RecordLocation>();
+  for (const [file, format] of formats) {
+    if (format !== 'swebench-dataset') continue;
+    const parsed = parseSweBenchInstances(file);
+    imported.problems.push(...parsed.problems);
+    for (const located of parsed.instances) {
+      const id = located.instance.instance_id;
+      const first = instanceLocations.get(id);
+      if (first !== undefined) {
+        imported.problems.push(problemAt(located.location, {
+          field: 'instance_id',
+          message: `instance "${id}" is also defined at ${formatLocation(first)}`,
+          hint: 'keep one definition per instance across dataset files',
+          code: 'INPUT_DUPLICATE',
+        }));
+        continue;
+      }
+      instances.set(id, located.instance);
+      instanceLocations.set(id, located.location);
+      datasetInstances.push(located);
+    }
+  }
+
+  const sweBenchOptions: SweBenchImportOptions = { ...options, instances };
+  for (const [file, format] of formats) {
+    if (format === 'swebench-dataset') continue;
+    const result = importFile(file, format, sweBenchOptions);
+    if (result.episodes.length === 0 && result.problems.length === 0) {
+      result.problems.push(problemAt({ file: file.path }, { message: 'no episodes in this file', hint: 'remove it from the inputs or add records' }));
+    }
+    mergeInto(imported, result);
+  }
+  if (options.gold === true) {
+    if (datasetInstances.length === 0) {
+      imported.problems.push(problemAt({ file: OPTIONS_FILE }, { field: 'gold', message: 'gold predictions need a SWE-bench dataset', hint: 'pass the dataset file too' }));
+    }
+    mergeInto(imported, importSweBenchGold(datasetInstances, sweBenchOptions));
+  }
+
+  return checkAll(imported, { options, instances });
+}
+
+function importFile(file: InputFile, format: Exclude<InputFormat, 'swebench-dataset'>, options: SweBenchImportOptions): ImportResult {
+  switch (format) {
+    case 'native':
+      return importNativeEpisodes(file, options);
+    case 'swe-agent-traj':
+      return importSweAgentTrajectory(file, options);
+    case 'openai-messages':
+      return importOpenAiMessages(file, options);
+    case 'swebench-predictions':
+      return importSweBenchPredictions(file, options);
+  }
+}
+
+function checkOptions(options: ValidationOptions): Problem[] {
+  const problems: Problem[] = [];
+  const at = { file: OPTIONS_FILE };
+  if (!IdSchema.safeParse(options.runId).success) {
+    problems.push(problemAt(at, { field: 'runId', message: `invalid run id "${options.runId}"`, hint: 'ids may use letters, digits and . _ @ + - / only (at most 200 characters)' }));
+  }
+  if (options.samples !== undefined && !(Number.isInteger(options.samples) && options.samples >= 1)) {
+    problems.push(problemAt(at, { field: 'samples', message: `expected a whole number ≥ 1, got ${options.samples}`, hint: 'pass --samples 1 or more' }));
+  }
+  for (const field of ['maxEpisodeBytes', 'maxSteps'] as const) {
+    const value = options[field];
+    if (value !== undefined && !(Number.isInteger(value) && value >= 1)) {
+      problems.push(problemAt(at, { field, message: `expected a whole number ≥ 1, got ${value}`, hint: 'raise the limit or leave it at its default' }));
+    }
+  }
+  const templateError = options.imageTemplate === undefined ? undefined : imageTemplateError(options.imageTemplate);
+  if (templateError !== undefined) problems.push(problemAt(at, { field: 'imageTemplate', message: templateError, hint: 'fix --image-template' }));
+  return problems;
+}
+
+interface CheckContext {
+  options: ValidationOptions;
+  instances: ReadonlyMap<string, SweBenchInstance>;
+}
+
+function checkAll(imported: ImportResult, context: CheckContext): ValidationResult {
+  const { options } = context;
+  const maxBytes = options.maxEpisodeBytes ?? DEFAULT_MAX_EPISODE_BYTES;
+  const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS;
+  const result: ValidationResult = { episodes: [], locations: [], problems: [...imported.problems] };
+  const reported = new Set<string>();
+  const report = (problem: Problem): void => {
+    // Samples of one record share their size problems: say it once.
+    const key = JSON.stringify([problem.file, problem.line, problem.path, problem.field, problem.message]);
+    if (reported.has(key)) return;
+    reported.add(key);
+    result.problems.push(problem);
+  };
+  const seen = new Map<string, RecordLocation>();
+
+  imported.episodes.forEach((input, index) => {
+    const location = imported.locations[index] ?? { file: '(unknown)' };
+    const parsed = EpisodeSchema.safeParse(withDatasetEval(input, context));
+    if (!parsed.success) {
+      // Importers check their output; reaching this is a bug in an importer, still reported as input.
+      report(problemAt(location, { message: parsed.error.issues.map((i) => i.message).join('; '), hint: 'report this: an importer produced an invalid episode' }));
+      return;
+    }
+    const episode = parsed.data;
+    let ok = true;
+    if (episode.trajectory.length > maxSteps) {
+      ok = false;
+      report(problemAt(location, {
+        field: 'trajectory',
+        message: `${episode.trajectory.length} steps exceed the limit of ${maxSteps}`,
+        hint: 'split or shorten the trajectory, or raise the step limit (maxSteps)',
+        code: 'INPUT_TOO_LARGE',
+      }));
+    }
+    const bytes = Buffer.byteLength(JSON.stringify(episode), 'utf8');
+    if (bytes > maxBytes) {
+      ok = false;
+      report(problemAt(location, {
+        message: `episode is ${bytes} bytes serialized, over the limit of ${maxBytes}`,
+        hint: 'shrink the payload (long recorded observations are the usual cause) or raise the size limit (maxEpisodeBytes)',
+        code: 'INPUT_TOO_LARGE',
+      }));
+    }
+    const key = `${episode.run_id}\u0000${episode.episode_id}\u0000${episode.sample_index}`;
+    const first = seen.get(key);
+    if (first !== undefined) {
+      report(problemAt(location, {
+        field: 'episode_id',
+        message: `duplicate episode (run ${episode.run_id}, episode ${episode.episode_id}, sample ${episode.sample_index}); first at ${formatLocation(first)}`,
+        hint: 'give one of them another episode_id or sample_index, or remove it',
+        code: 'INPUT_DUPLICATE',
+      }));
+      return;
+    }
+    seen.set(key, location);
+    if (!ok) return;
+    result.episodes.push(episode);
+    result.locations.push(location);
+  });
+  return result;
+}
+
+/** Replayed trajectories know their instance but not how to grade it; a dataset passed alongside does. */
+function withDatasetEval(input: EpisodeInput, context: CheckContext): EpisodeInput {
+  if (input.eval !== undefined) return input;
+  const instance = context.instances.get(input.instance_id);
+  if (instance === undefined) return input;
+  const testCommand = context.options.testCommand;
+  return { ...input, eval: evalSpecForInstance(instance, testCommand === undefined ? {} : { testCommand }) };
+}
