@@ -134,3 +134,16 @@ export type {
 } from './swerex/models.js';
 export { getRunStatus } from './store/run-status.js';
 export type { RunStatus } from './store/run-status.js';
+export { toolCallToCommand } from './tools/tool-call-to-command.js';
+export type { ToolCallError, ToolCallInput, ToolCommandResult } from './tools/tool-call-to-command.js';
+export { shellQuote } from './tools/shell-quote.js';
+export {
+  OPENAI_TOOL_SCHEMAS,
+  TOOL_BUNDLE_EXECUTABLES,
+  TOOL_CALL_NAMES,
+  TOOL_SPECS,
+  isToolCallName,
+  toOpenAiToolSchema,
+} from './tools/tool-catalogue.js';
+export type { OpenAiToolSchema, ToolArgumentSpec, ToolCallName, ToolSpec } from './tools/tool-catalogue.js';
+export { EDITOR_HISTORY_FILE, TOOL_BUNDLE_DIR, TOOL_INSTALL_DIR, TOOL_INSTALL_ROOT } from './tools/bundle-paths.js';

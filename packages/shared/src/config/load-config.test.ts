@@ -27,7 +27,7 @@ describe('loadConfig defaults and modes', () => {
     expect(config.queue).toEqual({ prefix: '{rf}', name: 'episodes' });
     expect(config.worker).toEqual({
       concurrency: 4, maxStarting: 16, stepOutputLimitBytes: 65_536, attempts: 3, backoffMs: 5000, leaseTtlS: 60,
-      reaperIntervalS: 30, shutdownGraceS: 30, resultRetentionDays: 14, freshEval: false, rewardResolved: 1, rewardUnresolved: 0,
+      reaperIntervalS: 30, shutdownGraceS: 30, lockDurationMs: 60_000, stalledIntervalMs: 30_000, resultRetentionDays: 14, freshEval: false, rewardResolved: 1, rewardUnresolved: 0,
     });
     expect(config.sandbox).toEqual({ image: undefined, startupTimeoutS: 180, stepTimeoutS: 300 });
     expect(config.dashboard).toEqual({ user: undefined, password: undefined, token: undefined, readOnly: false, metricsPublic: false });

@@ -55,8 +55,13 @@ export interface Config {
     leaseTtlS: number;
     reaperIntervalS: number;
     shutdownGraceS: number;
+    /** BullMQ job lock, renewed every half of it while an episode runs; a dead worker's job is
+     * taken over after about lock + stalled interval. @defaultValue 60_000 */
+    lockDurationMs: number;
+    /** How often BullMQ looks for stalled jobs. @defaultValue 30_000 */
+    stalledIntervalMs: number;
     resultRetentionDays: number;
-    /** Reset the repository to base_commit before grading. @defaultValue false */
+    /** Grade in a fresh sandbox from the image with the patch applied, as SWE-bench does. @defaultValue false */
     freshEval: boolean;
     rewardResolved: number;
     rewardUnresolved: number;
