@@ -1,0 +1,130 @@
+/**
+ * `rollout-fleet sandbox-host`: runs vefaas-local (control plane + gateway + sandboxes) until SIGINT/SIGTERM,
+ * then kills every sandbox and exits 0. Prints the endpoint, function id and route on stdout; logs go to stderr.
+ * The secret key is printed only when it was generated here (once), never when it was given.
+ */
+import { readFile } from 'node:fs/promises';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { EXIT } from '../exit-codes.js';
+
+interface SandboxHostFlags {
+  port: number;
+  host: string;
+  images?: string;
+  stateDir?: string;
+  isolation: 'bwrap' | 'none' | 'emulated';
+  functionId?: string;
+  accessKey?: string;
+  secretKey?: string;
+  verifySignatures: boolean;
+  gatewayKey?: string;
+  gatewayPrefix?: string;
+  faults?: string;
+  seed?: number;
+  logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
+}
+
+function integer(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 0) throw new InvalidArgumentError('expected a non-negative integer');
+  return parsed;
+}
+
+export function registerSandboxHost(program: Command): void {
+  program
+    .command('sandbox-host')
+    .description('Run a local veFaaS (signed control plane, gateway route, SWE-ReX sandboxes) until interrupted.')
+    .option('--port <n>', 'port of the control plane and gateway (0 = any free port)', integer, 8780)
+    .option('--host <addr>', 'address to bind', '127.0.0.1')
+    .option('--images <dir>', 'directory of sandbox images')
+    .option('--state-dir <dir>', 'where per-sandbox state lives (default: a temp dir, removed on exit)')
+    .addOption(new Option('--isolation <mode>', 'how sandboxes run').choices(['bwrap', 'none', 'emulated']).default('bwrap'))
+    .option('--function-id <id>', 'the sandbox application id to serve (default: generated)')
+    .option('--access-key <ak>', 'accepted access key id (default: generated and printed)')
+    .option('--secret-key <sk>', 'secret key of --access-key (default: generated and printed once)')
+    .option('--no-verify-signatures', 'accept unsigned control-plane requests (local experiments only)')
+    .option('--gateway-key <key>', 'require this key on the gateway route (Authorization header or query)')
+    .option('--gateway-prefix <path>', 'route prefix of the gateway (default: /fn/<function id>)')
+    .option('--faults <file>', 'JSON fault-injection config (see the README)')
+    .option('--seed <n>', 'seed of the fault dice (overrides the file)', integer)
+    .addOption(new Option('--log-level <level>', 'log level').choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'))
+    .action(async (flags: SandboxHostFlags) => {
+      process.exitCode = await runSandboxHost(flags);
+    });
+}
+
+async function runSandboxHost(flags: SandboxHostFlags): Promise<number> {
+  if ((flags.accessKey === undefined) !== (flags.secretKey === undefined)) {
+    console.error('sandbox-host: give both --access-key and --secret-key, or neither');
+    return EXIT.USAGE;
+  }
+  const { createLogger } = await import('@rollout-fleet/shared');
+  const { startVefaasLocal, parseFaultConfig } = await import('@rollout-fleet/vefaas-local');
+  const logger = createLogger({ level: flags.logLevel, destination: process.stderr, secrets: [flags.secretKey, flags.gatewayKey], name: 'sandbox-host' });
+
+  let faults;
+  try {
+    const fromFile: unknown = flags.faults === undefined ? {} : JSON.parse(await readFile(flags.faults, 'utf8'));
+    faults = parseFaultConfig(flags.seed === undefined ? fromFile : { ...(fromFile as object), seed: flags.seed });
+  } catch (err) {
+    console.error(`sandbox-host: ${flags.faults ?? 'faults'}: ${(err as Error).message}`);
+    return EXIT.INVALID_INPUT;
+  }
+
+  let host;
+  try {
+    host = await startVefaasLocal({
+      port: flags.port,
+      host: flags.host,
+      isolation: flags.isolation,
+      logger,
+      faults,
+      verifySignatures: flags.verifySignatures,
+      ...(flags.images === undefined ? {} : { imagesDir: flags.images }),
+      ...(flags.stateDir === undefined ? {} : { stateRoot: flags.stateDir }),
+      ...(flags.functionId === undefined ? {} : { functionId: flags.functionId }),
+      ...(flags.accessKey === undefined || flags.secretKey === undefined
+        ? {}
+        : { credentials: { accessKeyId: flags.accessKey, secretAccessKey: flags.secretKey } }),
+      gateway: {
+        ...(flags.gatewayKey === undefined ? {} : { key: flags.gatewayKey }),
+        ...(flags.gatewayPrefix === undefined ? {} : { prefix: flags.gatewayPrefix }),
+      },
+    });
+  } catch (err) {
+    console.error(`sandbox-host: ${(err as Error).message}`);
+    return EXIT.UNAVAILABLE;
+  }
+
+  // Listen before printing: whoever reads the banner may signal us at once.
+  const stopped = new Promise<void>((resolve) => {
+    let stopping = false;
+    // Handlers stay installed: a second Ctrl-C must not kill us before every sandbox is dead.
+    const stop = (signal: NodeJS.Signals): void => {
+      if (stopping) return void logger.warn({ signal }, 'already stopping; waiting for sandboxes to die');
+      stopping = true;
+      logger.info({ signal, sandboxes: host.sandboxCounts().total }, 'stopping: killing every sandbox');
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  const lines = [
+    `vefaas-local is running (isolation: ${host.isolation})`,
+    `  VEFAAS_ENDPOINT=${host.controlPlaneUrl}`,
+    `  VEFAAS_REGION=${host.region}`,
+    `  VEFAAS_FUNCTION_ID=${host.functionId}`,
+    `  VEFAAS_FUNCTION_ROUTE=${host.gatewayUrl}`,
+    `  VEFAAS_ACCESS_KEY=${host.accessKeyId}`,
+  ];
+  if (host.credentialsGenerated) {
+    lines.push(`  VEFAAS_SECRET_KEY=${host.secretAccessKey}    <- generated for this run; shown only once`);
+  }
+  if (!flags.verifySignatures) lines.push('  (signature verification is OFF)');
+  lines.push(`  health: ${host.controlPlaneUrl}/healthz   faults: ${host.controlPlaneUrl}/_admin/faults`);
+  console.log(lines.join('\n'));
+
+  await stopped;
+  await host.close();
+  return EXIT.OK;
+}

@@ -1,0 +1,82 @@
+/**
+ * Fault-injection configuration (validated; unknown keys rejected). Rates are probabilities in [0, 1];
+ * latencies are milliseconds, either fixed or uniform in [min, max]. Per-key maps take an action name
+ * (CreateSandbox, ...) or a SWE-ReX path (/run_in_session, ...), with "*" as the fallback for every key.
+ */
+import { z } from 'zod';
+
+const Rate = z.number().min(0).max(1);
+const Millis = z.number().int().min(0);
+export const LatencySpecSchema = z.union([Millis, z.strictObject({ min: Millis, max: Millis })]);
+const PerKeyLatency = z.record(z.string(), LatencySpecSchema);
+const PerKeyRate = z.record(z.string(), Rate);
+
+export const FaultConfigSchema = z.strictObject({
+  /** Seed of the fault dice. @defaultValue 1 */
+  seed: z.number().int().optional(),
+  controlPlane: z
+    .strictObject({
+      /** Added before the action runs, per action name or "*". */
+      latencyMs: PerKeyLatency.optional(),
+      /** Probability of answering 5xx `InternalError` instead of running the action. */
+      errorRate: Rate.optional(),
+      /** @defaultValue 500 */
+      errorStatus: z.number().int().min(500).max(599).optional(),
+      /** Probability per action of never answering (the socket stays open until the client gives up). */
+      hang: PerKeyRate.optional(),
+    })
+    .optional(),
+  gateway: z
+    .strictObject({
+      /** Added before the request is forwarded, per SWE-ReX path or "*". */
+      latencyMs: PerKeyLatency.optional(),
+      /** Probability of a gateway 5xx instead of forwarding. */
+      errorRate: Rate.optional(),
+      /** @defaultValue 502 */
+      errorStatus: z.number().int().min(500).max(599).optional(),
+      /** Probability per path of never answering. */
+      hang: PerKeyRate.optional(),
+      /** Probability per path that the instance dies while the request is in flight. */
+      instanceDeathRate: PerKeyRate.optional(),
+    })
+    .optional(),
+  throttle: z
+    .strictObject({
+      /** More CreateSandbox calls than this within any 1 s window are rejected. Unset = unlimited. */
+      createPerSecond: z.number().int().min(0).optional(),
+      /** @defaultValue "AccountFlowLimitExceeded" */
+      code: z.string().min(1).optional(),
+      /** @defaultValue 429 */
+      status: z.number().int().min(400).max(599).optional(),
+    })
+    .optional(),
+  coldStart: z
+    .strictObject({
+      /** Extra time a sandbox spends in Starting before its process is launched. */
+      delayMs: LatencySpecSchema.optional(),
+      /** Probability that CreateSandbox fails with a cold-start timeout (`UserTimeoutError`). */
+      timeoutRate: Rate.optional(),
+    })
+    .optional(),
+  terminating: z
+    .strictObject({
+      /** Probability that a killed sandbox stays `Terminating` for `stuckMs` before it disappears. */
+      stuckRate: Rate.optional(),
+      /** @defaultValue 30_000 */
+      stuckMs: Millis.optional(),
+    })
+    .optional(),
+});
+
+export type FaultConfig = z.infer<typeof FaultConfigSchema>;
+export type LatencySpec = z.infer<typeof LatencySpecSchema>;
+
+/** Parses untrusted input (admin endpoint, --faults file); throws a readable Error listing every problem. */
+export function parseFaultConfig(input: unknown): FaultConfig {
+  const parsed = FaultConfigSchema.safeParse(input);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    throw new Error(`invalid fault config: ${problems.join('; ')}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,156 @@
+/**
+ * Decides, request by request, which fault (if any) to inject. Deterministic: the same seed and the same
+ * sequence of requests per endpoint give the same decisions (see prng.ts). Replacing the config re-seeds.
+ */
+import { type FaultConfig, type LatencySpec, parseFaultConfig } from './fault-config.js';
+import { RandomStreams } from './prng.js';
+
+const SECOND = 1000;
+
+export interface InjectedError {
+  status: number;
+  code: string;
+  message: string;
+}
+
+export interface RequestFault {
+  /** Delay before handling; 0 = none. */
+  latencyMs: number;
+  /** Never answer. */
+  hang: boolean;
+  /** Answer with this error instead of handling. */
+  error: InjectedError | null;
+}
+
+export interface GatewayFault extends RequestFault {
+  /** Kill the instance while the request is in flight. */
+  killInstance: boolean;
+}
+
+export interface ColdStartFault {
+  delayMs: number;
+  /** Fail CreateSandbox with a cold-start timeout. */
+  timeout: boolean;
+}
+
+export interface FaultControllerOptions {
+  /** Clock for the throttle window (ms). @defaultValue Date.now */
+  now?: () => number;
+}
+
+export class FaultController {
+  private current: FaultConfig;
+  private dice: RandomStreams;
+  private readonly now: () => number;
+  private createTimes: number[] = [];
+  private readonly counters = { injectedErrors: 0, hangs: 0, throttled: 0, instanceDeaths: 0 };
+
+  constructor(config: FaultConfig = {}, options: FaultControllerOptions = {}) {
+    this.current = parseFaultConfig(config);
+    this.dice = new RandomStreams(this.current.seed ?? 1);
+    this.now = options.now ?? Date.now;
+  }
+
+  get config(): FaultConfig {
+    return structuredClone(this.current);
+  }
+
+  /** How many faults were injected so far, by kind. */
+  get stats(): Readonly<typeof this.counters> {
+    return { ...this.counters };
+  }
+
+  /** Replaces the whole config (validated) and restarts the dice from its seed. */
+  configure(config: unknown): FaultConfig {
+    this.current = parseFaultConfig(config);
+    this.dice = new RandomStreams(this.current.seed ?? 1);
+    this.createTimes = [];
+    return this.config;
+  }
+
+  /** Removes every fault (keeps the seed). */
+  reset(): void {
+    this.configure({ seed: this.current.seed });
+  }
+
+  controlPlane(action: string): RequestFault {
+    const cfg = this.current.controlPlane ?? {};
+    const key = `cp:${action}`;
+    const latencyMs = this.latency(`${key}:latency`, pick(cfg.latencyMs, action));
+    const hang = this.roll(`${key}:hang`, pick(cfg.hang, action) ?? 0);
+    const failed = this.roll(`${key}:error`, cfg.errorRate ?? 0);
+    const error = failed
+      ? { status: cfg.errorStatus ?? 500, code: 'InternalError', message: 'injected fault: internal error' }
+      : null;
+    return this.count({ latencyMs, hang, error });
+  }
+
+  gateway(path: string): GatewayFault {
+    const cfg = this.current.gateway ?? {};
+    const key = `gw:${path}`;
+    const latencyMs = this.latency(`${key}:latency`, pick(cfg.latencyMs, path));
+    const hang = this.roll(`${key}:hang`, pick(cfg.hang, path) ?? 0);
+    const failed = this.roll(`${key}:error`, cfg.errorRate ?? 0);
+    const killInstance = this.roll(`${key}:death`, pick(cfg.instanceDeathRate, path) ?? 0);
+    if (killInstance) this.counters.instanceDeaths++;
+    const error = failed
+      ? { status: cfg.errorStatus ?? 502, code: 'GatewayError', message: 'injected fault: bad gateway' }
+      : null;
+    return { ...this.count({ latencyMs, hang, error }), killInstance };
+  }
+
+  /** Sliding 1 s window over CreateSandbox calls; returns the error to answer, or null when admitted. */
+  admitCreate(): InjectedError | null {
+    const cfg = this.current.throttle;
+    if (cfg?.createPerSecond === undefined) return null;
+    const now = this.now();
+    this.createTimes = this.createTimes.filter((t) => now - t < SECOND);
+    if (this.createTimes.length >= cfg.createPerSecond) {
+      this.counters.throttled++;
+      return {
+        status: cfg.status ?? 429,
+        code: cfg.code ?? 'AccountFlowLimitExceeded',
+        message: `flow limit exceeded: more than ${cfg.createPerSecond} CreateSandbox per second`,
+      };
+    }
+    this.createTimes.push(now);
+    return null;
+  }
+
+  coldStart(): ColdStartFault {
+    const cfg = this.current.coldStart ?? {};
+    const delayMs = this.latency('cold-start:delay', cfg.delayMs);
+    const timeout = this.roll('cold-start:timeout', cfg.timeoutRate ?? 0);
+    return { delayMs, timeout };
+  }
+
+  /** How long a killed sandbox lingers in Terminating (0 = it goes away as soon as its process is dead). */
+  stuckTerminatingMs(): number {
+    const cfg = this.current.terminating ?? {};
+    return this.roll('terminating:stuck', cfg.stuckRate ?? 0) ? (cfg.stuckMs ?? 30 * SECOND) : 0;
+  }
+
+  private count<T extends RequestFault>(fault: T): T {
+    if (fault.hang) this.counters.hangs++;
+    else if (fault.error) this.counters.injectedErrors++;
+    return fault;
+  }
+
+  /** Always consumes one draw when a rate is configured, so the sequence does not depend on earlier outcomes. */
+  private roll(key: string, rate: number): boolean {
+    if (rate <= 0) return false;
+    return this.dice.next(key) < rate;
+  }
+
+  private latency(key: string, spec: LatencySpec | undefined): number {
+    if (spec === undefined) return 0;
+    if (typeof spec === 'number') return spec;
+    const span = Math.max(0, spec.max - spec.min);
+    return spec.min + Math.floor(this.dice.next(key) * (span + 1));
+  }
+}
+
+function pick<T>(map: Record<string, T> | undefined, key: string): T | undefined {
+  if (map === undefined) return undefined;
+  return Object.hasOwn(map, key) ? map[key] : map['*'];
+}

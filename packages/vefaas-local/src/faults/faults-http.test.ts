@@ -1,0 +1,108 @@
+import { request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startVefaasLocal, type VefaasLocalHandle } from '../host.js';
+import type { VefaasLocalOptions } from '../host-options.js';
+import { callAction, okResult, swerexCommand } from '../testing/control-plane-caller.js';
+
+const TOKEN = 't';
+const hosts: VefaasLocalHandle[] = [];
+
+async function start(options: VefaasLocalOptions): Promise<VefaasLocalHandle> {
+  const host = await startVefaasLocal({ isolation: 'emulated', ...options });
+  hosts.push(host);
+  return host;
+}
+
+const createBody = (host: VefaasLocalHandle) => ({
+  FunctionId: host.functionId,
+  InstanceImageInfo: { Image: 'img:1', Command: swerexCommand(TOKEN), Port: 8000 },
+});
+
+afterEach(async () => {
+  await Promise.all(hosts.splice(0).map((h) => h.close()));
+});
+
+describe('fault injection over HTTP', () => {
+  it('reproduces the same control-plane faults with the same seed', async () => {
+    const faults = { seed: 99, controlPlane: { errorRate: 0.4 } };
+    const run = async (host: VefaasLocalHandle) => {
+      const statuses: number[] = [];
+      for (let i = 0; i < 25; i++) statuses.push((await callAction(host, 'ListSandboxes', { FunctionId: host.functionId })).status);
+      return statuses;
+    };
+    const first = await run(await start({ faults }));
+    const second = await run(await start({ faults }));
+    expect(first).toEqual(second);
+    expect(new Set(first)).toEqual(new Set([200, 500]));
+  });
+
+  it('answers 429 AccountFlowLimitExceeded above N CreateSandbox per second', async () => {
+    const host = await start({ faults: { throttle: { createPerSecond: 3 } } });
+    const results = await Promise.all(Array.from({ length: 8 }, () => callAction(host, 'CreateSandbox', createBody(host))));
+    const throttled = results.filter((r) => r.status === 429);
+    expect(results.filter((r) => r.status === 200)).toHaveLength(3);
+    expect(throttled).toHaveLength(5);
+    expect(throttled[0]?.envelope.ResponseMetadata.Error).toMatchObject({ Code: 'AccountFlowLimitExceeded', CodeN: 100027 });
+    expect(host.sandboxCounts().total).toBe(3);
+  });
+
+  it('hangs a control-plane action without answering, others still answer', async () => {
+    const host = await start({ faults: { controlPlane: { hang: { DescribeSandbox: 1 } } } });
+    const hung = callAction(host, 'DescribeSandbox', { FunctionId: host.functionId, SandboxId: 'x' }, { signal: AbortSignal.timeout(300) });
+    await expect(hung).rejects.toThrow(/abort|timeout/i);
+    expect((await callAction(host, 'ListSandboxes', { FunctionId: host.functionId })).status).toBe(200);
+    expect(host.faults.stats.hangs).toBe(1);
+  });
+
+  it('hangs a SWE-ReX path and injects gateway 5xx', async () => {
+    const host = await start({ faults: { gateway: { hang: { '/is_alive': 1 } } } });
+    const { SandboxId } = await okResult<{ SandboxId: string }>(host, 'CreateSandbox', createBody(host));
+    const headers = { 'x-faas-instance-name': SandboxId, 'x-api-key': TOKEN };
+    await expect(request(`${host.gatewayUrl}/is_alive`, { headers, signal: AbortSignal.timeout(300) })).rejects.toThrow(/abort|timeout/i);
+    host.faults.configure({ gateway: { errorRate: 1, errorStatus: 503 } });
+    const failed = await request(`${host.gatewayUrl}/is_alive`, { headers });
+    expect(failed.statusCode).toBe(503);
+    expect(await failed.body.json()).toMatchObject({ error: { code: 'GatewayError' } });
+  });
+
+  it('kills the instance mid-request: the gateway answers as for a dead instance', async () => {
+    const host = await start({ faults: { gateway: { instanceDeathRate: { '/execute': 1 } } } });
+    const { SandboxId } = await okResult<{ SandboxId: string }>(host, 'CreateSandbox', createBody(host));
+    const response = await request(`${host.gatewayUrl}/execute`, {
+      method: 'POST',
+      headers: { 'x-faas-instance-name': SandboxId, 'x-api-key': TOKEN, 'content-type': 'application/json' },
+      body: JSON.stringify({ command: 'echo hi', shell: true }),
+    });
+    expect(response.statusCode).toBe(404);
+    expect(await response.body.json()).toEqual({ error: { code: 'InstanceNotFound', message: `instance ${SandboxId} not found` } });
+    expect((await okResult(host, 'DescribeSandbox', { FunctionId: host.functionId, SandboxId }))['Status']).toBe('Failed');
+  });
+
+  it('fails CreateSandbox with a cold-start timeout and delays cold starts', async () => {
+    const host = await start({ faults: { coldStart: { timeoutRate: 1 } } });
+    const { status, envelope } = await callAction(host, 'CreateSandbox', createBody(host));
+    expect(status).toBe(500);
+    expect(envelope.ResponseMetadata.Error?.Code).toBe('UserTimeoutError');
+    expect(envelope.ResponseMetadata.Error?.Message).toContain('function_cold_start_timeout');
+    host.faults.configure({ coldStart: { delayMs: 250 }, controlPlane: { latencyMs: { ListSandboxes: 100 } } });
+    const started = performance.now();
+    await okResult(host, 'CreateSandbox', createBody(host));
+    expect(performance.now() - started).toBeGreaterThanOrEqual(240);
+    const listed = performance.now();
+    await okResult(host, 'ListSandboxes', { FunctionId: host.functionId });
+    expect(performance.now() - listed).toBeGreaterThanOrEqual(95);
+  });
+
+  it('is configured through the admin endpoint', async () => {
+    const host = await start({});
+    const set = await request(`${host.controlPlaneUrl}/_admin/faults`, { method: 'POST', body: JSON.stringify({ seed: 5, throttle: { createPerSecond: 0 } }) });
+    expect(set.statusCode).toBe(200);
+    await set.body.dump();
+    const got = await request(`${host.controlPlaneUrl}/_admin/faults`);
+    expect(await got.body.json()).toMatchObject({ config: { seed: 5, throttle: { createPerSecond: 0 } } });
+    expect((await callAction(host, 'CreateSandbox', createBody(host))).status).toBe(429);
+    const bad = await request(`${host.controlPlaneUrl}/_admin/faults`, { method: 'POST', body: JSON.stringify({ nope: 1 }) });
+    expect(bad.statusCode).toBe(400);
+    expect(await bad.body.json()).toMatchObject({ error: { code: 'InvalidFaultConfig' } });
+  });
+});

@@ -1,0 +1,14 @@
+/** SWE-ReX server conformance (session facet) against a real bubblewrap sandbox over its UNIX socket. */
+import { afterAll, beforeAll } from 'vitest';
+import { startTestSandbox, type SandboxFixture } from '../testing/sandbox-fixture.js';
+import { describeSwerexConformance } from '../testing/swerex-conformance/index.js';
+
+let fixture: SandboxFixture;
+beforeAll(async () => {
+  fixture = await startTestSandbox();
+});
+afterAll(async () => {
+  await fixture?.cleanup();
+});
+
+describeSwerexConformance(() => fixture.target, ['session']);

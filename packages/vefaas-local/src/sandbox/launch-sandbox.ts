@@ -1,0 +1,174 @@
+/**
+ * Starts one sandbox: a private state directory seeded from the image template, cgroups for its limits, and
+ * the SWE-ReX server (runtime/swerex_server.py) under bubblewrap listening on `<state>/run/swerex.sock`.
+ *
+ * Process tree: [/bin/sh joins the cgroups, then execs] bwrap → bwrap's pid-1 reaper → python server →
+ * bash sessions / commands. Killing bwrap kills its pid-1 (die-with-parent), and the kernel then kills every
+ * process in the pid namespace; kill() additionally SIGKILLs every cgroup member and waits for them.
+ */
+import { spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { chmod, mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { RolloutError } from '@rollout-fleet/shared';
+import { parseAuthToken } from './auth-token.js';
+import { bwrapArgs } from './bwrap-args.js';
+import { createSandboxCgroups, type SandboxCgroups } from './cgroup-limits.js';
+import { DEFAULT_PATH, JAIL, MAX_SOCKET_PATH_BYTES, RUNTIME_DIR, SERVER_SCRIPT, stateLayout, type StateLayout } from './jail-layout.js';
+import { isAlive, killPids, processTree } from './process-tree.js';
+import type { EnforcedLimits, SandboxExit, SandboxLaunch, SandboxProcess } from './types.js';
+
+const execFileAsync = promisify(execFile);
+const SECOND = 1000;
+const DEFAULT_MAX_PROCESSES = 1024;
+const KILL_WAIT_MS = 10 * SECOND;
+const SANDBOX_ID = /^[A-Za-z0-9_.-]{1,128}$/;
+
+/** Joins the cgroups given as the first `$1` arguments, then execs the rest. */
+const JOIN_CGROUPS_SCRIPT = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 126; shift; n=$((n-1)); done; exec "$@"';
+
+export async function launchSandbox(launch: SandboxLaunch): Promise<SandboxProcess> {
+  if (!SANDBOX_ID.test(launch.sandboxId) || launch.sandboxId === '.' || launch.sandboxId === '..') {
+    throw new RolloutError('INPUT_INVALID', `sandbox id ${JSON.stringify(launch.sandboxId)} is not a safe directory name`);
+  }
+  const layout = stateLayout(launch.stateRoot, launch.sandboxId);
+  if (Buffer.byteLength(layout.socketPath) > MAX_SOCKET_PATH_BYTES) {
+    throw new RolloutError('CONFIG_INVALID', `socket path ${layout.socketPath} exceeds ${MAX_SOCKET_PATH_BYTES} bytes; use a shorter state root`);
+  }
+  await prepareStateDir(layout, launch.imageDir);
+
+  const authToken = parseAuthToken(launch.command);
+  const cgroups = await createSandboxCgroups({
+    sandboxId: launch.sandboxId,
+    memoryMB: launch.memoryMB,
+    cpuMilli: launch.cpuMilli,
+    maxProcesses: launch.maxProcesses ?? DEFAULT_MAX_PROCESSES,
+  });
+  const limits: EnforcedLimits = {
+    memory: cgroups.memory ? 'cgroup-v1' : 'rlimit-as',
+    processes: cgroups.pids ? 'cgroup-v1' : 'none',
+    cpu: cgroups.cpu ? 'cgroup-v1' : 'none',
+  };
+  const argv = buildArgv(launch, layout, authToken, limits, cgroups);
+
+  const logFd = openSync(layout.logPath, 'a');
+  let child;
+  try {
+    child = spawn(argv[0] as string, argv.slice(1), { stdio: ['ignore', logFd, logFd], detached: true, env: { PATH: DEFAULT_PATH } });
+  } finally {
+    closeSync(logFd);
+  }
+  const exited = new Promise<SandboxExit>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+    child.once('error', () => resolve({ code: null, signal: null }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.once('spawn', resolve);
+    child.once('error', (err) => reject(new RolloutError('SANDBOX_START_FAILED', `could not start sandbox ${launch.sandboxId}: ${err.message}`, { cause: err })));
+  }).catch(async (err: unknown) => {
+    await cgroups.remove();
+    await rm(layout.stateDir, { recursive: true, force: true });
+    throw err;
+  });
+  const pid = child.pid as number;
+
+  const listPids = async (): Promise<number[]> => {
+    const pids = new Set(await processTree(pid));
+    for (const member of await cgroups.members()) if (await isAlive(member)) pids.add(member);
+    return [...pids];
+  };
+  let killing: Promise<void> | null = null;
+  const kill = (): Promise<void> => {
+    killing ??= (async () => {
+      const before = await listPids();
+      const inner = before.filter((p) => p !== pid);
+      if (launch.isolation === 'bwrap' && inner.length > 0) {
+        // Kill the jail's processes, not bwrap itself: the namespace's init then reaps everything inside and
+        // bwrap reaps the init and exits. Killing bwrap first would orphan the init's zombie to the host's
+        // pid 1, which may take seconds to reap it.
+        killPids(inner);
+        await Promise.race([exited, delay(2 * SECOND)]);
+      }
+      killPids([pid, ...inner]);
+      await exited;
+      await waitUntilGone(async () => [...inner, ...(await cgroups.members())]);
+      await cgroups.remove();
+      await rm(layout.stateDir, { recursive: true, force: true });
+    })();
+    return killing;
+  };
+
+  return {
+    sandboxId: launch.sandboxId,
+    socketPath: layout.socketPath,
+    authToken,
+    pid,
+    stateDir: layout.stateDir,
+    logPath: layout.logPath,
+    limits,
+    exited,
+    listPids,
+    kill,
+  };
+}
+
+async function prepareStateDir(layout: StateLayout, imageDir: string | null): Promise<void> {
+  await mkdir(layout.stateDir, { recursive: false, mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return mkdir(layout.stateDir, { recursive: true, mode: 0o700 });
+    // EEXIST: a live sandbox with this id, or leftovers of a dead host (see removeSandboxLeftovers).
+    throw new RolloutError('SANDBOX_START_FAILED', `state directory ${layout.stateDir} already exists`, { cause: err });
+  });
+  for (const dir of [layout.testbed, layout.home, layout.run]) await mkdir(dir, { recursive: true, mode: 0o755 });
+  await mkdir(layout.tmp, { recursive: true });
+  await chmod(layout.tmp, 0o1777);
+  if (imageDir !== null) {
+    // cp keeps .git, symlinks and modes; ownership becomes the host user (uid 0 inside the jail's user ns).
+    try {
+      await execFileAsync('cp', ['-a', '--no-preserve=ownership', '--reflink=auto', `${imageDir}/.`, layout.testbed]);
+    } catch (err) {
+      await rm(layout.stateDir, { recursive: true, force: true });
+      throw new RolloutError('SANDBOX_START_FAILED', `could not copy image template ${imageDir}`, {
+        cause: err,
+        details: { errorCode: 'function_initialize_failed' },
+      });
+    }
+  }
+}
+
+function buildArgv(launch: SandboxLaunch, layout: StateLayout, authToken: string, limits: EnforcedLimits, cgroups: SandboxCgroups): string[] {
+  const python = launch.pythonPath ?? '/usr/bin/python3';
+  const jailed = launch.isolation === 'bwrap';
+  const env: Record<string, string> = { PATH: DEFAULT_PATH, HOME: JAIL.home, ...launch.envs, TERM: 'dumb' };
+  // Without a jail, "/root" would be the host's home (and its .bashrc): point it at the private one instead.
+  if (!jailed && env.HOME === JAIL.home) env.HOME = layout.home;
+  // -E: ignore PYTHON* from the sandbox Envs; -s: no user site; -B: no .pyc next to the read-only runtime.
+  const serverArgs = ['-E', '-s', '-B'];
+  let command: string[];
+  if (jailed) {
+    command = [python, ...serverArgs, join(JAIL.runtime, SERVER_SCRIPT), '--socket', JAIL.socket, '--auth-token', authToken];
+    command = ['/usr/bin/bwrap', ...bwrapArgs({ layout, network: launch.network, env, hostname: launch.sandboxId.slice(0, 63), command })];
+  } else {
+    command = ['/usr/bin/env', '-i', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), python, ...serverArgs, join(RUNTIME_DIR, SERVER_SCRIPT), '--socket', layout.socketPath, '--auth-token', authToken, '--die-with-parent', '--cwd', layout.testbed];
+  }
+  if (limits.memory === 'rlimit-as') command = ['prlimit', `--as=${launch.memoryMB * 1024 * 1024}`, '--', ...command];
+  if (cgroups.procsFiles.length > 0) command = ['/bin/sh', '-c', JOIN_CGROUPS_SCRIPT, 'sh', String(cgroups.procsFiles.length), ...cgroups.procsFiles, ...command];
+  return command;
+}
+
+async function waitUntilGone(list: () => Promise<number[]>): Promise<void> {
+  const deadline = Date.now() + KILL_WAIT_MS;
+  for (;;) {
+    const alive: number[] = [];
+    for (const pid of await list()) if (await isAlive(pid)) alive.push(pid);
+    if (alive.length === 0) return;
+    if (Date.now() > deadline) throw new RolloutError('INTERNAL', `sandbox processes survived SIGKILL: ${alive.join(',')}`);
+    killPids(alive);
+    await delay(20);
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
