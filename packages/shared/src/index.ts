@@ -147,3 +147,7 @@ export {
 } from './tools/tool-catalogue.js';
 export type { OpenAiToolSchema, ToolArgumentSpec, ToolCallName, ToolSpec } from './tools/tool-catalogue.js';
 export { EDITOR_HISTORY_FILE, TOOL_BUNDLE_DIR, TOOL_INSTALL_DIR, TOOL_INSTALL_ROOT } from './tools/bundle-paths.js';
+export { summarizeRun } from './grading/run-summary.js';
+export type { RunSummary, RunSummaryEntry } from './grading/run-summary.js';
+export type { ResolutionStatus, SwebenchReportFile, TestOutcome, TestsStatus } from './grading/report-types.js';
+export { toPythonJson } from './grading/python-json.js';
