@@ -4,6 +4,13 @@
  */
 import { Command } from 'commander';
 import { EXIT } from './exit-codes.js';
+import { registerSandboxHost } from './commands/sandbox-host.js';
+import { registerDashboard } from './commands/dashboard.js';
+import { registerResults } from './commands/results.js';
+import { registerRunAdmin } from './commands/run-admin.js';
+import { registerSubmit } from './commands/submit.js';
+import { registerVerify } from './commands/verify.js';
+import { registerWorker } from './commands/worker.js';
 
 export function buildProgram(): Command {
   const program = new Command('rollout-fleet')
@@ -11,6 +18,13 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   // Subcommands register here, one line each.
+  registerSubmit(program);
+  registerRunAdmin(program);
+  registerResults(program);
+  registerWorker(program);
+  registerVerify(program);
+  registerDashboard(program);
+  registerSandboxHost(program);
   return program;
 }
 

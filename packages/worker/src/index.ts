@@ -1,3 +1,22 @@
+export { startDashboard } from './dashboard/start-dashboard.js';
+export type { Dashboard, StartDashboardOptions } from './dashboard/start-dashboard.js';
+export { formatStepLog, stepProgress } from './episode/job-progress.js';
+export type { EpisodeProgress, StepLogFields } from './episode/job-progress.js';
+export { startWorker, fleetLabelFor, reaperPlatformFor } from './start-worker.js';
+export type { RunningWorker, StartWorkerOptions } from './start-worker.js';
+export { createProcessor } from './processor.js';
+export type { ProcessorDeps, EpisodeProcessor } from './processor.js';
+export { LeaseStore } from './leases/lease-store.js';
+export type { Lease } from './leases/lease-store.js';
+export { Reaper } from './leases/reaper.js';
+export type { ReaperOptions, ReaperPlatform, ReapReport } from './leases/reaper.js';
+export { createWorkerMetrics } from './metrics/worker-metrics.js';
+export type { WorkerMetrics, EpisodeOutcome } from './metrics/worker-metrics.js';
+export { aggregateFleetMetrics, publishMetrics, unpublishMetrics } from './metrics/metrics-publisher.js';
+export { replayTrajectory } from './episode/replay.js';
+export type { ReplayOptions, StepShell } from './episode/replay.js';
+export { keepOutput } from './episode/output-limit.js';
+export { gradeInSandbox, diffWorkingTree } from './grading/grade-in-sandbox.js';
 export { parseLog, parseTestOutput, readTestLog } from './grading/parse-log.js';
 export type { TestLogReading } from './grading/parse-log.js';
 export { FAIL_ONLY_REPOS, parserForRepo } from './grading/repo-parsers.js';
@@ -20,3 +39,4 @@ export {
 } from './grading/log-markers.js';
 export { TEST_STATUSES, isTestStatus } from './grading/types.js';
 export type { ParserName, StatusMap, TestStatus } from './grading/types.js';
+export type { GradingShell, SandboxGrade } from './grading/grade-in-sandbox.js';

@@ -7,7 +7,7 @@ import { emptyResult, mergeInto, type ImportOptions, type ImportResult, type Inp
 
 /**
  * Native episodes: JSONL (one Episode per line) or JSON (one Episode or an array), in the wire shape of
- * EpisodeSchema. Filled in when absent: run_id (options.runId), episode_id (from instance_id), sandbox image and
+ * EpisodeSchema. run_id is always options.runId (the --run of the submission); filled in when absent: episode_id (from instance_id), sandbox image and
  * sandbox defaults (options), `metadata.source`. Tool-call arguments given as a JSON string are parsed; a string
  * that is not a JSON object stays a string and is reported (native files are strict, unlike recorded rollouts).
  */
@@ -44,7 +44,8 @@ function importRecord(value: unknown, location: RecordLocation, options: ImportO
   }
   const candidate: Record<string, unknown> = { ...value };
   const instanceId = typeof value['instance_id'] === 'string' ? value['instance_id'] : undefined;
-  if (candidate['run_id'] === undefined) candidate['run_id'] = options.runId;
+  // --run is authoritative: a run is what the user submits under one id, whatever the records say.
+  candidate['run_id'] = options.runId;
   if (candidate['episode_id'] === undefined && instanceId !== undefined) candidate['episode_id'] = episodeIdFor(instanceId);
   const sandbox = value['sandbox'];
   if (sandbox === undefined || isRecord(sandbox)) candidate['sandbox'] = sandboxFor(instanceId ?? '', sandbox, options);

@@ -85,7 +85,7 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmitSummar
       else
         toAdd.push({
           name: jobNameFor(episode.instance_id, episode.sample_index),
-          data: { episode, enqueued_at: now().toISOString() },
+          data: { episode: { ...episode, run_id: runId }, enqueued_at: now().toISOString() },
           opts: { ...jobOptions, jobId: ids[i] as string },
         });
     });

@@ -16,7 +16,7 @@ describe('loadConfig defaults and modes', () => {
   it('gives every default and local mode for an empty environment', () => {
     const config = loadConfig({}, NO_FILE);
     expect(config.vefaas).toEqual({
-      mode: 'local',
+      mode: 'local', imagesDir: undefined, isolation: 'bwrap',
       region: 'cn-beijing',
       endpoint: 'https://open.volcengineapi.com',
       gatewayKey: undefined,

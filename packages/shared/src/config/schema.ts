@@ -21,6 +21,8 @@ export const EnvSchema = z.object({
   VEFAAS_GATEWAY_KEY: optionalText(),
   VEFAAS_REQUEST_TIMEOUT_MS: positiveInt(30 * SECOND),
   VEFAAS_GATEWAY_TIMEOUT_S: positiveInt(650),
+  VEFAAS_LOCAL_IMAGES_DIR: optionalText(),
+  VEFAAS_LOCAL_ISOLATION: oneOf(['bwrap', 'none', 'emulated'] as const, 'bwrap'),
   REDIS_URL: url(['redis:', 'rediss:'], 'redis://127.0.0.1:6379'),
   RF_PREFIX: text('{rf}'),
   RF_QUEUE: text('episodes'),
@@ -80,7 +82,7 @@ function toVefaas(env: Env): VefaasConfig {
   if (accessKeyId !== undefined && secretAccessKey !== undefined && functionId !== undefined && functionRoute !== undefined) {
     return { mode: 'cloud', accessKeyId, secretAccessKey, functionId, functionRoute, ...common };
   }
-  return { mode: 'local', ...common };
+  return { mode: 'local', imagesDir: env.VEFAAS_LOCAL_IMAGES_DIR, isolation: env.VEFAAS_LOCAL_ISOLATION, ...common };
 }
 
 function toConfig(env: Env): Config {

@@ -27,6 +27,10 @@ export interface VefaasCloudConfig extends VefaasCommonConfig {
 /** None of the cloud settings are set: the embedded vefaas-local is used. */
 export interface VefaasLocalConfig extends VefaasCommonConfig {
   mode: 'local';
+  /** Image template directories of the embedded vefaas-local. @defaultValue the repository's examples/images */
+  imagesDir: string | undefined;
+  /** How the embedded vefaas-local isolates sandboxes. @defaultValue 'bwrap' */
+  isolation: 'bwrap' | 'none' | 'emulated';
 }
 
 export type VefaasConfig = VefaasCloudConfig | VefaasLocalConfig;

@@ -21,6 +21,8 @@ const DOCS = {
   VEFAAS_ENDPOINT: { meaning: 'Control-plane endpoint; BytePlus: `https://open.byteplusapi.com`.' },
   VEFAAS_GATEWAY_KEY: { secret: true, meaning: 'API-gateway key, when the gateway service requires one.' },
   VEFAAS_REQUEST_TIMEOUT_MS: { meaning: 'Timeout of one control-plane request, milliseconds.' },
+  VEFAAS_LOCAL_IMAGES_DIR: { meaning: 'Image directories for the embedded vefaas-local (default: the repository\'s examples/images).' },
+  VEFAAS_LOCAL_ISOLATION: { meaning: 'Sandbox isolation of the embedded vefaas-local: bwrap, none (no isolation, loud warning) or emulated (no processes).' },
   VEFAAS_GATEWAY_TIMEOUT_S: { meaning: 'Execution timeout of the sandbox application at the gateway, seconds.' },
   REDIS_URL: { meaning: 'Redis for the queue, leases and results (`redis://` or `rediss://`).' },
   RF_PREFIX: { meaning: 'BullMQ key prefix (braces keep keys in one Redis Cluster slot).' },

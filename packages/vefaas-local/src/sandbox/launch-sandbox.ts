@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { RolloutError } from '@rollout-fleet/shared';
 import { parseAuthToken } from './auth-token.js';
 import { bwrapArgs } from './bwrap-args.js';
+import { buildImage } from './image-build.js';
 import { createSandboxCgroups, type SandboxCgroups } from './cgroup-limits.js';
 import { DEFAULT_PATH, JAIL, MAX_SOCKET_PATH_BYTES, RUNTIME_DIR, SERVER_SCRIPT, stateLayout, type StateLayout } from './jail-layout.js';
 import { isAlive, killPids, processTree } from './process-tree.js';
@@ -126,7 +127,8 @@ async function prepareStateDir(layout: StateLayout, imageDir: string | null): Pr
   if (imageDir !== null) {
     // cp keeps .git, symlinks and modes; ownership becomes the host user (uid 0 inside the jail's user ns).
     try {
-      await execFileAsync('cp', ['-a', '--no-preserve=ownership', '--reflink=auto', `${imageDir}/.`, layout.testbed]);
+      const source = await buildImage(imageDir, join(layout.stateDir, '..', '.images'));
+      await execFileAsync('cp', ['-a', '--no-preserve=ownership', '--reflink=auto', `${source}/.`, layout.testbed]);
     } catch (err) {
       await rm(layout.stateDir, { recursive: true, force: true });
       throw new RolloutError('SANDBOX_START_FAILED', `could not copy image template ${imageDir}`, {

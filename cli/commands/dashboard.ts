@@ -1,0 +1,67 @@
+/**
+ * `rollout-fleet dashboard`: serves Bull Board for the fleet's queues plus /metrics, /api/runs and /runs
+ * until SIGINT/SIGTERM, then exits 0. Configuration (Redis, queue prefix, credentials, read-only,
+ * metrics-public) comes from the environment / .env via loadConfig. Prints the URL on stdout; logs go to
+ * stderr. Never prints a credential.
+ */
+import { type Command, InvalidArgumentError } from 'commander';
+import { EXIT } from '../exit-codes.js';
+
+interface DashboardFlags {
+  port: number;
+  host: string;
+}
+
+function port(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 0 || parsed > 65_535) throw new InvalidArgumentError('expected a port number (0-65535)');
+  return parsed;
+}
+
+export function registerDashboard(program: Command): void {
+  program
+    .command('dashboard')
+    .description('Serve Bull Board, Prometheus /metrics and run pages for the fleet (auth from RF_DASHBOARD_*).')
+    .option('--port <n>', 'port to listen on (0 = any free port)', port, 3000)
+    .option('--host <addr>', 'address to bind; a non-loopback address requires credentials', '127.0.0.1')
+    .action(async (flags: DashboardFlags) => {
+      process.exitCode = await runDashboard(flags);
+    });
+}
+
+async function runDashboard(flags: DashboardFlags): Promise<number> {
+  const { RolloutError, createLogger, loadConfig } = await import('@rollout-fleet/shared');
+  const { startDashboard } = await import('@rollout-fleet/worker');
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    console.error((err as Error).message);
+    return EXIT.INVALID_INPUT;
+  }
+  const { user, password, token } = config.dashboard;
+  const logger = createLogger({ ...config.log, destination: process.stderr, secrets: [password, token, user], name: 'dashboard' });
+
+  let dashboard;
+  try {
+    dashboard = await startDashboard({ config, port: flags.port, host: flags.host, logger });
+  } catch (err) {
+    console.error(`dashboard: ${(err as Error).message}`);
+    return err instanceof RolloutError && err.code === 'CONFIG_INVALID' ? EXIT.INVALID_INPUT : EXIT.UNAVAILABLE;
+  }
+  const auth = token !== undefined ? ' (bearer token or basic auth)' : user !== undefined ? ' (basic auth)' : ' (no authentication: loopback only)';
+  console.log(`dashboard: ${dashboard.url}${auth}\n  runs: ${dashboard.url}runs   metrics: ${dashboard.url}metrics`);
+
+  await new Promise<void>((resolve) => {
+    const stop = (signal: NodeJS.Signals): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      logger.info({ signal }, 'dashboard: stopping');
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  await dashboard.close();
+  return EXIT.OK;
+}

@@ -1,0 +1,85 @@
+/**
+ * `rollout-fleet results --run <id>`: results in completion order, as JSONL or as SWE-bench report.json.
+ * `--follow` keeps streaming until the run is done; `--after` / `--checkpoint` resume where a previous
+ * read stopped (stream ids are the cursor).
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { type Command, Option } from 'commander';
+import type { GradingReport, RunSummaryEntry } from '@rollout-fleet/shared';
+import { EXIT } from '../exit-codes.js';
+import { loadContext, reportFailure } from '../runtime/context.js';
+
+interface ResultsFlags {
+  run: string;
+  format: 'jsonl' | 'swebench';
+  follow: boolean;
+  after?: string;
+  checkpoint?: string;
+  summary?: string;
+}
+
+export function registerResults(program: Command): void {
+  program
+    .command('results')
+    .description('Stream a run\'s results as they complete (JSONL, or SWE-bench report.json).')
+    .requiredOption('--run <id>', 'run id')
+    .addOption(new Option('--format <format>', 'output format').choices(['jsonl', 'swebench']).default('jsonl'))
+    .option('--follow', 'keep streaming new results until every episode of the run is done', false)
+    .option('--after <cursor>', 'resume after this cursor (a stream id printed by an earlier read)')
+    .option('--checkpoint <file>', 'read the cursor from this file if it exists and write the last cursor back')
+    .option('--summary <file>', 'with --format swebench: also write the SWE-bench run summary here')
+    .addHelpText('after', '\nExit codes: 0 streamed, 4 Redis unreachable. The last cursor is printed on stderr as "cursor <id>".')
+    .action(async (flags: ResultsFlags) => {
+      process.exitCode = await runResults(flags);
+    });
+}
+
+async function runResults(flags: ResultsFlags): Promise<number> {
+  try {
+    const { config } = loadContext();
+    const { streamResults } = await import('@rollout-fleet/producer');
+    const { createKeyspace, summarizeRun } = await import('@rollout-fleet/shared');
+    const { connectRedis } = await import('../runtime/redis.js');
+    const redis = await connectRedis(config.redis.url);
+    const controller = new AbortController();
+    const stop = (): void => controller.abort();
+    process.once('SIGINT', stop);
+    let after = flags.after;
+    if (!after && flags.checkpoint) after = (await readFile(flags.checkpoint, 'utf8').catch(() => '')).trim() || undefined;
+    let cursor = after;
+    const reports: Record<string, GradingReport> = {};
+    const entries: RunSummaryEntry[] = [];
+    try {
+      for await (const item of streamResults({
+        redis,
+        keys: createKeyspace(config.queue.prefix),
+        runId: flags.run,
+        follow: flags.follow,
+        signal: controller.signal,
+        ...(after ? { after } : {}),
+      })) {
+        cursor = item.streamId;
+        const r = item.result;
+        if (flags.format === 'jsonl') process.stdout.write(`${JSON.stringify(r)}\n`);
+        else {
+          if (r.report) reports[r.instance_id] = r.report;
+          entries.push({ instance_id: r.instance_id, model_patch: r.patch, report: r.report });
+        }
+      }
+    } finally {
+      process.removeListener('SIGINT', stop);
+      redis.disconnect();
+    }
+    if (flags.format === 'swebench') {
+      process.stdout.write(`${JSON.stringify(reports, null, 4)}\n`);
+      if (flags.summary) await writeFile(flags.summary, `${JSON.stringify(summarizeRun(entries), null, 4)}\n`);
+    }
+    if (cursor) {
+      console.error(`cursor ${cursor}`);
+      if (flags.checkpoint) await writeFile(flags.checkpoint, `${cursor}\n`);
+    }
+    return EXIT.OK;
+  } catch (err) {
+    return reportFailure('results', err);
+  }
+}

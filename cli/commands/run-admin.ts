@@ -1,0 +1,83 @@
+/**
+ * Run administration: `status`, `cancel`, `retry --failed`. Each reads or changes one run in Redis.
+ */
+import type { Command } from 'commander';
+import type { RunStatus } from '@rollout-fleet/shared';
+import { EXIT } from '../exit-codes.js';
+import { loadContext, reportFailure } from '../runtime/context.js';
+import { openQueue, type QueueContext } from '../runtime/redis.js';
+
+async function withQueue(command: string, fn: (q: QueueContext) => Promise<number>): Promise<number> {
+  try {
+    const { config } = loadContext();
+    const q = await openQueue(config);
+    try {
+      return await fn(q);
+    } finally {
+      await q.close();
+    }
+  } catch (err) {
+    return reportFailure(command, err);
+  }
+}
+
+export function formatStatus(s: RunStatus): string {
+  const rate = s.resolvedRate === null ? '-' : `${(s.resolvedRate * 100).toFixed(1)}%`;
+  const throughput = s.throughputPerS === null ? '-' : `${(s.throughputPerS * 60).toFixed(1)}/min`;
+  const eta = s.etaS === null ? '-' : s.etaS === 0 ? 'done' : `${Math.floor(s.etaS / 60)}m${String(s.etaS % 60).padStart(2, '0')}s`;
+  return [
+    `run ${s.runId}${s.cancelled ? ' (cancelled)' : ''}: ${s.done}/${s.total} done`,
+    `  waiting ${s.waiting}  active ${s.active}  retrying ${s.retrying}  completed ${s.completed}  failed ${s.failed}`,
+    `  resolved ${s.resolved} (${rate})  throughput ${throughput}  eta ${eta}${s.duplicates > 0 ? `  duplicates dropped ${s.duplicates}` : ''}`,
+  ].join('\n');
+}
+
+export function registerRunAdmin(program: Command): void {
+  program
+    .command('status')
+    .description('Counts per state, resolved rate, throughput and ETA of a run.')
+    .requiredOption('--run <id>', 'run id')
+    .option('--json', 'print the status as JSON', false)
+    .addHelpText('after', '\nExit codes: 0 shown, 3 unknown run, 4 Redis unreachable.')
+    .action(async (flags: { run: string; json: boolean }) => {
+      process.exitCode = await withQueue('status', async (q) => {
+        const { getRunStatus } = await import('@rollout-fleet/shared');
+        const status = await getRunStatus({ queue: q.queue, redis: q.redis, keys: q.keys, runId: flags.run });
+        if (!status.exists) {
+          console.error(`status: no run "${flags.run}" (submit it first)`);
+          return EXIT.INVALID_INPUT;
+        }
+        console.log(flags.json ? JSON.stringify(status) : formatStatus(status));
+        return EXIT.OK;
+      });
+    });
+
+  program
+    .command('cancel')
+    .description('Remove a run\'s waiting jobs; workers abandon its running episodes (sandboxes are killed).')
+    .requiredOption('--run <id>', 'run id')
+    .addHelpText('after', '\nExit codes: 0 cancelled, 4 Redis unreachable.')
+    .action(async (flags: { run: string }) => {
+      process.exitCode = await withQueue('cancel', async (q) => {
+        const { cancelRun } = await import('@rollout-fleet/producer');
+        const summary = await cancelRun({ queue: q.queue, redis: q.redis, keys: q.keys, runId: flags.run });
+        console.log(`run ${flags.run}: cancelled; ${summary.removed} waiting job(s) removed, ${summary.active} running will stop`);
+        return EXIT.OK;
+      });
+    });
+
+  program
+    .command('retry')
+    .description('Re-run the episodes of a run whose result is failed.')
+    .requiredOption('--run <id>', 'run id')
+    .requiredOption('--failed', 'retry failed episodes (the only mode)')
+    .addHelpText('after', '\nExit codes: 0 re-enqueued (or nothing to retry), 4 Redis unreachable.')
+    .action(async (flags: { run: string }) => {
+      process.exitCode = await withQueue('retry', async (q) => {
+        const { retryFailed } = await import('@rollout-fleet/producer');
+        const summary = await retryFailed({ queue: q.queue, redis: q.redis, keys: q.keys, runId: flags.run });
+        console.log(`run ${flags.run}: ${summary.retried} failed episode(s) re-enqueued${summary.missingPayload ? `, ${summary.missingPayload} without a stored payload (submit the file again with --force)` : ''}`);
+        return EXIT.OK;
+      });
+    });
+}

@@ -1,0 +1,117 @@
+/**
+ * `rollout-fleet submit <files...> --run <id>`: validate every input first, enqueue nothing unless all of
+ * it is valid, then enqueue idempotently (what a previous submission of the run already holds is skipped).
+ */
+import { readFile } from 'node:fs/promises';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { EXIT } from '../exit-codes.js';
+import { loadContext, reportFailure } from '../runtime/context.js';
+import { progressLine } from '../runtime/progress.js';
+
+interface SubmitFlags {
+  run: string;
+  samples: number;
+  image?: string;
+  imageTemplate?: string;
+  predictions?: string[];
+  instance?: string;
+  gold: boolean;
+  testCommand?: string;
+  format?: 'native' | 'swe-agent-traj' | 'openai-messages' | 'swebench-dataset' | 'swebench-predictions';
+  force: boolean;
+  dryRun: boolean;
+  chunkSize: number;
+}
+
+export function positiveInteger(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1) throw new InvalidArgumentError('expected a positive integer');
+  return parsed;
+}
+
+export function registerSubmit(program: Command): void {
+  program
+    .command('submit')
+    .description('Validate episode files and enqueue them as one run (idempotent: re-submitting enqueues only what is missing).')
+    .argument('<files...>', 'native JSON/JSONL episodes, SWE-agent .traj/.yaml, OpenAI tool-call messages, SWE-bench datasets')
+    .requiredOption('--run <id>', 'run id (job id = run + episode + sample)')
+    .option('--samples <n>', 'rollouts per episode (an RL group)', positiveInteger, 1)
+    .option('--image <image>', 'sandbox image for records that name none')
+    .option('--image-template <template>', 'image per instance, e.g. swebench/sweb.eval.x86_64.{instance_id_1776}:latest')
+    .option('--predictions <files...>', 'SWE-bench predictions (preds.json / .jsonl) to grade against the dataset files')
+    .option('--instance <id>', 'instance id for a single-episode file (.traj) whose name does not give it')
+    .option('--gold', 'also grade every dataset instance with its gold patch', false)
+    .option('--test-command <cmd>', 'test command for dataset instances (default: per repository, as SWE-bench)')
+    .addOption(new Option('--format <format>', 'read every file as this format').choices(['native', 'swe-agent-traj', 'openai-messages', 'swebench-dataset', 'swebench-predictions']))
+    .option('--force', 're-run episodes that already have a result', false)
+    .option('--dry-run', 'validate only; enqueue nothing', false)
+    .option('--chunk-size <n>', 'episodes per enqueue round trip', positiveInteger, 500)
+    .addHelpText('after', '\nExit codes: 0 enqueued (or nothing missing), 3 invalid input (nothing enqueued), 4 Redis unreachable.')
+    .action(async (files: string[], flags: SubmitFlags) => {
+      process.exitCode = await runSubmit(files, flags);
+    });
+}
+
+async function runSubmit(paths: string[], flags: SubmitFlags): Promise<number> {
+  try {
+    const { config, logger } = loadContext();
+    const { validateInputs, formatProblem, submitRun } = await import('@rollout-fleet/producer');
+    const all = [...paths, ...(flags.predictions ?? [])];
+    const files = [];
+    for (const path of all) {
+      try {
+        files.push({ path, text: await readFile(path, 'utf8') });
+      } catch (err) {
+        console.error(`submit: cannot read ${path}: ${(err as Error).message}; nothing was enqueued`);
+        return EXIT.INVALID_INPUT;
+      }
+    }
+    const image = flags.image ?? config.sandbox.image;
+    const validated = validateInputs(files, {
+      runId: flags.run,
+      samples: flags.samples,
+      gold: flags.gold,
+      ...(image ? { image } : {}),
+      ...(flags.imageTemplate ? { imageTemplate: flags.imageTemplate } : {}),
+      ...(flags.instance ? { instanceId: flags.instance } : {}),
+      ...(flags.testCommand ? { testCommand: flags.testCommand } : {}),
+      ...(flags.format ? { format: flags.format } : {}),
+    });
+    if (validated.problems.length > 0) {
+      for (const problem of validated.problems) console.error(formatProblem(problem));
+      console.error(`submit: ${validated.problems.length} problem(s) in ${files.length} file(s); nothing was enqueued`);
+      return EXIT.INVALID_INPUT;
+    }
+    if (flags.dryRun) {
+      console.log(`submit: ${validated.episodes.length} episode(s) valid; dry run, nothing enqueued`);
+      return EXIT.OK;
+    }
+    const { openQueue } = await import('../runtime/redis.js');
+    const q = await openQueue(config);
+    try {
+      const progress = progressLine('enqueue');
+      const summary = await submitRun({
+        queue: q.queue,
+        redis: q.redis,
+        keys: q.keys,
+        runId: flags.run,
+        episodes: validated.episodes,
+        force: flags.force,
+        chunkSize: flags.chunkSize,
+        policy: { attempts: config.worker.attempts, backoffMs: config.worker.backoffMs, retentionS: config.worker.resultRetentionDays * 86_400 },
+        onProgress: (p) => progress.update(p.done, p.total, `enqueued ${p.enqueued} skipped ${p.skipped}`),
+      });
+      progress.done();
+      logger.debug({ summary }, 'submitted');
+      console.log(
+        `run ${summary.runId}: ${summary.total} episode(s), ${summary.enqueued} enqueued, ` +
+          `${summary.skippedDone} already done, ${summary.skippedQueued} already queued`,
+      );
+      return EXIT.OK;
+    } finally {
+      await q.close();
+    }
+  } catch (err) {
+    return reportFailure('submit', err);
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * `rollout-fleet verify`: the seed's minimal verification (seed.md), step by step, one line per step.
+ * Against real veFaaS when the cloud settings are set, else against an embedded vefaas-local (offline:
+ * the demo script uses the standard library instead of numpy, and no pip install runs).
+ */
+import type { Command } from 'commander';
+import type { AgentEnv } from '@rollout-fleet/shared';
+import { EXIT } from '../exit-codes.js';
+import { loadContext, reportFailure } from '../runtime/context.js';
+
+interface Step {
+  name: string;
+  run: (env: AgentEnv) => Promise<string | void>;
+  cloudOnly?: boolean;
+}
+
+function expectOutput(actual: string, expected: string | RegExp, what: string): string {
+  const trimmed = actual.trim();
+  const ok = typeof expected === 'string' ? trimmed === expected : expected.test(trimmed);
+  if (!ok) throw new Error(`${what}: expected ${String(expected)}, got ${JSON.stringify(trimmed.slice(0, 200))}`);
+  return trimmed;
+}
+
+export function verifySteps(cloud: boolean): Step[] {
+  const script = cloud ? 'import numpy\nprint(numpy.array([1, 2, 3]).sum())\n' : 'print(sum([1, 2, 3]))\n';
+  return [
+    { name: 'install tools (execute_bash, str_replace_editor)', run: (env) => env.installTools(['execute_bash', 'str_replace_editor']) },
+    { name: 'which str_replace_editor', run: async (env) => expectOutput(await env.communicate('which str_replace_editor'), /\/str_replace_editor$/, 'tool path') },
+    { name: 'pip install numpy -q', cloudOnly: true, run: async (env) => void (await env.communicate('pip install numpy -q', { timeoutS: 300 })) },
+    {
+      name: 'str_replace_editor create --path /tmp/demo.py',
+      run: async (env) => {
+        const quoted = `'${script.replaceAll("'", `'\\''`)}'`;
+        return expectOutput(await env.communicate(`str_replace_editor create --path /tmp/demo.py --file_text ${quoted}`), /File created successfully/, 'create');
+      },
+    },
+    { name: "execute_bash 'python3 /tmp/demo.py > /tmp/demo_out.txt'", run: async (env) => void (await env.communicate("execute_bash 'python3 /tmp/demo.py > /tmp/demo_out.txt'")) },
+    { name: 'cat /tmp/demo_out.txt', run: async (env) => expectOutput(await env.communicate('cat /tmp/demo_out.txt'), '6', 'script output') },
+  ];
+}
+
+export function registerVerify(program: Command): void {
+  program
+    .command('verify')
+    .description('Prove a sandbox works end to end: start, install tools, edit and run a script, read its output.')
+    .option('--image <image>', 'sandbox image (default RF_SANDBOX_IMAGE; embedded vefaas-local: "python")')
+    .addHelpText('after', '\nExit codes: 0 every step passed, 1 a step failed (named on stderr), 3 invalid configuration.')
+    .action(async (flags: { image?: string }) => {
+      process.exitCode = await runVerify(flags);
+    });
+}
+
+async function runVerify(flags: { image?: string }): Promise<number> {
+  let closeTarget: (() => Promise<void>) | undefined;
+  try {
+    const { config, logger } = loadContext();
+    const cloud = config.vefaas.mode === 'cloud';
+    const { AgentEnv, SandboxSpecSchema, closeSharedDispatchers } = await import('@rollout-fleet/shared');
+    const { openTarget } = await import('../runtime/target.js');
+    const opened = await openTarget(config, logger);
+    closeTarget = async () => {
+      await opened.close();
+      await closeSharedDispatchers();
+    };
+    console.log(`verify: sandboxes from ${opened.description}`);
+    const image = flags.image ?? config.sandbox.image ?? (cloud ? undefined : 'python');
+    if (!image) {
+      console.error('verify: no image: pass --image or set RF_SANDBOX_IMAGE');
+      return EXIT.INVALID_INPUT;
+    }
+    const env = new AgentEnv({
+      target: opened.target,
+      sandbox: SandboxSpecSchema.parse({ image, startup_timeout_s: config.sandbox.startupTimeoutS, env: { PIP_PROGRESS_BAR: 'off' } }),
+      metadata: { 'rf-role': 'verify' },
+      defaultTimeoutS: config.sandbox.stepTimeoutS,
+      logger,
+    });
+    const line = (ok: boolean, name: string, ms: number, note = ''): void =>
+      console.log(`${ok ? 'ok    ' : 'FAILED'} ${name.padEnd(58)} ${(ms / 1000).toFixed(2).padStart(6)}s${note ? `  ${note}` : ''}`);
+    let failed: string | undefined;
+    const timed = async (name: string, fn: () => Promise<string | void>): Promise<boolean> => {
+      const started = performance.now();
+      try {
+        const note = await fn();
+        line(true, name, performance.now() - started, typeof note === 'string' ? note : '');
+        return true;
+      } catch (err) {
+        line(false, name, performance.now() - started);
+        failed = `${name}: ${err instanceof Error ? err.message : String(err)}`;
+        return false;
+      }
+    };
+    try {
+      let ok = await timed('start sandbox (create, wait until alive, session)', async () => {
+        const t = await env.start();
+        return `${env.sandboxId} alive after ${(t.aliveMs / 1000).toFixed(2)}s`;
+      });
+      for (const step of verifySteps(cloud)) {
+        if (!ok) break;
+        if (step.cloudOnly && !cloud) {
+          console.log(`skip   ${step.name.padEnd(58)}         offline: the script uses the standard library`);
+          continue;
+        }
+        ok = await timed(step.name, () => step.run(env));
+      }
+    } finally {
+      await timed('close (session closed, sandbox killed)', () => env.close());
+    }
+    if (failed) {
+      console.error(`verify: failed at "${failed}"`);
+      return EXIT.FAILURE;
+    }
+    console.log('verify: every step passed');
+    return EXIT.OK;
+  } catch (err) {
+    return reportFailure('verify', err);
+  } finally {
+    await closeTarget?.();
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * `rollout-fleet worker`: one fleet member. Run as many as wanted, on as many hosts as wanted; they share
+ * the queue through Redis. SIGTERM/SIGINT: stop taking jobs, let running episodes finish within the grace
+ * period (RF_SHUTDOWN_GRACE_S), hand the rest back, kill their sandboxes, exit 0.
+ */
+import type { Command } from 'commander';
+import { EXIT } from '../exit-codes.js';
+import { loadContext, reportFailure } from '../runtime/context.js';
+import { positiveInteger } from './submit.js';
+
+export function registerWorker(program: Command): void {
+  program
+    .command('worker')
+    .description('Take episodes from the queue and run them in sandboxes until SIGTERM/SIGINT.')
+    .option('--concurrency <n>', 'episodes at once in this process (default RF_WORKER_CONCURRENCY)', positiveInteger)
+    .addHelpText('after', '\nExit codes: 0 stopped cleanly, 3 invalid configuration, 4 Redis or veFaaS unreachable.')
+    .action(async (flags: { concurrency?: number }) => {
+      process.exitCode = await runWorker(flags);
+    });
+}
+
+async function runWorker(flags: { concurrency?: number }): Promise<number> {
+  try {
+    const { config, logger } = loadContext();
+    const { connectRedis } = await import('../runtime/redis.js');
+    (await connectRedis(config.redis.url)).disconnect();
+    const { openTarget } = await import('../runtime/target.js');
+    const { startWorker } = await import('@rollout-fleet/worker');
+    const { closeSharedDispatchers } = await import('@rollout-fleet/shared');
+    const opened = await openTarget(config, logger);
+    logger.info(`sandboxes from ${opened.description}`);
+    const running = await startWorker({ config, target: opened.target, logger, ...(flags.concurrency ? { concurrency: flags.concurrency } : {}) });
+    await new Promise<void>((resolve) => {
+      const stop = (signal: NodeJS.Signals): void => {
+        logger.info({ signal }, 'shutting down (send again to force)');
+        process.once(signal, () => {
+          logger.error('forced exit: sandboxes of running episodes are left to the reaper');
+          process.exit(EXIT.FAILURE);
+        });
+        resolve();
+      };
+      process.once('SIGTERM', stop);
+      process.once('SIGINT', stop);
+    });
+    await running.close();
+    await opened.close();
+    await closeSharedDispatchers();
+    // Everything is closed; a handle still open here is a leak, and must not keep the process alive.
+    setTimeout(() => {
+      logger.warn('exiting with handles still open after shutdown');
+      process.exit(EXIT.OK);
+    }, 5000).unref();
+    return EXIT.OK;
+  } catch (err) {
+    return reportFailure('worker', err);
+  }
+}

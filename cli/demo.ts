@@ -1,0 +1,140 @@
+/**
+ * `npm run demo`: the whole product on one machine in under two minutes. Finds or starts Redis, embeds
+ * vefaas-local (real sandboxes under bubblewrap), submits the examples/ sweep, runs two worker processes,
+ * shows progress, prints a results table and checks the outcomes against examples/expected.json.
+ * Exit 0 only when every episode finished with its expected outcome.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { createKeyspace, createLogger, getRunStatus, ResultStore, type EpisodeJobData, type EpisodeResult } from '@rollout-fleet/shared';
+import { submitRun, validateInputs } from '@rollout-fleet/producer';
+import { startVefaasLocal } from '@rollout-fleet/vefaas-local';
+import { EXIT } from './exit-codes.js';
+import { findRedis } from './runtime/local-redis.js';
+import { progressLine } from './runtime/progress.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const WORKERS = 2;
+const PREFIX = '{rf-demo}';
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
+  return rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ')).join('\n');
+}
+
+async function main(): Promise<number> {
+  const started = performance.now();
+  const say = (line: string): void => console.log(line);
+  let redisHandle;
+  try {
+    redisHandle = await findRedis(process.env.REDIS_URL);
+  } catch (err) {
+    console.error(`demo: ${(err as Error).message}`);
+    return EXIT.UNAVAILABLE;
+  }
+  say(`redis      ${redisHandle.url} (${redisHandle.origin})`);
+  const logger = createLogger({ level: 'warn', format: 'auto', destination: process.stderr });
+  const host = await startVefaasLocal({ imagesDir: `${root}examples/images`, logger: logger.child({ component: 'vefaas-local' }) });
+  say(`vefaas     ${host.controlPlaneUrl} (sandboxes: ${host.isolation}), route ${host.gatewayUrl}`);
+
+  const workers: ChildProcess[] = [];
+  const redis = new Redis(redisHandle.url);
+  const keys = createKeyspace(PREFIX);
+  const queueConnection = redis.duplicate();
+  const queue = new Queue<EpisodeJobData>('episodes', { connection: queueConnection, prefix: PREFIX });
+  try {
+    const runId = `demo-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+    const sweep = `${root}examples/sweep.jsonl`;
+    const validated = validateInputs([{ path: sweep, text: await readFile(sweep, 'utf8') }], { runId });
+    if (validated.problems.length > 0) throw new Error(`examples/sweep.jsonl is invalid: ${validated.problems[0]!.message}`);
+    const expected = JSON.parse(await readFile(`${root}examples/expected.json`, 'utf8')) as Record<string, { resolved: boolean; note: string }>;
+    const summary = await submitRun({ queue, redis, keys, runId, episodes: validated.episodes });
+    say(`submitted  run ${runId}: ${summary.enqueued} episodes from examples/sweep.jsonl`);
+
+    const env = {
+      ...process.env,
+      REDIS_URL: redisHandle.url,
+      RF_PREFIX: PREFIX,
+      RF_WORKER_CONCURRENCY: '3',
+      VEFAAS_ENDPOINT: host.controlPlaneUrl,
+      VEFAAS_FUNCTION_ROUTE: host.gatewayUrl,
+      VEFAAS_FUNCTION_ID: host.functionId,
+      VEFAAS_ACCESS_KEY: host.accessKeyId,
+      VEFAAS_SECRET_KEY: host.secretAccessKey,
+      // Retries are expected here (a timeout step, malformed calls are observations, not failures); keep the screen for results.
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
+    };
+    for (let i = 0; i < WORKERS; i += 1) {
+      workers.push(spawn(process.execPath, [`${root}bin/rollout-fleet.js`, 'worker'], { env, stdio: ['ignore', 'inherit', 'inherit'] }));
+    }
+    say(`workers    ${WORKERS} processes (pids ${workers.map((w) => w.pid).join(', ')}), 3 episodes each at once\n`);
+
+    const store = new ResultStore(redis, keys);
+    const results: EpisodeResult[] = [];
+    const progress = progressLine('episodes');
+    const ticker = setInterval(() => {
+      void getRunStatus({ queue, redis, keys, runId }).then((s) => progress.update(s.done, s.total, `active ${s.active}`));
+    }, 500);
+    try {
+      for await (const item of store.follow(runId, { until: async () => results.length >= summary.total })) {
+        results.push(item.result);
+        if (!process.stderr.isTTY) say(`  done ${item.result.instance_id}`);
+      }
+    } finally {
+      clearInterval(ticker);
+      progress.update(results.length, summary.total);
+      progress.done();
+    }
+
+    const rows = [['instance', 'resolved', 'expected', 'reward', 'steps', 'timeouts', 'errors', 'duration']];
+    let mismatches = 0;
+    for (const r of [...results].sort((a, b) => a.instance_id.localeCompare(b.instance_id))) {
+      const want = expected[r.instance_id]?.resolved;
+      const ok = r.status === 'completed' && r.resolved === want;
+      if (!ok) mismatches += 1;
+      rows.push([
+        r.instance_id,
+        r.status === 'failed' ? `failed (${r.failure?.code})` : String(r.resolved),
+        `${String(want)}${ok ? '' : '  <-- MISMATCH'}`,
+        String(r.reward ?? '-'),
+        String(r.steps.length),
+        String(r.steps.filter((s) => s.timed_out).length),
+        String(r.steps.filter((s) => s.error && !s.timed_out).length),
+        `${(r.timings.total_ms / 1000).toFixed(1)}s`,
+      ]);
+    }
+    say(`\n${table(rows)}\n`);
+    const resolved = results.filter((r) => r.resolved === true).length;
+    const unresolved = results.filter((r) => r.resolved === false).length;
+    const failed = results.filter((r) => r.status === 'failed').length;
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    say(`summary    ${results.length} episodes: ${resolved} resolved, ${unresolved} unresolved, ${failed} failed; ${mismatches} unexpected — ${seconds}s`);
+    say(mismatches === 0 ? 'demo: every outcome matches examples/expected.json' : 'demo: some outcomes differ from examples/expected.json');
+    return mismatches === 0 ? EXIT.OK : EXIT.FAILURE;
+  } finally {
+    for (const w of workers) w.kill('SIGTERM');
+    await Promise.all(workers.map((w) => (w.exitCode === null ? once(w, 'exit') : undefined)));
+    await queue.obliterate({ force: true }).catch(() => undefined);
+    await queue.close();
+    queueConnection.disconnect();
+    const leftovers = await redis.keys(`rf:${PREFIX}:*`);
+    if (leftovers.length > 0) await redis.del(...leftovers);
+    redis.disconnect();
+    await host.close();
+    await redisHandle.close();
+  }
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    console.error(`demo: ${err instanceof Error ? err.message : String(err)}`);
+    process.exitCode = EXIT.FAILURE;
+  },
+);

@@ -1,0 +1,64 @@
+/**
+ * Finds a Redis for commands that must work on a fresh machine (the demo): REDIS_URL if set, else the
+ * usual 127.0.0.1:6379 if it answers, else a throwaway `redis-server` from PATH on a free port.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
+
+export interface FoundRedis {
+  url: string;
+  origin: 'REDIS_URL' | 'default port' | 'spawned';
+  close(): Promise<void>;
+}
+
+async function answers(url: string): Promise<boolean> {
+  const redis = new Redis(url, { lazyConnect: true, connectTimeout: 1500, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  try {
+    await redis.connect();
+    return (await redis.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  if (address === null || typeof address === 'string') throw new Error('no free port');
+  return address.port;
+}
+
+export async function findRedis(envUrl: string | undefined): Promise<FoundRedis> {
+  const none = async (): Promise<void> => undefined;
+  if (envUrl) return { url: envUrl, origin: 'REDIS_URL', close: none };
+  const usual = 'redis://127.0.0.1:6379';
+  if (await answers(usual)) return { url: usual, origin: 'default port', close: none };
+  const port = await freePort();
+  let child: ChildProcess;
+  try {
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    await Promise.race([
+      once(child, 'spawn'),
+      once(child, 'error').then(([err]) => Promise.reject(err as Error)),
+    ]);
+  } catch {
+    throw new Error('no Redis found: set REDIS_URL, start one on 127.0.0.1:6379, or install redis-server (apt-get install redis-server)');
+  }
+  const url = `redis://127.0.0.1:${port}`;
+  for (let i = 0; i < 50 && !(await answers(url)); i += 1) await new Promise((r) => setTimeout(r, 100));
+  return {
+    url,
+    origin: 'spawned',
+    close: async () => {
+      child.kill('SIGTERM');
+      if (child.exitCode === null) await once(child, 'exit');
+    },
+  };
+}

@@ -1,0 +1,59 @@
+/**
+ * Where sandboxes come from, decided by configuration alone: real veFaaS (or any sandbox-host) when the
+ * cloud settings are set, else an embedded vefaas-local in this process. Both give the same VefaasTarget,
+ * so the worker and `verify` have one code path.
+ */
+import { fileURLToPath } from 'node:url';
+import { createVefaasClient, type Config, type Logger, type VefaasTarget } from '@rollout-fleet/shared';
+
+export const EXAMPLE_IMAGES_DIR = fileURLToPath(new URL('../../examples/images', import.meta.url));
+
+export interface OpenedTarget {
+  target: VefaasTarget;
+  /** One line for people: where sandboxes run. */
+  description: string;
+  /** Secrets to keep out of logs (the embedded host's generated key). */
+  secrets: string[];
+  close(): Promise<void>;
+}
+
+export async function openTarget(config: Config, logger: Logger): Promise<OpenedTarget> {
+  const v = config.vefaas;
+  if (v.mode === 'cloud') {
+    const vefaas = createVefaasClient({
+      endpoint: v.endpoint,
+      region: v.region,
+      credentials: { accessKeyId: v.accessKeyId, secretAccessKey: v.secretAccessKey },
+      timeoutMs: v.requestTimeoutMs,
+    });
+    return {
+      target: { vefaas, functionId: v.functionId, gatewayUrl: v.functionRoute, ...(v.gatewayKey ? { gatewayKey: v.gatewayKey } : {}) },
+      description: `veFaaS ${v.endpoint} (function ${v.functionId}, region ${v.region})`,
+      secrets: [],
+      close: () => vefaas.close(),
+    };
+  }
+  const { startVefaasLocal } = await import('@rollout-fleet/vefaas-local');
+  const host = await startVefaasLocal({
+    imagesDir: v.imagesDir ?? EXAMPLE_IMAGES_DIR,
+    isolation: v.isolation,
+    // The embedded host's per-sandbox lines would drown the command's own output; warnings still show.
+    logger: logger.child({ component: 'vefaas-local' }, { level: 'warn' }),
+    gateway: { requestTimeoutMs: v.gatewayTimeoutS * 1000 },
+  });
+  const vefaas = createVefaasClient({
+    endpoint: host.controlPlaneUrl,
+    region: host.region,
+    credentials: { accessKeyId: host.accessKeyId, secretAccessKey: host.secretAccessKey },
+    timeoutMs: v.requestTimeoutMs,
+  });
+  return {
+    target: { vefaas, functionId: host.functionId, gatewayUrl: host.gatewayUrl },
+    description: `embedded vefaas-local at ${host.controlPlaneUrl} (${host.isolation})`,
+    secrets: [host.secretAccessKey],
+    close: async () => {
+      await vefaas.close();
+      await host.close();
+    },
+  };
+}

@@ -1,0 +1,231 @@
+/**
+ * AgentEnv: one sandbox for one episode — the seed's four verbs (start, install tools, communicate,
+ * close) in TypeScript. Wire contract: veFaaS control plane (CreateSandbox / SetSandboxTimeout /
+ * KillSandbox, V4-signed) + SWE-ReX through the function's gateway route, pinned to the sandbox by
+ * X-Faas-Instance-Name. The same code runs against the cloud and vefaas-local; only the target differs.
+ */
+import type { Dispatcher } from 'undici';
+import type { SandboxSpec, ToolName } from '../contracts/episode.js';
+import { coerceError } from '../errors/coerce.js';
+import { RolloutError } from '../errors/rollout-error.js';
+import type { Logger } from '../logging/create-logger.js';
+import { SwerexClient } from '../swerex/swerex-client.js';
+import type { VefaasClient } from '../vefaas/control-plane-client.js';
+import { installToolBundle } from './install-tools.js';
+import { buildStartCommand } from './start-command.js';
+
+const SECOND_MS = 1000;
+
+/** Where sandboxes are created and how they are reached. */
+export interface VefaasTarget {
+  vefaas: VefaasClient;
+  functionId: string;
+  /** The function's gateway route (VEFAAS_FUNCTION_ROUTE). */
+  gatewayUrl: string;
+  gatewayKey?: string;
+  /** Optional dispatcher for SWE-ReX calls (defaults to a shared keep-alive pool per origin). */
+  dispatcher?: Dispatcher;
+}
+
+export interface AgentEnvOptions {
+  target: VefaasTarget;
+  sandbox: SandboxSpec;
+  /** Labels on the sandbox (ListSandboxes filters on them; the reaper finds strays by them). */
+  metadata?: Record<string, string>;
+  /** Default per-command timeout of communicate/run, seconds. @defaultValue 300 */
+  defaultTimeoutS?: number;
+  logger?: Logger;
+  /** Runs right after CreateSandbox answers, before the sandbox is used (lease write). */
+  onCreated?: (sandboxId: string) => Promise<void>;
+  /** Runs after KillSandbox (lease release). */
+  onClosed?: (sandboxId: string) => Promise<void>;
+  signal?: AbortSignal;
+}
+
+export interface RunResult {
+  output: string;
+  exitCode: number | null;
+  durationMs: number;
+  timedOut: boolean;
+}
+
+export interface StartTimings {
+  createMs: number;
+  aliveMs: number;
+}
+
+const SESSION = 'default';
+
+/**
+ * Session environment every sandbox gets (as SWE-agent sets it): the session runs on a pty, so pagers
+ * would wait for a keypress forever (`git log`, `git diff`, `man`); progress bars would flood outputs.
+ * Episode `env` entries override these.
+ */
+export const DEFAULT_SESSION_ENV: Readonly<Record<string, string>> = {
+  PAGER: 'cat',
+  MANPAGER: 'cat',
+  GIT_PAGER: 'cat',
+  LESS: '-R',
+  PIP_PROGRESS_BAR: 'off',
+  TQDM_DISABLE: '1',
+};
+
+export class AgentEnv implements AsyncDisposable {
+  readonly #o: AgentEnvOptions;
+  #sandboxId: string | undefined;
+  #swerex: SwerexClient | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(options: AgentEnvOptions) {
+    this.#o = options;
+  }
+
+  get sandboxId(): string | undefined {
+    return this.#sandboxId;
+  }
+
+  /** CreateSandbox → wait until alive (startup timeout) → bash session with the env variables. */
+  async start(): Promise<StartTimings> {
+    if (this.#sandboxId) throw new RolloutError('INTERNAL', 'AgentEnv.start() called twice');
+    const { target, sandbox, signal } = this.#o;
+    const started = performance.now();
+    const start = buildStartCommand(sandbox.command);
+    const created = await target.vefaas.createSandbox(
+      {
+        FunctionId: target.functionId,
+        // Minutes are the documented unit; round up so the platform never undercuts the lifetime.
+        Timeout: Math.ceil(sandbox.lifetime_s / 60),
+        InstanceImageInfo: { Image: sandbox.image, Command: start.command, Port: sandbox.port },
+        CpuMilli: sandbox.cpu_milli,
+        MemoryMB: sandbox.memory_mb,
+        Envs: Object.entries(sandbox.env).map(([Key, Value]) => ({ Key, Value })),
+        ...(this.#o.metadata ? { Metadata: this.#o.metadata } : {}),
+      },
+      signal ? { signal } : {},
+    );
+    this.#sandboxId = created.SandboxId;
+    const createMs = performance.now() - started;
+    await this.#o.onCreated?.(created.SandboxId);
+    this.#swerex = new SwerexClient({
+      baseUrl: target.gatewayUrl,
+      instanceName: created.SandboxId,
+      apiKey: start.authToken,
+      ...(target.gatewayKey ? { gatewayKey: target.gatewayKey } : {}),
+      ...(target.dispatcher ? { dispatcher: target.dispatcher } : {}),
+      ...(this.#o.logger ? { logger: this.#o.logger } : {}),
+    });
+    await this.#swerex.waitUntilAlive({ timeoutMs: sandbox.startup_timeout_s * SECOND_MS, ...(signal ? { signal } : {}) });
+    await this.#swerex.createSession({ session: SESSION, startup_timeout: 10 }, signal ? { signal } : {});
+    const env = { ...DEFAULT_SESSION_ENV, ...sandbox.env };
+    await this.#mustRun(Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)}`).join('\n'));
+    return { createMs, aliveMs: performance.now() - started };
+  }
+
+  /** Uploads the tool bundle, makes it executable and puts it on the session's PATH. */
+  async installTools(names: readonly ToolName[]): Promise<void> {
+    await installToolBundle({ swerex: this.#client(), names, run: (cmd) => this.#mustRun(cmd) });
+  }
+
+  /** Runs a command in the session and returns its output (throws on a timeout). */
+  async communicate(command: string, options: { timeoutS?: number } = {}): Promise<string> {
+    const result = await this.run(command, options);
+    if (result.timedOut) {
+      throw new RolloutError('SWEREX_COMMAND_TIMEOUT', `command timed out after ${options.timeoutS ?? this.#defaultTimeoutS()} s`);
+    }
+    return result.output;
+  }
+
+  /** Runs a command; a timeout interrupts it and keeps the session usable (`timedOut: true`). */
+  async run(command: string, options: { timeoutS?: number } = {}): Promise<RunResult> {
+    const swerex = this.#client();
+    const timeoutS = options.timeoutS ?? this.#defaultTimeoutS();
+    const started = performance.now();
+    const signal = this.#o.signal;
+    try {
+      const observation = await swerex.runInSession(
+        { action_type: 'bash', session: SESSION, command, timeout: timeoutS, check: 'silent' },
+        { retries: 1, ...(signal ? { signal } : {}) },
+      );
+      return { output: observation.output, exitCode: observation.exit_code, durationMs: performance.now() - started, timedOut: false };
+    } catch (thrown) {
+      const err = coerceError(thrown);
+      if (err.code !== 'SWEREX_COMMAND_TIMEOUT') throw err;
+      await this.#interrupt();
+      return { output: '', exitCode: null, durationMs: performance.now() - started, timedOut: true };
+    }
+  }
+
+  /** Writes a file inside the sandbox (parents created). */
+  async writeFile(path: string, content: string): Promise<void> {
+    await this.#client().writeFile({ path, content }, this.#o.signal ? { signal: this.#o.signal } : {});
+  }
+
+  async readFile(path: string): Promise<string> {
+    return (await this.#client().readFile({ path }, this.#o.signal ? { signal: this.#o.signal } : {})).content;
+  }
+
+  /** Asks for `seconds` more platform lifetime (SetSandboxTimeout); returns the new ExpireAt. */
+  async extendLifetime(seconds: number): Promise<string | undefined> {
+    if (!this.#sandboxId) return undefined;
+    const result = await this.#o.target.vefaas.setSandboxTimeout({
+      FunctionId: this.#o.target.functionId,
+      SandboxId: this.#sandboxId,
+      Timeout: Math.ceil(seconds / 60),
+    });
+    return result.ExpireAt;
+  }
+
+  /** Idempotent: closes the session (best effort) and kills the sandbox; safe after a half-done start(). */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  async #close(): Promise<void> {
+    const sandboxId = this.#sandboxId;
+    if (!sandboxId) return;
+    if (this.#swerex) {
+      await this.#swerex.closeSession(SESSION, { timeoutMs: 5 * SECOND_MS, retries: 0 }).catch(() => undefined);
+    }
+    try {
+      await this.#o.target.vefaas.killSandbox({ FunctionId: this.#o.target.functionId, SandboxId: sandboxId });
+    } catch (thrown) {
+      const err = coerceError(thrown);
+      if (err.code !== 'VEFAAS_NOT_FOUND') throw err;
+    }
+    await this.#o.onClosed?.(sandboxId);
+  }
+
+  async #interrupt(): Promise<void> {
+    try {
+      await this.#client().interrupt(SESSION, { retries: 1 });
+    } catch (thrown) {
+      throw new RolloutError('SWEREX_INTERRUPT_FAILED', 'could not interrupt the session after a timeout', { cause: thrown });
+    }
+  }
+
+  async #mustRun(command: string): Promise<string> {
+    const result = await this.run(command, { timeoutS: 60 });
+    if (result.timedOut || result.exitCode !== 0) {
+      throw new RolloutError('SANDBOX_START_FAILED', `setup command failed (exit ${result.exitCode}): ${result.output.slice(0, 500)}`);
+    }
+    return result.output;
+  }
+
+  #client(): SwerexClient {
+    if (!this.#swerex) throw new RolloutError('INTERNAL', 'AgentEnv used before start()');
+    return this.#swerex;
+  }
+
+  #defaultTimeoutS(): number {
+    return this.#o.defaultTimeoutS ?? 300;
+  }
+}
+
+function shellQuote(value: string): string {
+  return `'${value.replaceAll("'", `'\\''`)}'`;
+}

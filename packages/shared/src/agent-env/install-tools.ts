@@ -1,0 +1,17 @@
+/**
+ * Installs the tool bundle (packages/shared/tool-bundle) into a sandbox: upload the directory (zipped
+ * on the wire, unzipped by the server), make the executables runnable, put them on the session's PATH.
+ */
+import type { ToolName } from '../contracts/episode.js';
+import type { SwerexClient } from '../swerex/swerex-client.js';
+import { TOOL_BUNDLE_DIR, TOOL_INSTALL_DIR, TOOL_INSTALL_ROOT } from '../tools/bundle-paths.js';
+
+export async function installToolBundle(options: {
+  swerex: SwerexClient;
+  names: readonly ToolName[];
+  run: (command: string) => Promise<string>;
+}): Promise<void> {
+  if (options.names.length === 0) return;
+  await options.swerex.upload({ source: TOOL_BUNDLE_DIR, targetPath: TOOL_INSTALL_ROOT, unzip: true });
+  await options.run(`chmod +x ${TOOL_INSTALL_DIR}/* && export PATH="${TOOL_INSTALL_DIR}:$PATH" && hash -r`);
+}

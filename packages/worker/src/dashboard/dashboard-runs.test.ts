@@ -1,0 +1,92 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ResultStore, createKeyspace, type Config, type EpisodeResult, type RunStatus } from '@rollout-fleet/shared';
+import { startDashboard, type Dashboard } from './start-dashboard.js';
+import { TEST_REDIS_URL, capturingLogger, dashboardTestConfig, deletePrefix } from './test-kit.js';
+
+function result(runId: string, i: number, overrides: Partial<EpisodeResult> = {}): EpisodeResult {
+  return {
+    run_id: runId,
+    episode_id: `e${i}`,
+    instance_id: `repo__pkg-${i}`,
+    sample_index: 0,
+    status: 'completed',
+    resolved: true,
+    reward: 1,
+    steps: [],
+    patch: null,
+    report: null,
+    timings: { queue_wait_ms: 0, sandbox_acquire_ms: 0, replay_ms: 0, grade_ms: 0, total_ms: 61_000 },
+    attempts: [],
+    failure: null,
+    worker_id: 'w',
+    sandbox_id: null,
+    finished_at: new Date().toISOString(),
+    metadata: {},
+    ...overrides,
+  };
+}
+
+describe('dashboard run API and pages', () => {
+  let redis: Redis;
+  let config: Config;
+  let dashboard: Dashboard;
+  const runId = 'sweep/2026-11-29';
+
+  beforeAll(async () => {
+    redis = new Redis(TEST_REDIS_URL);
+    config = dashboardTestConfig();
+    const keys = createKeyspace(config.queue.prefix);
+    await redis.sadd(keys.runs(), runId);
+    await redis.hset(keys.run(runId), { total: 5, created_at: '2026-11-29T10:00:00.000Z' });
+    const store = new ResultStore(redis, keys);
+    await store.commit(result(runId, 0));
+    await store.commit(result(runId, 1, { resolved: false, reward: 0 }));
+    await store.commit(result(runId, 2, { instance_id: '<script>alert(1)</script>', steps: [], resolved: true }));
+    await store.commit(result(runId, 3, { status: 'failed', resolved: null, reward: null, failure: { code: 'SANDBOX_DEAD', class: 'infra', message: 'gone' } }));
+    dashboard = await startDashboard({ config, port: 0, host: '127.0.0.1', logger: capturingLogger().logger, redis });
+  });
+  afterAll(async () => {
+    await dashboard.close();
+    await deletePrefix(redis, config.queue.prefix);
+    redis.disconnect();
+  });
+
+  it('/api/runs/<id> summarises counts, resolved rate, throughput and ETA; /api/runs lists known runs', async () => {
+    const res = await fetch(new URL(`/api/runs/${runId}`, dashboard.url));
+    expect(res.status).toBe(200);
+    const status = (await res.json()) as RunStatus;
+    expect(status).toMatchObject({ runId, exists: true, total: 5, done: 4, completed: 3, failed: 1, resolved: 2, waiting: 1 });
+    expect(status.resolvedRate).toBeCloseTo(2 / 3);
+    expect(status.throughputPerS).toBeGreaterThan(0);
+    expect(status.etaS).toBeGreaterThanOrEqual(0);
+
+    const list = (await (await fetch(new URL('/api/runs', dashboard.url))).json()) as { runs: Array<{ runId: string; done: number }> };
+    expect(list.runs).toEqual([expect.objectContaining({ runId, total: 5, done: 4, resolved: 2 })]);
+    expect((await fetch(new URL('/api/runs/nope', dashboard.url))).status).toBe(404);
+    expect((await fetch(new URL('/api/runs/bad%20id', dashboard.url))).status).toBe(400);
+  });
+
+  it('the run page shows the counts and recent results newest first, escaping every value', async () => {
+    const res = await fetch(new URL(`/runs/${runId}`, dashboard.url));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
+    const page = await res.text();
+    expect(page).toContain('<meta http-equiv="refresh" content="5">');
+    expect(page).toContain('<td>resolved rate</td><td>66.7%</td>');
+    expect(page).not.toContain('<script>alert(1)</script>');
+    expect(page).toContain('&lt;script&gt;alert(1)&lt;/script&gt;#0');
+    expect(page).toContain('failed (SANDBOX_DEAD)');
+    expect(page).toContain('1m 1s');
+    // Newest first, each linked to its Bull Board job.
+    expect(page.indexOf('repo__pkg-3#0')).toBeLessThan(page.indexOf('repo__pkg-0#0'));
+    expect(page).toContain(`href="/queue/episodes/${encodeURIComponent(`${runId}|e0|0`)}"`);
+
+    // Bull Board links to the run pages from its menu.
+    const board = await (await fetch(dashboard.url)).text();
+    expect(board).toContain('"miscLinks":[{"text":"Runs","url":"/runs"}');
+
+    const index = await (await fetch(new URL('/runs', dashboard.url))).text();
+    expect(index).toContain(`<a href="/runs/${runId}">${runId}</a>`);
+  });
+});

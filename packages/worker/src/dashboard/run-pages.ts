@@ -1,0 +1,96 @@
+/** Server-rendered run pages: what Bull Board cannot show (a run's counts, resolved rate, ETA, recent results). */
+import type { EpisodeResult, RunStatus } from '@rollout-fleet/shared';
+import { RawHtml, html } from './html.js';
+
+export interface RunListEntry {
+  runId: string;
+  createdAt: string | null;
+  total: number;
+  done: number;
+  completed: number;
+  failed: number;
+  resolved: number;
+}
+
+const STYLE = `body{font:14px system-ui,sans-serif;margin:24px;color:#222}table{border-collapse:collapse}
+td,th{border-bottom:1px solid #ddd;padding:4px 10px;text-align:left}th{background:#f4f4f4}
+.kv td:first-child{color:#666}.ok{color:#16794a}.bad{color:#b3261e}nav a{margin-right:12px}`;
+
+/** Seconds between automatic reloads of the run pages. */
+export const REFRESH_S = 5;
+
+function page(title: string, body: RawHtml, refresh: boolean): string {
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${title}</title>
+${refresh ? html`<meta http-equiv="refresh" content="${REFRESH_S}">` : html``}
+<style>${new RawHtml(STYLE)}</style></head>
+<body><nav><a href="/">Bull Board</a><a href="/runs">Runs</a><a href="/metrics">Metrics</a></nav>
+${body}</body></html>`.value;
+}
+
+function percent(rate: number | null): string {
+  return rate === null ? '–' : `${(rate * 100).toFixed(1)}%`;
+}
+
+export function formatDuration(seconds: number | null): string {
+  if (seconds === null) return '–';
+  const s = Math.round(seconds);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${s % 60}s`;
+  return `${Math.floor(m / 60)}h ${m % 60}m`;
+}
+
+export function renderRunsIndex(runs: readonly RunListEntry[]): string {
+  const rows = runs.map(
+    (r) => html`<tr><td><a href="/runs/${encodeURI(r.runId)}">${r.runId}</a></td><td>${r.createdAt ?? '–'}</td>
+<td>${r.done}/${r.total}</td><td>${r.completed}</td><td>${r.failed}</td><td>${r.resolved}</td>
+<td>${percent(r.completed > 0 ? r.resolved / r.completed : null)}</td></tr>`,
+  );
+  const body = html`<h1>Runs</h1>
+${runs.length === 0 ? html`<p>No runs yet.</p>` : html`<table><thead><tr><th>run</th><th>created</th><th>done</th><th>completed</th><th>failed</th><th>resolved</th><th>resolved rate</th></tr></thead>
+<tbody>${rows}</tbody></table>`}`;
+  return page('Runs · rollout-fleet', body, true);
+}
+
+export interface RunPageInput {
+  status: RunStatus;
+  recent: readonly EpisodeResult[];
+  /** Bull Board link of one job, or undefined when the job is not in a shown queue. */
+  jobLink: (result: EpisodeResult) => string | undefined;
+}
+
+export function renderRunPage(input: RunPageInput): string {
+  const { status, recent } = input;
+  if (!status.exists) return page(`Run ${status.runId} · rollout-fleet`, html`<h1>Run ${status.runId}</h1><p>Unknown run.</p>`, false);
+  const facts: Array<[string, string | number]> = [
+    ['created', status.createdAt ?? '–'],
+    ['done', `${status.done} / ${status.total}`],
+    ['completed', status.completed],
+    ['failed', status.failed],
+    ['resolved', status.resolved],
+    ['resolved rate', percent(status.resolvedRate)],
+    ['active', status.active],
+    ['waiting', status.waiting],
+    ['retrying', status.retrying],
+    ['duplicates dropped', status.duplicates],
+    ['throughput', status.throughputPerS === null ? '–' : `${(status.throughputPerS * 60).toFixed(1)} / min`],
+    ['ETA', formatDuration(status.etaS)],
+  ];
+  const rows = recent.map((r) => {
+    const link = input.jobLink(r);
+    const name = `${r.instance_id}#${r.sample_index}`;
+    const resolvedCell = r.resolved === null ? html`–` : r.resolved ? html`<span class="ok">yes</span>` : html`<span class="bad">no</span>`;
+    return html`<tr><td>${link === undefined ? html`${name}` : html`<a href="${link}">${name}</a>`}</td>
+<td class="${r.status === 'failed' ? 'bad' : ''}">${r.status}${r.failure ? ` (${r.failure.code})` : ''}</td>
+<td>${resolvedCell}</td><td>${r.reward ?? '–'}</td><td>${r.steps.length}</td>
+<td>${formatDuration(r.timings.total_ms / 1000)}</td><td>${r.finished_at}</td></tr>`;
+  });
+  const body = html`<h1>Run ${status.runId}${status.cancelled ? ' (cancelled)' : ''}</h1>
+<table class="kv"><tbody>${facts.map(([k, v]) => html`<tr><td>${k}</td><td>${v}</td></tr>`)}</tbody></table>
+<h2>Recent results</h2>
+${recent.length === 0 ? html`<p>No results yet.</p>` : html`<table><thead><tr><th>instance</th><th>status</th><th>resolved</th><th>reward</th><th>steps</th><th>duration</th><th>finished</th></tr></thead>
+<tbody>${rows}</tbody></table>`}
+<p><small>Refreshes every ${REFRESH_S} s. JSON: <a href="/api/runs/${encodeURI(status.runId)}">/api/runs/${status.runId}</a></small></p>`;
+  return page(`Run ${status.runId} · rollout-fleet`, body, status.done < status.total);
+}

@@ -1,0 +1,135 @@
+/**
+ * `rollout-fleet dashboard`: Bull Board for the fleet's queues, plus /metrics, /api/runs and /runs pages,
+ * all behind one authentication layer (see auth.ts) and one CSRF guard for writes (see csrf.ts).
+ * Routes:
+ *   /metrics                       Prometheus text (public only with RF_METRICS_PUBLIC)
+ *   /api/runs, /api/runs/<id>      JSON run summaries          /runs, /runs/<id>   HTML run pages
+ *   / and the rest                 Bull Board (UI, /static assets, /api/queues...)
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
+import { Queue } from 'bullmq';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { Redis } from 'ioredis';
+import { RolloutError, createKeyspace, type Config, type EpisodeJobData, type Logger } from '@rollout-fleet/shared';
+import { createDashboardAuth } from './auth.js';
+import { csrfGuard } from './csrf.js';
+import { createDashboardMetrics } from './dashboard-metrics.js';
+import { hostForUrl } from './loopback.js';
+import { runRoutes } from './run-routes.js';
+
+export interface StartDashboardOptions {
+  /** From `loadConfig`: redis.url, queue.prefix/name and the dashboard section are used. */
+  config: Config;
+  /** 0 picks a free port. */
+  port: number;
+  /** Bind address. A non-loopback address requires credentials. */
+  host: string;
+  logger: Logger;
+  /** Redis for run keys and metrics; created from config.redis.url (and closed on close) when omitted. */
+  redis?: Redis;
+  /** Further queues shown in Bull Board, besides config.queue.name (always shown). */
+  queueNames?: readonly string[];
+  /** Worker metric snapshots older than this are dropped from /metrics. @defaultValue 30 s */
+  metricsStaleAfterMs?: number;
+}
+
+export interface Dashboard {
+  /** `http://host:port/` (Bull Board's home). */
+  readonly url: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+export async function startDashboard(options: StartDashboardOptions): Promise<Dashboard> {
+  const { config, host, logger } = options;
+  // Throws before anything is opened when the address needs credentials and none are set.
+  const auth = createDashboardAuth({ dashboard: config.dashboard, host, logger });
+  const keys = createKeyspace(config.queue.prefix);
+  const ownRedis = options.redis === undefined;
+  const redis = options.redis ?? new Redis(config.redis.url, { maxRetriesPerRequest: 3 });
+  // The episodes queue is always shown (run status reads it); extra names add the fleet's other queues.
+  const queueNames = [...new Set([config.queue.name, ...(options.queueNames ?? [])])];
+  const queues = queueNames.map((name) => {
+    const queue = new Queue<EpisodeJobData>(name, { connection: { url: config.redis.url }, prefix: config.queue.prefix });
+    queue.on('error', (err) => logger.warn({ err, queue: name }, 'dashboard: queue connection error'));
+    return queue;
+  });
+  const episodes = queues[0] as Queue<EpisodeJobData>;
+  const closeAll = async (): Promise<void> => {
+    await Promise.allSettled(queues.map((q) => q.close()));
+    if (ownRedis) redis.disconnect();
+  };
+
+  const board = new ExpressAdapter();
+  board.setBasePath('/');
+  createBullBoard({
+    queues: queues.map((q) => new BullMQAdapter(q, { readOnlyMode: config.dashboard.readOnly, description: `prefix ${config.queue.prefix}` })),
+    serverAdapter: board,
+    options: {
+      uiConfig: {
+        boardTitle: 'rollout-fleet',
+        miscLinks: [
+          { text: 'Runs', url: '/runs' },
+          { text: 'Metrics', url: '/metrics' },
+        ],
+      },
+    },
+  });
+  const metrics = createDashboardMetrics({ redis, keys, queues, staleAfterMs: options.metricsStaleAfterMs });
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.use((_req, res, next) => {
+    res.setHeader('X-Frame-Options', 'DENY');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Referrer-Policy', 'same-origin');
+    next();
+  });
+  const serveMetrics = async (_req: Request, res: Response): Promise<void> => {
+    const text = await metrics.render();
+    res.setHeader('Content-Type', metrics.contentType).send(text);
+  };
+  if (config.dashboard.metricsPublic) app.get('/metrics', serveMetrics);
+  app.use(auth.middleware);
+  app.use(csrfGuard(logger));
+  if (!config.dashboard.metricsPublic) app.get('/metrics', serveMetrics);
+  app.use(runRoutes({ redis, keys, queue: episodes }));
+  app.use('/', board.getRouter() as express.Router);
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    logger.error({ err, method: req.method, path: req.path }, 'dashboard: request failed');
+    if (!res.headersSent) res.status(500).type('text/plain').send('Internal error\n');
+  });
+
+  let server: Server;
+  try {
+    server = await new Promise<Server>((resolve, reject) => {
+      const s = app.listen(options.port, host);
+      s.once('listening', () => resolve(s));
+      s.once('error', reject);
+    });
+  } catch (err) {
+    await closeAll();
+    throw new RolloutError('CONFIG_INVALID', `dashboard: cannot listen on ${host}:${options.port}: ${(err as Error).message}`, { cause: err });
+  }
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${hostForUrl(host)}:${port}/`;
+  logger.info({ url, auth: auth.mode, readOnly: config.dashboard.readOnly, metricsPublic: config.dashboard.metricsPublic, queues: queueNames }, 'dashboard listening');
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    close: () => {
+      closing ??= (async () => {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await closeAll();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,48 @@
+/**
+ * How an episode job reads in Bull Board. The worker calls, per replayed step:
+ *   await job.updateProgress(stepProgress(i, n));
+ *   await job.log(formatStepLog(step, n));
+ * Bull Board draws its progress ring from a number or from an object's numeric `progress` field, and shows
+ * the object itself as JSON in the job's Progress tab; so one object gives both the ring (percent) and the
+ * readable `step i/N` label.
+ */
+import type { StepRecord } from '@rollout-fleet/shared';
+
+export interface EpisodeProgress {
+  /** Percent of steps done, 0–100 (Bull Board's progress ring). */
+  progress: number;
+  /** Steps finished so far (1-based count). */
+  step: number;
+  total: number;
+  /** `step i/N`, what a person reads in the Progress tab. */
+  label: string;
+}
+
+/** Progress after `done` of `total` steps. A trajectory with no steps reads as done. */
+export function stepProgress(done: number, total: number): EpisodeProgress {
+  const step = Math.max(0, Math.min(done, total));
+  const progress = total > 0 ? Math.round((step / total) * 1000) / 10 : 100;
+  return { progress, step, total, label: `step ${step}/${total}` };
+}
+
+/** The fields of a step record one log line needs. */
+export type StepLogFields = Pick<StepRecord, 'index' | 'tool' | 'exit_code' | 'duration_ms' | 'timed_out'> &
+  Partial<Pick<StepRecord, 'truncated' | 'error'>>;
+
+/**
+ * One job-log line per step: `step 3/12 bash exit=0 1.24s`, then `timeout`, `error=<code>` or
+ * `output-truncated` when they apply. `exit=-` when the command never produced an exit code.
+ */
+export function formatStepLog(step: StepLogFields, total: number): string {
+  const exit = step.exit_code === null ? '-' : String(step.exit_code);
+  const parts = [`step ${step.index + 1}/${total}`, step.tool, `exit=${exit}`, formatSeconds(step.duration_ms)];
+  if (step.timed_out) parts.push('timeout');
+  if (step.error !== undefined) parts.push(`error=${step.error.code}`);
+  if (step.truncated === true) parts.push('output-truncated');
+  return parts.join(' ');
+}
+
+function formatSeconds(ms: number): string {
+  const s = ms / 1000;
+  return s < 10 ? `${s.toFixed(2)}s` : s < 100 ? `${s.toFixed(1)}s` : `${Math.round(s)}s`;
+}

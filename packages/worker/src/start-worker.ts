@@ -1,0 +1,162 @@
+/**
+ * A worker process's fleet member: a BullMQ Worker running the episode processor, plus the reaper
+ * loop (one pass at a time fleet-wide) and the metrics publisher. `close()` is the graceful path
+ * used on SIGTERM/SIGINT: stop taking jobs, let running episodes finish within the grace period,
+ * then hand the rest back (their sandboxes are killed on the way out).
+ */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import {
+  ResultStore,
+  createKeyspace,
+  type Config,
+  type EpisodeJobData,
+  type EpisodeJobReturn,
+  type Logger,
+  type VefaasTarget,
+} from '@rollout-fleet/shared';
+import { FLEET_LABEL_KEY } from './episode/run-attempt.js';
+import { LeaseStore } from './leases/lease-store.js';
+import { Reaper, type ReaperPlatform } from './leases/reaper.js';
+import { publishMetrics, unpublishMetrics } from './metrics/metrics-publisher.js';
+import { createWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics.js';
+import { createProcessor } from './processor.js';
+import { Semaphore } from './sandbox/semaphore.js';
+
+const SECOND_MS = 1000;
+const METRICS_INTERVAL_MS = 5 * SECOND_MS;
+
+export interface StartWorkerOptions {
+  config: Config;
+  target: VefaasTarget;
+  logger: Logger;
+  /** @defaultValue config.worker.concurrency */
+  concurrency?: number;
+  /** @defaultValue `<hostname>-<pid>-<random>` */
+  workerId?: string;
+}
+
+export interface RunningWorker {
+  readonly workerId: string;
+  readonly worker: Worker<EpisodeJobData, EpisodeJobReturn>;
+  readonly metrics: WorkerMetrics;
+  readonly reaper: Reaper;
+  /** Graceful stop; resolves when every episode has finished or been handed back. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** The label every sandbox of this fleet carries (ListSandboxes filters on it). */
+export function fleetLabelFor(prefix: string): string {
+  return prefix.replace(/[^A-Za-z0-9_.-]/g, '') || 'rf';
+}
+
+export function reaperPlatformFor(target: VefaasTarget, fleetLabel: string): ReaperPlatform {
+  return {
+    kill: async (sandboxId) => {
+      await target.vefaas.killSandbox({ FunctionId: target.functionId, SandboxId: sandboxId });
+    },
+    listFleet: async () => {
+      const items = await target.vefaas.listAllSandboxes({ FunctionId: target.functionId, Metadata: { [FLEET_LABEL_KEY]: fleetLabel } });
+      return items.map((item) => ({
+        sandboxId: item.Id,
+        createdAt: new Date(item.CreatedAt ?? 0),
+        status: item.Status ?? '',
+      }));
+    },
+  };
+}
+
+export async function startWorker(options: StartWorkerOptions): Promise<RunningWorker> {
+  const { config, target, logger: rootLogger } = options;
+  const workerId = options.workerId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+  const logger = rootLogger.child({ workerId });
+  const keys = createKeyspace(config.queue.prefix);
+  // BullMQ workers need blocking commands to wait forever, hence maxRetriesPerRequest: null.
+  const redis = new Redis(config.redis.url, { maxRetriesPerRequest: null });
+  const metrics = createWorkerMetrics();
+  const leases = new LeaseStore(redis, keys, { ttlMs: config.worker.leaseTtlS * SECOND_MS });
+  const fleetLabel = fleetLabelFor(config.queue.prefix);
+  const shutdown = new AbortController();
+
+  const processor = createProcessor({
+    target,
+    leases,
+    metrics,
+    startLimiter: new Semaphore(config.worker.maxStarting),
+    workerId,
+    fleetLabel,
+    outputLimitBytes: config.worker.stepOutputLimitBytes,
+    freshEval: config.worker.freshEval,
+    reward: { resolved: config.worker.rewardResolved, unresolved: config.worker.rewardUnresolved },
+    redis,
+    keys,
+    results: new ResultStore(redis, keys, { retentionS: config.worker.resultRetentionDays * 24 * 60 * 60 }),
+    logger,
+    shutdown: shutdown.signal,
+  });
+
+  // BullMQ leaves connections it did not create open on close(); we own this one and close it ourselves.
+  const workerConnection = redis.duplicate({ maxRetriesPerRequest: null });
+  const worker = new Worker<EpisodeJobData, EpisodeJobReturn>(config.queue.name, processor, {
+    connection: workerConnection,
+    prefix: config.queue.prefix,
+    concurrency: options.concurrency ?? config.worker.concurrency,
+    // The lock is renewed every half lockDuration while an episode runs, so episodes may last hours;
+    // a SIGKILLed worker's job is taken over after about lockDuration + stalledInterval.
+    lockDuration: config.worker.lockDurationMs,
+    stalledInterval: config.worker.stalledIntervalMs,
+    maxStalledCount: 2,
+  });
+  worker.on('error', (err) => logger.error({ err }, 'worker error'));
+  worker.on('failed', (job, err) => logger.debug({ jobId: job?.id, err }, 'job failed'));
+
+  const reaper = new Reaper({
+    redis,
+    keys,
+    leases,
+    platform: reaperPlatformFor(target, fleetLabel),
+    logger,
+    onKill: (reason) => metrics.reaperKills.inc({ reason }),
+  });
+  const loops = [
+    every(config.worker.reaperIntervalS * SECOND_MS, () => reaper.reapOnce(), logger, 'reaper pass failed'),
+    every(METRICS_INTERVAL_MS, () => publishMetrics(redis, keys, workerId, metrics.registry), logger, 'metrics publish failed'),
+  ];
+  logger.info({ concurrency: worker.opts.concurrency, queue: config.queue.name }, 'worker started');
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      logger.info({ graceS: config.worker.shutdownGraceS }, 'worker stopping: no new episodes');
+      const grace = setTimeout(() => shutdown.abort(), config.worker.shutdownGraceS * SECOND_MS);
+      grace.unref();
+      await worker.close();
+      clearTimeout(grace);
+      for (const stop of loops) stop();
+      await unpublishMetrics(redis, keys, workerId).catch(() => undefined);
+      workerConnection.disconnect();
+      redis.disconnect();
+      logger.info('worker stopped');
+    })();
+    return closing;
+  };
+  return { workerId, worker, metrics, reaper, close };
+}
+
+/** Runs `task` every `intervalMs` (never overlapping itself); returns the stopper. */
+function every(intervalMs: number, task: () => Promise<unknown>, logger: Logger, failure: string): () => void {
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    task()
+      .catch((err: unknown) => logger.warn({ err }, failure))
+      .finally(() => {
+        busy = false;
+      });
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
