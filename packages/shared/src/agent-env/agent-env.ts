@@ -10,6 +10,7 @@ import { coerceError } from '../errors/coerce.js';
 import { RolloutError } from '../errors/rollout-error.js';
 import type { Logger } from '../logging/create-logger.js';
 import { SwerexClient } from '../swerex/swerex-client.js';
+import { shellQuote } from '../tools/shell-quote.js';
 import type { VefaasClient } from '../vefaas/control-plane-client.js';
 import { installToolBundle } from './install-tools.js';
 import { buildStartCommand } from './start-command.js';
@@ -114,7 +115,11 @@ export class AgentEnv implements AsyncDisposable {
       ...(target.dispatcher ? { dispatcher: target.dispatcher } : {}),
       ...(this.#o.logger ? { logger: this.#o.logger } : {}),
     });
-    await this.#swerex.waitUntilAlive({ timeoutMs: sandbox.startup_timeout_s * SECOND_MS, ...(signal ? { signal } : {}) });
+    await this.#swerex.waitUntilAlive({
+      timeoutMs: sandbox.startup_timeout_s * SECOND_MS,
+      onDead: this.#failedStartCheck(created.SandboxId),
+      ...(signal ? { signal } : {}),
+    });
     await this.#swerex.createSession({ session: SESSION, startup_timeout: 10 }, signal ? { signal } : {});
     const env = { ...DEFAULT_SESSION_ENV, ...sandbox.env };
     await this.#mustRun(Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)}`).join('\n'));
@@ -200,6 +205,27 @@ export class AgentEnv implements AsyncDisposable {
     await this.#o.onClosed?.(sandboxId);
   }
 
+  /**
+   * While /is_alive says "no such instance", asks DescribeSandbox (at most every 2 s) whether the sandbox
+   * Failed (e.g. an unknown image): then the start fails at once instead of after the whole startup timeout.
+   */
+  #failedStartCheck(sandboxId: string): (error: RolloutError) => Promise<void> {
+    let lastCheck = 0;
+    return async (error) => {
+      if (performance.now() - lastCheck < 2 * SECOND_MS) return;
+      lastCheck = performance.now();
+      const described = await this.#o.target.vefaas
+        .describeSandbox({ FunctionId: this.#o.target.functionId, SandboxId: sandboxId }, this.#o.signal ? { signal: this.#o.signal } : {})
+        .catch(() => undefined);
+      if (described?.Status !== 'Failed') return;
+      const reason = [described.ErrorCode, described.ErrorMessage].filter(Boolean).join(': ') || 'no reason given';
+      throw new RolloutError('SANDBOX_START_FAILED', `sandbox ${sandboxId} failed to start (${reason})`, {
+        cause: error,
+        details: { sandboxId, errorCode: described.ErrorCode },
+      });
+    };
+  }
+
   async #interrupt(): Promise<void> {
     try {
       await this.#client().interrupt(SESSION, { retries: 1 });
@@ -224,8 +250,4 @@ export class AgentEnv implements AsyncDisposable {
   #defaultTimeoutS(): number {
     return this.#o.defaultTimeoutS ?? 300;
   }
-}
-
-function shellQuote(value: string): string {
-  return `'${value.replaceAll("'", `'\\''`)}'`;
 }
