@@ -147,7 +147,7 @@ export {
 } from './tools/tool-catalogue.js';
 export type { OpenAiToolSchema, ToolArgumentSpec, ToolCallName, ToolSpec } from './tools/tool-catalogue.js';
 export { EDITOR_HISTORY_FILE, TOOL_BUNDLE_DIR, TOOL_INSTALL_DIR, TOOL_INSTALL_ROOT } from './tools/bundle-paths.js';
-export { AgentEnv, DEFAULT_SESSION_ENV } from './agent-env/agent-env.js';
+export { AGENT_ENV_LABEL_KEY, AgentEnv, DEFAULT_SESSION_ENV } from './agent-env/agent-env.js';
 export type { AgentEnvOptions, RunResult, StartTimings, VefaasTarget } from './agent-env/agent-env.js';
 export { DEFAULT_START_COMMAND, buildStartCommand } from './agent-env/start-command.js';
 export type { StartCommand } from './agent-env/start-command.js';

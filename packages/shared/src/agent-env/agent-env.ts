@@ -4,6 +4,7 @@
  * KillSandbox, V4-signed) + SWE-ReX through the function's gateway route, pinned to the sandbox by
  * X-Faas-Instance-Name. The same code runs against the cloud and vefaas-local; only the target differs.
  */
+import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import type { SandboxSpec, ToolName } from '../contracts/episode.js';
 import { coerceError } from '../errors/coerce.js';
@@ -58,6 +59,16 @@ export interface StartTimings {
 const SESSION = 'default';
 
 /**
+ * Metadata key every sandbox of an AgentEnv carries, with a value unique to that AgentEnv: when CreateSandbox
+ * is aborted or times out, the platform may have created the sandbox without us ever learning its id, and
+ * close() finds it by this label (ListSandboxes) and kills it.
+ */
+export const AGENT_ENV_LABEL_KEY = 'rf-env';
+
+/** What `export NAME=...` accepts; anything else would fail (or inject) in the session set-up line. */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
  * Session environment every sandbox gets (as SWE-agent sets it): the session runs on a pty, so pagers
  * would wait for a keypress forever (`git log`, `git diff`, `man`); progress bars would flood outputs.
  * Episode `env` entries override these.
@@ -76,6 +87,9 @@ export class AgentEnv implements AsyncDisposable {
   #sandboxId: string | undefined;
   #swerex: SwerexClient | undefined;
   #closing: Promise<void> | undefined;
+  /** The CreateSandbox call (settles with #sandboxId set), once start() has begun. */
+  #creating: Promise<unknown> | undefined;
+  readonly #label = randomUUID();
 
   constructor(options: AgentEnvOptions) {
     this.#o = options;
@@ -87,11 +101,16 @@ export class AgentEnv implements AsyncDisposable {
 
   /** CreateSandbox → wait until alive (startup timeout) → bash session with the env variables. */
   async start(): Promise<StartTimings> {
-    if (this.#sandboxId) throw new RolloutError('INTERNAL', 'AgentEnv.start() called twice');
+    if (this.#creating) throw new RolloutError('INTERNAL', 'AgentEnv.start() called twice');
     const { target, sandbox, signal } = this.#o;
+    const badNames = Object.keys(sandbox.env).filter((name) => !ENV_NAME.test(name));
+    if (badNames.length > 0) {
+      throw new RolloutError('INPUT_INVALID', `sandbox env names must be shell identifiers: ${badNames.map((n) => JSON.stringify(n)).join(', ')}`);
+    }
+    if (this.#closing) throw new RolloutError('INTERNAL', 'AgentEnv.start() called after close()');
     const started = performance.now();
     const start = buildStartCommand(sandbox.command);
-    const created = await target.vefaas.createSandbox(
+    const creating = target.vefaas.createSandbox(
       {
         FunctionId: target.functionId,
         // Minutes are the documented unit; round up so the platform never undercuts the lifetime.
@@ -100,11 +119,16 @@ export class AgentEnv implements AsyncDisposable {
         CpuMilli: sandbox.cpu_milli,
         MemoryMB: sandbox.memory_mb,
         Envs: Object.entries(sandbox.env).map(([Key, Value]) => ({ Key, Value })),
-        ...(this.#o.metadata ? { Metadata: this.#o.metadata } : {}),
+        Metadata: { ...this.#o.metadata, [AGENT_ENV_LABEL_KEY]: this.#label },
       },
       signal ? { signal } : {},
-    );
-    this.#sandboxId = created.SandboxId;
+    ).then((result) => {
+      // Set inside the call's own promise so a concurrent close() that awaits it sees the id.
+      this.#sandboxId = result.SandboxId;
+      return result;
+    });
+    this.#creating = creating;
+    const created = await creating;
     const createMs = performance.now() - started;
     await this.#o.onCreated?.(created.SandboxId);
     this.#swerex = new SwerexClient({
@@ -191,8 +215,13 @@ export class AgentEnv implements AsyncDisposable {
   }
 
   async #close(): Promise<void> {
+    // A close() racing start() waits for CreateSandbox, so the sandbox it creates is not missed.
+    await this.#creating?.catch(() => undefined);
     const sandboxId = this.#sandboxId;
-    if (!sandboxId) return;
+    if (!sandboxId) {
+      if (this.#creating) await this.#killUnnamed();
+      return;
+    }
     if (this.#swerex) {
       await this.#swerex.closeSession(SESSION, { timeoutMs: 5 * SECOND_MS, retries: 0 }).catch(() => undefined);
     }
@@ -203,6 +232,22 @@ export class AgentEnv implements AsyncDisposable {
       if (err.code !== 'VEFAAS_NOT_FOUND') throw err;
     }
     await this.#o.onClosed?.(sandboxId);
+  }
+
+  /** CreateSandbox failed or was aborted: a sandbox may exist all the same; find it by our label and kill it. */
+  async #killUnnamed(): Promise<void> {
+    const { vefaas, functionId } = this.#o.target;
+    const strays = await vefaas.listAllSandboxes({ FunctionId: functionId, Metadata: { [AGENT_ENV_LABEL_KEY]: this.#label } });
+    for (const stray of strays) {
+      if (stray.Status === 'Terminating') continue;
+      this.#o.logger?.warn({ sandboxId: stray.Id }, 'killing a sandbox whose CreateSandbox call did not complete');
+      try {
+        await vefaas.killSandbox({ FunctionId: functionId, SandboxId: stray.Id });
+      } catch (thrown) {
+        const err = coerceError(thrown);
+        if (err.code !== 'VEFAAS_NOT_FOUND') throw err;
+      }
+    }
   }
 
   /**

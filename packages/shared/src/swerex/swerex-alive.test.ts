@@ -57,6 +57,19 @@ describe('waitUntilAlive', () => {
     expect(server!.requests).toHaveLength(4);
   });
 
+  it('asks onDead while the instance is unknown, and stops waiting when it throws', async () => {
+    const client = await clientAnswering((_req, res) => sendJson(res, 404, { error: { code: 'InstanceNotFound', message: 'gone' } }));
+    const seen: string[] = [];
+    const failed = new RolloutError('SANDBOX_START_FAILED', 'sandbox Failed');
+    const onDead = async (err: RolloutError): Promise<void> => {
+      seen.push(err.code);
+      if (seen.length === 2) throw failed;
+    };
+    await expect(client.waitUntilAlive({ timeoutMs: 10_000, intervalMs: 1, onDead })).rejects.toBe(failed);
+    expect(seen).toEqual(['SANDBOX_DEAD', 'SANDBOX_DEAD']);
+    expect(server!.requests).toHaveLength(2);
+  });
+
   it('times out with SANDBOX_START_TIMEOUT carrying the last message', async () => {
     const client = await clientAnswering((_req, res) => sendJson(res, 503, { message: 'no healthy upstream' }));
     const err: unknown = await client.waitUntilAlive({ timeoutMs: 150, intervalMs: 10 }).catch((e: unknown) => e);

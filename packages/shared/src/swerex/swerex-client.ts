@@ -112,6 +112,11 @@ export interface WaitUntilAliveOptions {
   /** HTTP timeout of each probe (bounded by the time left). @defaultValue 5 s */
   attemptTimeoutMs?: number;
   signal?: AbortSignal;
+  /**
+   * Called after a probe finds the pinned instance gone (SANDBOX_DEAD); throw to stop waiting. A gateway may
+   * not know an instance that is still starting, so only the caller (DescribeSandbox) can tell "Failed" apart.
+   */
+  onDead?: (error: RolloutError) => Promise<void>;
 }
 
 export type InterruptOptions = Omit<BashInterruptActionInput, 'session' | 'action_type'> & CallOptions;
@@ -187,6 +192,7 @@ export class SwerexClient {
       if (probe.response.is_alive) return probe.response;
       // A rejected key will not fix itself by waiting.
       if (probe.error?.code === 'SWEREX_AUTH' || probe.error?.code === 'GATEWAY_AUTH') throw probe.error;
+      if (probe.error?.code === 'SANDBOX_DEAD' && options.onDead) await options.onDead(probe.error);
       // A final probe cut short by the overall deadline says less than the answer before it.
       const cutShort = probe.error?.code === 'SWEREX_TIMEOUT' && probeTimeoutMs < attemptTimeoutMs;
       if (!cutShort || lastMessage === undefined) lastMessage = probe.response.message;

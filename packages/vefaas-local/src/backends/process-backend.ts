@@ -58,7 +58,8 @@ export class ProcessBackend implements SandboxBackend {
       try {
         imageDir = await runtime.resolveImage(launch.image, imagesDir ?? '/nonexistent');
       } catch (err) {
-        throw new LaunchError(`image ${launch.image} is not available: ${(err as Error).message}`);
+        // resolveImage's message already names the image and says why.
+        throw new LaunchError((err as Error).message);
       }
     }
     const sandbox = await runtime.launchSandbox({
