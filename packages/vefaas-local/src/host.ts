@@ -7,7 +7,7 @@
  * `close()` (and the CLI on SIGINT/SIGTERM) kills every sandbox before resolving.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -26,6 +26,7 @@ import { createGateway, defaultDeadInstance, type GatewaySettings } from './gate
 import type { Isolation, VefaasLocalOptions } from './host-options.js';
 import { sendJson } from './http-util.js';
 import { SandboxManager } from './registry/sandbox-manager.js';
+import { removeSandboxLeftovers } from './sandbox/leftovers.js';
 import type { SandboxStatus } from './registry/sandbox-record.js';
 
 const SECOND = 1000;
@@ -66,6 +67,9 @@ export async function startVefaasLocal(options: VefaasLocalOptions = {}): Promis
 
   const ownsStateRoot = options.stateRoot === undefined && isolation !== 'emulated';
   const stateRoot = options.stateRoot ?? (isolation === 'emulated' ? '' : await mkdtemp(join(tmpdir(), 'vefaas-local-')));
+  // A given state dir may hold what a crashed host left (state dirs, empty cgroups); no sandbox of a
+  // previous host is alive (they die with it), so everything there is debris.
+  if (!ownsStateRoot && stateRoot !== '') await sweepLeftovers(stateRoot, logger);
   const backend = await createBackend({ options, isolation, stateRoot, requestTimeoutMs, logger });
 
   const faults = new FaultController(options.faults ?? {});
@@ -234,4 +238,11 @@ async function createBackend(input: {
     network: options.sandboxNetwork ?? false,
     requestTimeoutMs: input.requestTimeoutMs,
   });
+}
+
+async function sweepLeftovers(stateRoot: string, logger: Logger): Promise<void> {
+  const entries = await readdir(stateRoot, { withFileTypes: true }).catch(() => []);
+  const stale = entries.filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => e.name);
+  for (const sandboxId of stale) await removeSandboxLeftovers({ stateRoot, sandboxId });
+  if (stale.length > 0) logger.warn({ stateRoot, removed: stale.length }, 'removed leftovers of a previous host');
 }

@@ -8,6 +8,8 @@ export { createProcessor } from './processor.js';
 export type { ProcessorDeps, EpisodeProcessor } from './processor.js';
 export { LeaseStore } from './leases/lease-store.js';
 export type { Lease } from './leases/lease-store.js';
+export { LeaseKeeper } from './sandbox/lease-keeper.js';
+export type { LeaseKeeperOptions } from './sandbox/lease-keeper.js';
 export { Reaper } from './leases/reaper.js';
 export type { ReaperOptions, ReaperPlatform, ReapReport } from './leases/reaper.js';
 export { createWorkerMetrics } from './metrics/worker-metrics.js';

@@ -112,16 +112,20 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   worker.on('error', (err) => logger.error({ err }, 'worker error'));
   worker.on('failed', (job, err) => logger.debug({ jobId: job?.id, err }, 'job failed'));
 
+  const reaperIntervalMs = config.worker.reaperIntervalS * SECOND_MS;
   const reaper = new Reaper({
     redis,
     keys,
     leases,
     platform: reaperPlatformFor(target, fleetLabel),
     logger,
+    // A worker killed mid-pass leaves the fleet-wide lock behind: it must expire within a few intervals,
+    // or reaping stops for a minute when intervals are short.
+    lockTtlMs: Math.min(60 * SECOND_MS, Math.max(5 * SECOND_MS, 3 * reaperIntervalMs)),
     onKill: (reason) => metrics.reaperKills.inc({ reason }),
   });
   const loops = [
-    every(config.worker.reaperIntervalS * SECOND_MS, () => reaper.reapOnce(), logger, 'reaper pass failed'),
+    every(reaperIntervalMs, () => reaper.reapOnce(), logger, 'reaper pass failed'),
     every(METRICS_INTERVAL_MS, () => publishMetrics(redis, keys, workerId, metrics.registry), logger, 'metrics publish failed'),
   ];
   logger.info({ concurrency: worker.opts.concurrency, queue: config.queue.name }, 'worker started');

@@ -1,0 +1,21 @@
+/**
+ * SWE-ReX conformance (http, errors facets) THROUGH THE GATEWAY to a real bubblewrap sandbox: what the suite
+ * proves over the sandbox's socket must survive the proxy (status codes, 511 bodies, X-Request-ID replay,
+ * multipart upload, long commands and interrupts).
+ */
+import { afterAll, beforeAll, describe } from 'vitest';
+import { checkIsolation } from '../sandbox/index.js';
+import { startGatewayFixture, type GatewayFixture } from '../testing/gateway-fixture.js';
+import { describeSwerexConformance } from '../testing/swerex-conformance/index.js';
+
+describe.skipIf(!checkIsolation().bwrap)('SWE-ReX conformance through the vefaas-local gateway', () => {
+  let fixture: GatewayFixture;
+  beforeAll(async () => {
+    fixture = await startGatewayFixture();
+  });
+  afterAll(async () => {
+    await fixture?.cleanup();
+  });
+
+  describeSwerexConformance(() => fixture.target, ['http', 'errors']);
+});
