@@ -1,85 +1,143 @@
 /**
  * The dashboard in a real browser (Debian's /usr/bin/chromium driven by playwright-core; never a
- * downloaded browser): log in with basic auth, see the episode queue's completed and failed counts of a
- * small real run, open a job, read its step progress and logs. Writes artifacts/dashboard.png.
+ * downloaded browser) over a small REAL run: vefaas-local with bubblewrap sandboxes, the producer's
+ * submitRun, the real worker (startWorker) in this process. Logs in with basic auth, sees the episode
+ * queue's completed and failed counts, opens a completed job and reads its step progress and logs; checks
+ * /metrics (aggregated from the worker's own Redis snapshot), /api/runs/<id> and the run page.
+ * Writes artifacts/dashboard.png and artifacts/dashboard-run.png.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Queue, Worker } from 'bullmq';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { chromium, type BrowserContext } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger, jobIdFor, jobNameFor, loadConfig, type Config } from '@rollout-fleet/shared';
-import { formatStepLog, startDashboard, stepProgress, type Dashboard } from '@rollout-fleet/worker';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  ResultStore,
+  createKeyspace,
+  createLogger,
+  createVefaasClient,
+  jobIdFor,
+  loadConfig,
+  type Config,
+  type Episode,
+  type EpisodeJobData,
+  type EpisodeResult,
+  type Logger,
+  type RunStatus,
+  type VefaasClient,
+} from '@rollout-fleet/shared';
+import { submitRun, validateInputs } from '@rollout-fleet/producer';
+import { startVefaasLocal, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
+import { formatStepLog, startDashboard, startWorker, type Dashboard, type RunningWorker } from '@rollout-fleet/worker';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const CHROMIUM = '/usr/bin/chromium';
-const ARTIFACT = fileURLToPath(new URL('../artifacts/dashboard.png', import.meta.url));
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ARTIFACT = join(ROOT, 'artifacts/dashboard.png');
+const RUN_ARTIFACT = join(ROOT, 'artifacts/dashboard-run.png');
 const USER = 'operator';
 const PASSWORD = `pw-${randomUUID()}`;
+const AUTH = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
+/** From examples/sweep.jsonl: one episode that resolves (3 steps), one that completes unresolved (2 steps). */
+const RESOLVES = 'pyutils__calc-add';
+const UNRESOLVED = 'pyutils__text-reverse';
+/** A copy of RESOLVES whose image does not exist: the sandbox never starts (infra failure); one attempt. */
+const NO_IMAGE = 'pyutils__no-such-image';
 
 interface SmallRun {
   runId: string;
+  /** Job ids, as the worker reported them. */
   completed: string[];
   failed: string[];
-  steps: number;
+  /** Stored results by instance id. */
+  results: Map<string, EpisodeResult>;
+}
+
+/** What the small run started; closed in afterAll. */
+interface Fleet {
+  host: VefaasLocalHandle;
+  vefaas: VefaasClient;
+  worker: RunningWorker;
+}
+
+/** Two example episodes as they are, plus one pointing at a missing image. */
+async function smallRunEpisodes(runId: string): Promise<Episode[]> {
+  const path = join(ROOT, 'examples/sweep.jsonl');
+  const records = (await readFile(path, 'utf8'))
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  const pick = (id: string): Record<string, unknown> => records.find((r) => r['episode_id'] === id) ?? {};
+  const broken = { ...pick(RESOLVES), episode_id: NO_IMAGE, instance_id: NO_IMAGE, sandbox: { image: 'no-such-image' } };
+  const text = [pick(RESOLVES), pick(UNRESOLVED), broken].map((r) => JSON.stringify(r)).join('\n');
+  const validated = validateInputs([{ path, text }], { runId });
+  expect(validated.problems).toEqual([]);
+  return validated.episodes;
 }
 
 /**
- * Produces a small real run in the configured queue: episodes that each replay a few steps (progress +
- * one log line per step), some completing and some failing. Today a BullMQ Worker stands in for the
- * episode pipeline; this is the one place to swap in the real worker.
+ * A small real run: vefaas-local (bubblewrap sandboxes from examples/images), the run submitted with
+ * submitRun (as `rollout-fleet submit` does, attempts from RF_ATTEMPTS), the real worker in this
+ * process. Resolves once BullMQ has moved every job to completed or failed; the worker keeps running
+ * (its metrics loop publishes to Redis) until `fleet` is closed.
  */
-async function produceSmallRun(config: Config): Promise<SmallRun> {
-  const runId = `run-${randomUUID().slice(0, 8)}`;
-  const steps = 3;
-  const episodes = [0, 1, 2, 3, 4].map((i) => ({ episodeId: `e${i}`, instanceId: `astropy__astropy-${1000 + i}`, fails: i % 2 === 1 }));
-  const connection = { url: config.redis.url };
-  const queue = new Queue(config.queue.name, { connection, prefix: config.queue.prefix });
-  const run: SmallRun = { runId, completed: [], failed: [], steps };
-  const finished = new Promise<void>((resolve) => {
-    const worker = new Worker(
-      config.queue.name,
-      async (job) => {
-        const { fails } = job.data as { fails: boolean };
-        for (let index = 0; index < steps; index++) {
-          await job.updateProgress(stepProgress(index + 1, steps));
-          await job.log(formatStepLog({ index, tool: index === 0 ? 'str_replace_editor' : 'bash', exit_code: fails && index === steps - 1 ? 1 : 0, duration_ms: 40 + index, timed_out: false }, steps));
-        }
-        if (fails) throw new Error('SANDBOX_DEAD: the sandbox instance is gone');
-        return { status: 'completed' };
-      },
-      { connection, prefix: config.queue.prefix, concurrency: 5 },
-    );
-    const settle = (): void => {
-      if (run.completed.length + run.failed.length === episodes.length) void worker.close().then(resolve);
-    };
-    worker.on('completed', (job) => {
-      run.completed.push(job.id as string);
-      settle();
-    });
-    worker.on('failed', (job) => {
-      run.failed.push(job?.id as string);
-      settle();
-    });
+async function produceSmallRun(config: Config, logger: Logger, onFleet: (fleet: Fleet) => void): Promise<SmallRun> {
+  const host = await startVefaasLocal({ imagesDir: join(ROOT, 'examples/images'), isolation: 'bwrap', logger });
+  const vefaas = createVefaasClient({
+    endpoint: host.controlPlaneUrl,
+    region: host.region,
+    credentials: { accessKeyId: host.accessKeyId, secretAccessKey: host.secretAccessKey },
+    timeoutMs: config.vefaas.requestTimeoutMs,
   });
-  await queue.addBulk(
-    episodes.map((e) => ({
-      name: jobNameFor(e.instanceId, 0),
-      data: { fails: e.fails },
-      opts: { jobId: jobIdFor(runId, e.episodeId, 0), attempts: 1 },
-    })),
-  );
-  await finished;
-  await queue.close();
+  const target = { vefaas, functionId: host.functionId, gatewayUrl: host.gatewayUrl };
+  const worker = await startWorker({ config, target, logger, concurrency: 3 });
+  onFleet({ host, vefaas, worker });
+
+  const runId = `dash-${randomUUID().slice(0, 8)}`;
+  const episodes = await smallRunEpisodes(runId);
+  const run: SmallRun = { runId, completed: [], failed: [], results: new Map() };
+  // Every job ends in 'completed' or (one attempt only) 'failed': BullMQ emits these after moving the job.
+  const settled = new Promise<void>((resolve) => {
+    const settle = (list: string[], id: string | undefined): void => {
+      list.push(id ?? '');
+      if (run.completed.length + run.failed.length === episodes.length) resolve();
+    };
+    worker.worker.on('completed', (job) => settle(run.completed, job.id));
+    worker.worker.on('failed', (job) => settle(run.failed, job?.id));
+  });
+
+  const redis = new Redis(config.redis.url);
+  const keys = createKeyspace(config.queue.prefix);
+  const queue = new Queue<EpisodeJobData>(config.queue.name, { connection: redis.duplicate(), prefix: config.queue.prefix });
+  try {
+    const summary = await submitRun({ queue, redis, keys, runId, episodes, policy: { attempts: config.worker.attempts, backoffMs: config.worker.backoffMs, retentionS: 3600 } });
+    expect(summary.enqueued).toBe(episodes.length);
+    await settled;
+    for (const item of await new ResultStore(redis, keys).read(runId)) run.results.set(item.result.instance_id, item.result);
+  } finally {
+    await queue.close();
+    redis.disconnect();
+  }
   return run;
 }
 
-describe('dashboard in a browser', () => {
+async function get(url: string): Promise<Response> {
+  return fetch(url, { headers: { authorization: AUTH } });
+}
+
+/** One sample's value from Prometheus text, e.g. sample(text, 'rf_episodes_total{outcome="failed"}'). */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+describe('dashboard in a browser over a small real run', () => {
   let config: Config;
+  let fleet: Fleet | undefined;
   let dashboard: Dashboard;
   let context: BrowserContext;
   let profileDir: string;
@@ -87,11 +145,19 @@ describe('dashboard in a browser', () => {
 
   beforeAll(async () => {
     config = loadConfig(
-      { REDIS_URL, RF_PREFIX: `{rf-e2e-${randomUUID()}}`, RF_DASHBOARD_USER: USER, RF_DASHBOARD_PASSWORD: PASSWORD },
+      {
+        REDIS_URL,
+        RF_PREFIX: `{rf-e2e-${randomUUID()}}`,
+        RF_DASHBOARD_USER: USER,
+        RF_DASHBOARD_PASSWORD: PASSWORD,
+        // One attempt: the missing image fails at once instead of being retried.
+        RF_ATTEMPTS: '1',
+      },
       { dotenvPath: false },
     );
-    run = await produceSmallRun(config);
-    dashboard = await startDashboard({ config, port: 0, host: '127.0.0.1', logger: createLogger({ level: 'warn', format: 'json' }) });
+    const logger = createLogger({ level: 'error', format: 'json' });
+    run = await produceSmallRun(config, logger, (f) => (fleet = f));
+    dashboard = await startDashboard({ config, port: 0, host: '127.0.0.1', logger });
     profileDir = await mkdtemp(join(tmpdir(), 'rf-chromium-'));
     context = await chromium.launchPersistentContext(profileDir, {
       executablePath: CHROMIUM,
@@ -100,12 +166,15 @@ describe('dashboard in a browser', () => {
       httpCredentials: { username: USER, password: PASSWORD },
       viewport: { width: 1280, height: 800 },
     });
-  });
+  }, 60_000);
 
   afterAll(async () => {
     await context?.close();
     if (profileDir) await rm(profileDir, { recursive: true, force: true });
     await dashboard?.close();
+    await fleet?.worker.close();
+    await fleet?.vefaas.close();
+    await fleet?.host.close();
     const queue = new Queue(config.queue.name, { connection: { url: REDIS_URL }, prefix: config.queue.prefix });
     await queue.obliterate({ force: true });
     await queue.close();
@@ -115,9 +184,20 @@ describe('dashboard in a browser', () => {
     redis.disconnect();
   });
 
-  it('logs in, shows the run’s completed and failed counts, and a job’s step progress and logs', async () => {
-    expect(run.completed).toHaveLength(3);
-    expect(run.failed).toHaveLength(2);
+  it('ran for real: two episodes completed (one resolved), the missing image failed as infra', () => {
+    expect(run.completed.sort()).toEqual([jobIdFor(run.runId, RESOLVES, 0), jobIdFor(run.runId, UNRESOLVED, 0)].sort());
+    expect(run.failed).toEqual([jobIdFor(run.runId, NO_IMAGE, 0)]);
+    expect(run.results.get(RESOLVES)).toMatchObject({ status: 'completed', resolved: true });
+    expect(run.results.get(RESOLVES)?.steps).toHaveLength(3);
+    expect(run.results.get(UNRESOLVED)).toMatchObject({ status: 'completed', resolved: false });
+    const failed = run.results.get(NO_IMAGE);
+    expect(failed).toMatchObject({ status: 'failed', steps: [] });
+    expect(failed?.failure?.class).toBe('infra');
+  });
+
+  it('logs in, shows the run’s completed and failed counts, and a completed job’s step progress and logs', async () => {
+    const resolved = run.results.get(RESOLVES) as EpisodeResult;
+    const total = resolved.steps.length;
     const page = context.pages()[0] ?? (await context.newPage());
 
     const home = await page.goto(dashboard.url);
@@ -126,24 +206,77 @@ describe('dashboard in a browser', () => {
     const badge = (status: string): ReturnType<typeof page.locator> =>
       page.locator(`a[href="/queue/${config.queue.name}?status=${status}"] [class*="badge"]`);
     await badge('completed').waitFor();
-    expect(await badge('completed').textContent()).toBe(String(run.completed.length));
-    expect(await badge('failed').textContent()).toBe(String(run.failed.length));
+    expect(await badge('completed').textContent()).toBe('2');
+    expect(await badge('failed').textContent()).toBe('1');
 
-    // Open one failed job from the failed list.
+    // The failed list names the failed episode; its job has no steps (the sandbox never started).
     await page.locator(`a[href="/queue/${config.queue.name}?status=failed"]`).click();
-    const failedId = run.failed[0] as string;
-    await page.getByText(failedId, { exact: true }).first().click();
-    await page.waitForURL((url) => decodeURIComponent(url.pathname) === `/queue/${config.queue.name}/${failedId}`);
-    await page.getByText(/^astropy__astropy-\d+#0$/).first().waitFor();
+    await page.getByText(`${NO_IMAGE}#0`).first().waitFor();
+
+    // Open the resolved episode's job from the completed list.
+    await page.locator(`a[href="/queue/${config.queue.name}?status=completed"]`).click();
+    const jobId = jobIdFor(run.runId, RESOLVES, 0);
+    await page.getByText(jobId, { exact: true }).first().click();
+    await page.waitForURL((url) => decodeURIComponent(url.pathname) === `/queue/${config.queue.name}/${jobId}`);
+    await page.getByText(`${RESOLVES}#0`).first().waitFor();
 
     await page.getByRole('tab', { name: 'Progress' }).click();
-    await page.getByText(`step ${run.steps}/${run.steps}`).first().waitFor();
+    await page.getByText(`step ${total}/${total}`).first().waitFor();
 
     await page.getByRole('tab', { name: 'Logs' }).click();
-    await page.getByText(`step 1/${run.steps} str_replace_editor exit=0 0.04s`).waitFor();
-    await page.getByText(`step ${run.steps}/${run.steps} bash exit=1 0.04s`).waitFor();
+    // One line per step, exactly as the worker wrote them from the steps it recorded.
+    for (const step of resolved.steps) await page.getByText(formatStepLog(step, total), { exact: true }).waitFor();
+    expect(formatStepLog(resolved.steps[2]!, total)).toMatch(/^step 3\/3 execute_bash exit=0 \d+\.\d\ds$/);
 
     await mkdir(join(ARTIFACT, '..'), { recursive: true });
     await page.screenshot({ path: ARTIFACT, fullPage: true });
+  });
+
+  it('serves the run’s counts at /api/runs/<runId> and a run page listing its results', async () => {
+    const res = await get(`${dashboard.url}api/runs/${encodeURIComponent(run.runId)}`);
+    expect(res.status).toBe(200);
+    const status = (await res.json()) as RunStatus;
+    expect(status).toMatchObject({ runId: run.runId, exists: true, total: 3, done: 3, completed: 2, failed: 1, resolved: 1, resolvedRate: 0.5, active: 0, waiting: 0, etaS: 0 });
+    expect(status.throughputPerS).toBeGreaterThan(0);
+
+    const page = context.pages()[0] ?? (await context.newPage());
+    const response = await page.goto(`${dashboard.url}runs/${encodeURIComponent(run.runId)}`);
+    expect(response?.status()).toBe(200);
+    await page.getByRole('heading', { name: `Run ${run.runId}` }).waitFor();
+    const rows = page.locator('tbody tr');
+    await expect.poll(() => page.locator('table').last().locator('tbody tr').count()).toBe(3);
+    expect(await rows.filter({ hasText: `${NO_IMAGE}#0` }).textContent()).toMatch(/failed \(SANDBOX_[A-Z_]+\)/);
+    expect(await rows.filter({ hasText: `${RESOLVES}#0` }).textContent()).toContain('yes');
+    expect(await rows.filter({ hasText: `${UNRESOLVED}#0` }).textContent()).toContain('no');
+    await page.screenshot({ path: RUN_ARTIFACT, fullPage: true });
+
+    // A result links to its job in Bull Board.
+    await page.getByRole('link', { name: `${RESOLVES}#0` }).click();
+    await page.getByText(`${RESOLVES}#0`).first().waitFor();
+    expect(decodeURIComponent(new URL(page.url()).pathname)).toBe(`/queue/${config.queue.name}/${jobIdFor(run.runId, RESOLVES, 0)}`);
+  });
+
+  it('aggregates the worker’s published metrics into /metrics', async () => {
+    // The worker publishes its snapshot to Redis every few seconds by itself; wait for one taken after the run.
+    let text = '';
+    await vi.waitFor(
+      async () => {
+        text = await (await get(`${dashboard.url}metrics`)).text();
+        expect(sample(text, 'rf_episodes_total{outcome="failed"}')).toBe(1);
+      },
+      { timeout: 10_000, interval: 250 },
+    );
+    expect(sample(text, 'rf_episodes_total{outcome="resolved"}')).toBe(1);
+    expect(sample(text, 'rf_episodes_total{outcome="unresolved"}')).toBe(1);
+    const steps = run.results.get(RESOLVES)!.steps.length + run.results.get(UNRESOLVED)!.steps.length;
+    expect((sample(text, 'rf_steps_total{tool="str_replace_editor"}') ?? 0) + (sample(text, 'rf_steps_total{tool="execute_bash"}') ?? 0)).toBe(steps);
+    for (const outcome of ['resolved', 'unresolved', 'failed']) expect(sample(text, `rf_episode_duration_seconds_count{outcome="${outcome}"}`)).toBe(1);
+    // Both completed episodes started a sandbox; the missing image never did.
+    expect(sample(text, 'rf_sandbox_create_seconds_count')).toBe(2);
+    expect(sample(text, 'rf_workers_reporting')).toBe(1);
+    expect(sample(text, `rf_queue_jobs{queue="${config.queue.name}",state="completed"}`)).toBe(2);
+    expect(sample(text, `rf_queue_jobs{queue="${config.queue.name}",state="failed"}`)).toBe(1);
+    expect(sample(text, 'rf_runs_known')).toBe(1);
+    expect(sample(text, 'rf_live_sandboxes')).toBe(0);
   });
 });

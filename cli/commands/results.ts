@@ -7,7 +7,6 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
 import type { GradingReport, RunSummaryEntry } from '@rollout-fleet/shared';
 import { EXIT } from '../exit-codes.js';
-import { loadContext, reportFailure } from '../runtime/context.js';
 
 interface ResultsFlags {
   run: string;
@@ -35,10 +34,12 @@ export function registerResults(program: Command): void {
 }
 
 async function runResults(flags: ResultsFlags): Promise<number> {
+  // Loaded here, not at the top: `--help` must not pay for loading the packages.
+  const { loadContext, reportFailure } = await import('../runtime/context.js');
   try {
     const { config } = loadContext();
     const { streamResults } = await import('@rollout-fleet/producer');
-    const { createKeyspace, summarizeRun } = await import('@rollout-fleet/shared');
+    const { createKeyspace, summarizeRun, toPythonJson } = await import('@rollout-fleet/shared');
     const { connectRedis } = await import('../runtime/redis.js');
     const redis = await connectRedis(config.redis.url);
     const controller = new AbortController();
@@ -71,8 +72,9 @@ async function runResults(flags: ResultsFlags): Promise<number> {
       redis.disconnect();
     }
     if (flags.format === 'swebench') {
-      process.stdout.write(`${JSON.stringify(reports, null, 4)}\n`);
-      if (flags.summary) await writeFile(flags.summary, `${JSON.stringify(summarizeRun(entries), null, 4)}\n`);
+      // Python's json.dumps(indent=4) text, so the file is byte-compatible with the harness's report.json.
+      process.stdout.write(`${toPythonJson(reports)}\n`);
+      if (flags.summary) await writeFile(flags.summary, `${toPythonJson(summarizeRun(entries))}\n`);
     }
     if (cursor) {
       console.error(`cursor ${cursor}`);

@@ -4,10 +4,12 @@
 import type { Command } from 'commander';
 import type { RunStatus } from '@rollout-fleet/shared';
 import { EXIT } from '../exit-codes.js';
-import { loadContext, reportFailure } from '../runtime/context.js';
-import { openQueue, type QueueContext } from '../runtime/redis.js';
+import type { QueueContext } from '../runtime/redis.js';
 
 async function withQueue(command: string, fn: (q: QueueContext) => Promise<number>): Promise<number> {
+  // Loaded here, not at the top: `--help` must not pay for loading the packages.
+  const { loadContext, reportFailure } = await import('../runtime/context.js');
+  const { openQueue } = await import('../runtime/redis.js');
   try {
     const { config } = loadContext();
     const q = await openQueue(config);

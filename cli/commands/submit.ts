@@ -5,7 +5,6 @@
 import { readFile } from 'node:fs/promises';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { EXIT } from '../exit-codes.js';
-import { loadContext, reportFailure } from '../runtime/context.js';
 import { progressLine } from '../runtime/progress.js';
 
 interface SubmitFlags {
@@ -53,6 +52,8 @@ export function registerSubmit(program: Command): void {
 }
 
 async function runSubmit(paths: string[], flags: SubmitFlags): Promise<number> {
+  // Loaded here, not at the top: `--help` must not pay for loading the packages.
+  const { loadContext, reportFailure } = await import('../runtime/context.js');
   try {
     const { config, logger } = loadContext();
     const { validateInputs, formatProblem, submitRun } = await import('@rollout-fleet/producer');

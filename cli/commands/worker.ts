@@ -5,7 +5,6 @@
  */
 import type { Command } from 'commander';
 import { EXIT } from '../exit-codes.js';
-import { loadContext, reportFailure } from '../runtime/context.js';
 import { positiveInteger } from './submit.js';
 
 export function registerWorker(program: Command): void {
@@ -13,15 +12,25 @@ export function registerWorker(program: Command): void {
     .command('worker')
     .description('Take episodes from the queue and run them in sandboxes until SIGTERM/SIGINT.')
     .option('--concurrency <n>', 'episodes at once in this process (default RF_WORKER_CONCURRENCY)', positiveInteger)
+    .option('--fresh-eval', 'grade in a new sandbox from the image with the patch applied, as SWE-bench does (RF_FRESH_EVAL)')
     .addHelpText('after', '\nExit codes: 0 stopped cleanly, 3 invalid configuration, 4 Redis or veFaaS unreachable.')
-    .action(async (flags: { concurrency?: number }) => {
+    .action(async (flags: WorkerFlags) => {
       process.exitCode = await runWorker(flags);
     });
 }
 
-async function runWorker(flags: { concurrency?: number }): Promise<number> {
+interface WorkerFlags {
+  concurrency?: number;
+  freshEval?: boolean;
+}
+
+async function runWorker(flags: WorkerFlags): Promise<number> {
+  // Loaded here, not at the top: `--help` must not pay for loading the packages.
+  const { loadContext, reportFailure } = await import('../runtime/context.js');
   try {
-    const { config, logger } = loadContext();
+    const context = loadContext();
+    const { logger } = context;
+    const config = flags.freshEval ? { ...context.config, worker: { ...context.config.worker, freshEval: true } } : context.config;
     const { connectRedis } = await import('../runtime/redis.js');
     (await connectRedis(config.redis.url)).disconnect();
     const { openTarget } = await import('../runtime/target.js');

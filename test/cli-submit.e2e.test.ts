@@ -1,0 +1,152 @@
+/**
+ * The `rollout-fleet` CLI as a user runs it (`node bin/rollout-fleet.js ...` child processes, a unique
+ * RF_PREFIX): malformed inputs are rejected with exit 3, a message naming file:line and field, and nothing
+ * in Redis; a valid submission prints its summary and is idempotent; `status` and `results` read a run a
+ * real worker finished; every subcommand's `--help` works.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EpisodeResultSchema } from '@rollout-fleet/shared';
+import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
+import {
+  SWEEP,
+  collectResults,
+  configOf,
+  openPipeline,
+  readExpected,
+  runCli,
+  silentLogger,
+  startHost,
+  testEnv,
+  type Host,
+  type Pipeline,
+} from './support/pipeline-harness.js';
+
+const RUN = 'cli-e2e';
+const SUBCOMMANDS = ['submit', 'status', 'results', 'cancel', 'retry', 'worker', 'verify', 'dashboard', 'sandbox-host'];
+
+describe('rollout-fleet CLI: submit, status, results', () => {
+  let dir: string;
+  let env: Record<string, string>;
+  let pipeline: Pipeline;
+  let host: Host | undefined;
+  let worker: RunningWorker | undefined;
+  let firstLine: Record<string, unknown>;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'rf-cli-'));
+    env = testEnv();
+    pipeline = openPipeline(configOf(env));
+    firstLine = JSON.parse((await readFile(SWEEP, 'utf8')).split('\n')[0]!) as Record<string, unknown>;
+  });
+
+  afterAll(async () => {
+    await worker?.close();
+    await host?.close();
+    await pipeline?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  /** Every key of the test's prefix, except the queue's `meta` (written by this test's own Queue handle). */
+  async function prefixKeys(): Promise<string[]> {
+    const { prefix, name } = pipeline.config.queue;
+    const keys = [...(await pipeline.redis.keys(`${prefix}:*`)), ...(await pipeline.redis.keys(`rf:${prefix}:*`))];
+    return keys.filter((key) => key !== `${prefix}:${name}:meta`);
+  }
+
+  async function file(name: string, lines: unknown[]): Promise<string> {
+    const path = join(dir, name);
+    await writeFile(path, lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + '\n');
+    return path;
+  }
+
+  it('rejects malformed inputs with exit 3, names file:line and field, and enqueues nothing', async () => {
+    const { trajectory } = firstLine as { trajectory: Array<Record<string, unknown>> };
+    const badJson = await file('bad-json.jsonl', [firstLine, '{"episode_id": "x", oops}']);
+    const missing = await file('missing-field.jsonl', [{ ...firstLine, trajectory: [{ ...trajectory[0], name: undefined }] }]);
+    const dupA = await file('dup-a.jsonl', [firstLine]);
+    const dupB = await file('dup-b.jsonl', [{ ...firstLine, sandbox: { image: 'python' } }]);
+    const huge = 'x'.repeat(1100 * 1024);
+    const oversized = await file('oversized.jsonl', [{ ...firstLine, episode_id: 'big', trajectory: [{ name: 'execute_bash', arguments: { command: `echo ${huge}` } }] }]);
+
+    const cases = [
+      { args: [badJson], where: `${badJson}:2: `, what: /not valid JSON/ },
+      { args: [missing], where: `${missing}:1: trajectory[0].name: `, what: /missing/ },
+      { args: [dupA, dupB], where: `${dupB}:1: episode_id: `, what: new RegExp(`duplicate episode .*first at ${dupA.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:1`) },
+      { args: [oversized], where: `${oversized}:1: `, what: /episode is \d+ bytes serialized, over the limit of 1048576/ },
+    ];
+    const runs = await Promise.all(cases.map((c) => runCli(['submit', ...c.args, '--run', RUN], env)));
+    runs.forEach((run, i) => {
+      const c = cases[i]!;
+      expect(run.code, run.stderr).toBe(3);
+      const line = run.stderr.split('\n').find((l) => l.startsWith(c.where));
+      expect(line, `stderr names ${c.where}:\n${run.stderr}`).toBeDefined();
+      expect(line).toMatch(c.what);
+      expect(line).toContain(' — ');
+      expect(run.stderr).toMatch(/nothing was enqueued/);
+      expect(run.stdout).toBe('');
+    });
+    expect(await prefixKeys()).toEqual([]);
+    expect(await pipeline.redis.exists(pipeline.keys.run(RUN))).toBe(0);
+  });
+
+  it('submits the sweep with a summary line, and a resubmission enqueues 0', async () => {
+    const submitted = await runCli(['submit', SWEEP, '--run', RUN], env);
+    expect(submitted.code, submitted.stderr).toBe(0);
+    expect(submitted.stdout.trim()).toBe(`run ${RUN}: 6 episode(s), 6 enqueued, 0 already done, 0 already queued`);
+    expect(await pipeline.queue.getJobCounts('waiting')).toEqual({ waiting: 6 });
+
+    const queuedAgain = await runCli(['submit', SWEEP, '--run', RUN], env);
+    expect(queuedAgain.code, queuedAgain.stderr).toBe(0);
+    expect(queuedAgain.stdout.trim()).toBe(`run ${RUN}: 6 episode(s), 0 enqueued, 0 already done, 6 already queued`);
+    expect(await pipeline.queue.getJobCounts('waiting')).toEqual({ waiting: 6 });
+  });
+
+  it('shows status and results of the run once a worker finished it; resubmitting then enqueues 0', async () => {
+
+    host = await startHost();
+    worker = await startWorker({ config: pipeline.config, target: host.target, logger: silentLogger, concurrency: 3 });
+    const finished = await collectResults(pipeline, RUN, 6);
+    expect(finished).toHaveLength(6);
+
+    const [doneAgain, status, statusJson, results] = await Promise.all([
+      runCli(['submit', SWEEP, '--run', RUN], env),
+      runCli(['status', '--run', RUN], env),
+      runCli(['status', '--run', RUN, '--json'], env),
+      runCli(['results', '--run', RUN, '--format', 'jsonl'], env),
+    ]);
+    expect(doneAgain.code, doneAgain.stderr).toBe(0);
+    expect(doneAgain.stdout.trim()).toBe(`run ${RUN}: 6 episode(s), 0 enqueued, 6 already done, 0 already queued`);
+
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toContain(`run ${RUN}: 6/6 done`);
+    expect(status.stdout).toMatch(/completed 6 {2}failed 0/);
+    expect(status.stdout).toMatch(/resolved 3 \(50\.0%\)/);
+    expect(statusJson.code, statusJson.stderr).toBe(0);
+    expect(JSON.parse(statusJson.stdout)).toMatchObject({ runId: RUN, exists: true, total: 6, done: 6, completed: 6, failed: 0, resolved: 3, duplicates: 0, active: 0 });
+
+    expect(results.code, results.stderr).toBe(0);
+    const lines = results.stdout.trim().split('\n').map((l) => EpisodeResultSchema.parse(JSON.parse(l)));
+    expect(lines.map((r) => r.episode_id)).toEqual(finished.map((r) => r.episode_id));
+    const expected = await readExpected();
+    for (const r of lines) expect(r.resolved, r.instance_id).toBe(expected[r.instance_id]?.resolved);
+    expect(results.stderr).toMatch(/^cursor \d+-\d+$/m);
+
+    const unknown = await runCli(['status', '--run', 'no-such-run'], env);
+    expect(unknown.code).toBe(3);
+    expect(unknown.stderr).toContain('no run "no-such-run"');
+  });
+
+  it('answers --help for every subcommand with exit 0', async () => {
+    const runs = await Promise.all(SUBCOMMANDS.map((name) => runCli([name, '--help'], env)));
+    runs.forEach((run, i) => {
+      expect(run.code, `${SUBCOMMANDS[i]} --help: ${run.stderr}`).toBe(0);
+      expect(run.stdout).toContain(`Usage: rollout-fleet ${SUBCOMMANDS[i]}`);
+    });
+    const top = await runCli(['--help'], env);
+    expect(top.code).toBe(0);
+    for (const name of SUBCOMMANDS) expect(top.stdout).toContain(name);
+  });
+});
