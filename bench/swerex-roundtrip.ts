@@ -4,8 +4,10 @@
  * - RSS of one idle sandbox process tree (VmRSS summed over bwrap, its init and the server; then with one
  *   bash session open),
  * - round trip of `run_in_session` with `true` and of `/execute` with `true` (keep-alive client).
+ * Then the same `run_in_session` round trip the way the worker makes it: the real SwerexClient over HTTP
+ * through vefaas-local's gateway route, pinned by X-Faas-Instance-Name (request id, zod validation included).
  *
- *   npx tsx bench/swerex-roundtrip.ts [--launches 5] [--calls 200] [--isolation bwrap|none]
+ *   npm run bench:swerex -- [--launches 5] [--calls 200] [--isolation bwrap|none]
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -13,7 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client } from 'undici';
-import { isSwerexAlive, launchSandbox, type SandboxProcess } from '@rollout-fleet/vefaas-local';
+import { SwerexClient, buildStartCommand, closeSharedDispatchers, createVefaasClient } from '@rollout-fleet/shared';
+import { isSwerexAlive, launchSandbox, startVefaasLocal, type SandboxProcess } from '@rollout-fleet/vefaas-local';
 
 const { values } = parseArgs({
   options: {
@@ -72,6 +75,37 @@ async function timeCalls(client: Client, path: string, body: unknown): Promise<n
   return samples;
 }
 
+/** `run_in_session "true"` × CALLS with the worker's client, through the gateway of an embedded vefaas-local. */
+async function timeGatewayCalls(): Promise<number[]> {
+  const host = await startVefaasLocal({ isolation: ISOLATION });
+  const vefaas = createVefaasClient({
+    endpoint: host.controlPlaneUrl,
+    region: host.region,
+    credentials: { accessKeyId: host.accessKeyId, secretAccessKey: host.secretAccessKey },
+    retry: false,
+  });
+  try {
+    const start = buildStartCommand();
+    const { SandboxId } = await vefaas.createSandbox({ FunctionId: host.functionId, InstanceImageInfo: { Command: start.command } });
+    const swerex = new SwerexClient({ baseUrl: host.gatewayUrl, instanceName: SandboxId, apiKey: start.authToken });
+    await swerex.waitUntilAlive({ timeoutMs: 30_000, intervalMs: 20 });
+    await swerex.createSession({ session: 'default' });
+    const samples: number[] = [];
+    for (let i = 0; i < CALLS; i++) {
+      const t0 = performance.now();
+      // The body AgentEnv.run() sends for a step.
+      await swerex.runInSession({ action_type: 'bash', session: 'default', command: 'true', timeout: 300, check: 'silent' });
+      samples.push(performance.now() - t0);
+    }
+    await vefaas.killSandbox({ FunctionId: host.functionId, SandboxId });
+    return samples;
+  } finally {
+    await vefaas.close();
+    await host.close();
+    await closeSharedDispatchers();
+  }
+}
+
 async function main(): Promise<void> {
   const stateRoot = await mkdtemp(join(tmpdir(), 'rf-bench-'));
   const starts: number[] = [];
@@ -92,13 +126,16 @@ async function main(): Promise<void> {
   await client.close();
   await sandbox.kill();
   await rm(stateRoot, { recursive: true, force: true });
+  const gateway = await timeGatewayCalls();
 
   const ms = (n: number) => `${n.toFixed(1)} ms`;
   console.log(`isolation: ${ISOLATION}, launches: ${LAUNCHES}, calls per endpoint: ${CALLS}`);
   console.log(`launch → first /is_alive 200: median ${ms(quantile(starts, 0.5))}, max ${ms(Math.max(...starts))}`);
   console.log(`idle sandbox tree RSS: ${(idleRss / 1024).toFixed(1)} MiB (with one bash session: ${(withSessionRss / 1024).toFixed(1)} MiB)`);
-  console.log(`run_in_session "true": median ${ms(quantile(session, 0.5))}, p90 ${ms(quantile(session, 0.9))}`);
+  console.log(`run_in_session "true" (unix socket): median ${ms(quantile(session, 0.5))}, p90 ${ms(quantile(session, 0.9))}`);
   console.log(`/execute "true":       median ${ms(quantile(execute, 0.5))}, p90 ${ms(quantile(execute, 0.9))}`);
+  console.log(`run_in_session "true" via gateway (SwerexClient, HTTP, pinned): median ${ms(quantile(gateway, 0.5))}, p90 ${ms(quantile(gateway, 0.9))}`);
+  console.log(`command: npm run bench:swerex -- --launches ${LAUNCHES} --calls ${CALLS} --isolation ${ISOLATION}`);
 }
 
 await main();

@@ -1,10 +1,11 @@
 /**
  * vefaas-local figures: cold start of real sandboxes, memory of many idle ones, emulated create throughput.
  *
- *   npx tsx bench/vefaas-local.ts [--real 10] [--idle 200] [--emulated 2000] [--concurrency 64]
+ *   npm run bench:host -- [--real 10] [--idle 200] [--emulated 2000] [--concurrency 64]
  *
  * The host runs in this process (as embedded in tests and the demo), so "host RSS" includes the bench client.
- * Sandbox RSS = VmRSS summed over every process of every sandbox tree (bwrap, its reaper, python server).
+ * Sandbox RSS = VmRSS summed over every process of every sandbox tree (bwrap, its reaper, python server); it counts
+ * shared pages once per process, so PSS (smaps_rollup, shared pages split between their users) is printed too.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
@@ -54,7 +55,7 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
-async function treeRssBytes(roots: number[]): Promise<{ processes: number; bytes: number }> {
+async function treeRssBytes(roots: number[]): Promise<{ processes: number; bytes: number; pssBytes: number }> {
   const parents = new Map<number, number>();
   const rss = new Map<number, number>();
   for (const entry of await readdir('/proc')) {
@@ -71,7 +72,13 @@ async function treeRssBytes(roots: number[]): Promise<{ processes: number; bytes
   }
   const tree = roots.filter((pid) => parents.has(pid));
   for (let i = 0; i < tree.length; i++) for (const [pid, ppid] of parents) if (ppid === tree[i]) tree.push(pid);
-  return { processes: tree.length, bytes: tree.reduce((sum, pid) => sum + (rss.get(pid) ?? 0), 0) };
+  // RSS counts the shared Python/bash pages once per process; PSS splits them, so its sum is what the trees cost.
+  let pss = 0;
+  for (const pid of tree) {
+    const rollup = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8').catch(() => '');
+    pss += Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0) * 1024;
+  }
+  return { processes: tree.length, bytes: tree.reduce((sum, pid) => sum + (rss.get(pid) ?? 0), 0), pssBytes: pss };
 }
 
 async function benchReal(): Promise<void> {
@@ -91,7 +98,7 @@ async function benchReal(): Promise<void> {
     }
     createMs.sort((a, b) => a - b);
     aliveMs.sort((a, b) => a - b);
-    console.log(`real bwrap cold start (n=${REAL}, sequential): CreateSandbox→Ready p50 ${percentile(createMs, 50).toFixed(0)} ms, p90 ${percentile(createMs, 90).toFixed(0)} ms; to first /is_alive via gateway p50 ${percentile(aliveMs, 50).toFixed(0)} ms`);
+    console.log(`real bwrap cold start (n=${REAL}, sequential): CreateSandbox→Ready p50 ${percentile(createMs, 50).toFixed(0)} ms, p90 ${percentile(createMs, 90).toFixed(0)} ms; to first /is_alive via gateway p50 ${percentile(aliveMs, 50).toFixed(0)} ms, p90 ${percentile(aliveMs, 90).toFixed(0)} ms`);
 
     const rssBefore = process.memoryUsage().rss;
     const idleStart = performance.now();
@@ -102,8 +109,9 @@ async function benchReal(): Promise<void> {
     const hostRss = process.memoryUsage().rss;
     console.log(`${IDLE} idle real sandboxes (Ready: ${counts.Ready}, created in ${idleSeconds.toFixed(1)} s at concurrency 16):`);
     console.log(`  host process RSS ${(hostRss / MB).toFixed(0)} MB (before: ${(rssBefore / MB).toFixed(0)} MB)`);
-    console.log(`  sandbox processes ${sandboxes.processes}, RSS ${(sandboxes.bytes / MB).toFixed(0)} MB (${(sandboxes.bytes / MB / Math.max(1, ids.length)).toFixed(1)} MB per sandbox)`);
-    console.log(`  total ${((hostRss + sandboxes.bytes) / MB).toFixed(0)} MB`);
+    console.log(`  sandbox processes ${sandboxes.processes}, RSS sum ${(sandboxes.bytes / MB).toFixed(0)} MB (${(sandboxes.bytes / MB / Math.max(1, ids.length)).toFixed(1)} MB per sandbox)`);
+    console.log(`  sandbox processes PSS sum ${(sandboxes.pssBytes / MB).toFixed(0)} MB (${(sandboxes.pssBytes / MB / Math.max(1, ids.length)).toFixed(1)} MB per sandbox; shared pages split)`);
+    console.log(`  total host RSS + sandbox RSS ${((hostRss + sandboxes.bytes) / MB).toFixed(0)} MB; host RSS + sandbox PSS ${((hostRss + sandboxes.pssBytes) / MB).toFixed(0)} MB`);
     const closeStart = performance.now();
     await host.close();
     console.log(`  close() killed all in ${((performance.now() - closeStart) / 1000).toFixed(1)} s; live afterwards: ${host.liveSandboxes()}`);
@@ -131,3 +139,4 @@ async function benchEmulated(): Promise<void> {
 
 if (REAL > 0 || IDLE > 0) await benchReal();
 if (EMULATED > 0) await benchEmulated();
+console.log(`command: npm run bench:host -- --real ${REAL} --idle ${IDLE} --emulated ${EMULATED} --concurrency ${CONCURRENCY}`);

@@ -1,0 +1,164 @@
+/**
+ * The pipeline as the benchmarks drive it: an embedded vefaas-local, Redis (REDIS_URL, else 127.0.0.1:6379,
+ * else a throwaway redis-server), a queue under a unique prefix, workers in this process or as child
+ * processes (`rollout-fleet worker`, pointed at the host "as the cloud", as `npm run demo` does), and a
+ * cleanup that leaves no key, worker or sandbox behind.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import {
+  EpisodeSchema,
+  ResultStore,
+  closeSharedDispatchers,
+  createKeyspace,
+  createLogger,
+  createVefaasClient,
+  loadConfig,
+  type Config,
+  type Episode,
+  type EpisodeInput,
+  type EpisodeJobData,
+  type EpisodeResult,
+  type Keyspace,
+  type VefaasClient,
+} from '@rollout-fleet/shared';
+import { submitRun } from '@rollout-fleet/producer';
+import { startVefaasLocal, type HostIsolation, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
+import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
+import { findRedis, type FoundRedis } from '../../cli/runtime/local-redis.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+export const IMAGES_DIR = `${root}examples/images`;
+/** A tiny image (one README): copying it into /testbed costs next to nothing. */
+export const SMALL_IMAGE = 'python';
+const SHUTDOWN_GRACE_S = 10;
+
+export interface BenchFleet {
+  host: VefaasLocalHandle;
+  vefaas: VefaasClient;
+  redis: Redis;
+  keys: Keyspace;
+  config: Config;
+  queue: Queue<EpisodeJobData>;
+  /** Starts `count` workers of `concurrency` episodes each and waits until all are listening on the queue. */
+  startWorkers(o: { count: number; concurrency: number; processes: boolean }): Promise<void>;
+  /** Enqueues the episodes and waits for every result (or the timeout); times are from just before the first enqueue. */
+  submitAndWait(o: { runId: string; episodes: Episode[]; timeoutMs: number }): Promise<RunOutcome>;
+  close(): Promise<void>;
+}
+
+export interface RunOutcome {
+  results: EpisodeResult[];
+  /** false when the timeout cut the wait short (results then holds what arrived). */
+  complete: boolean;
+  /** Epoch ms just before submitRun. */
+  startedAt: number;
+  /** Epoch ms (Redis server clock, same machine) of the last result's commit: its results-stream id. */
+  lastCommitAt: number;
+  /** Epoch ms when submitRun returned (every job enqueued). */
+  enqueuedAt: number;
+}
+
+export function benchEpisode(o: { runId: string; episodeId: string; steps: number; image?: string }): Episode {
+  const input: EpisodeInput = {
+    run_id: o.runId,
+    episode_id: o.episodeId,
+    instance_id: o.episodeId,
+    sandbox: { image: o.image ?? SMALL_IMAGE },
+    trajectory: Array.from({ length: o.steps }, () => ({ name: 'execute_bash', arguments: { command: 'true' } })),
+  };
+  return EpisodeSchema.parse(input);
+}
+
+export async function openBenchFleet(o: { isolation: HostIsolation }): Promise<BenchFleet> {
+  const found: FoundRedis = await findRedis(process.env.REDIS_URL);
+  const host = await startVefaasLocal({ isolation: o.isolation, imagesDir: IMAGES_DIR });
+  const vefaas = createVefaasClient({
+    endpoint: host.controlPlaneUrl,
+    region: host.region,
+    credentials: { accessKeyId: host.accessKeyId, secretAccessKey: host.secretAccessKey },
+  });
+  const prefix = `{rf-bench-${randomUUID().slice(0, 8)}}`;
+  // A short grace: a benchmark cut short by its timeout must not wait long for in-flight episodes.
+  const config = loadConfig({ REDIS_URL: found.url, RF_PREFIX: prefix, RF_SHUTDOWN_GRACE_S: String(SHUTDOWN_GRACE_S), LOG_LEVEL: 'error' }, { dotenvPath: false });
+  const keys = createKeyspace(prefix);
+  const redis = new Redis(found.url);
+  const queueConnection = redis.duplicate();
+  const queue = new Queue<EpisodeJobData>(config.queue.name, { connection: queueConnection, prefix });
+  const logger = createLogger({ level: 'error', format: 'json', destination: process.stderr });
+  const inProcess: RunningWorker[] = [];
+  const children: ChildProcess[] = [];
+
+  const startWorkers: BenchFleet['startWorkers'] = async ({ count, concurrency, processes }) => {
+    const target = { vefaas, functionId: host.functionId, gatewayUrl: host.gatewayUrl };
+    for (let i = 0; i < count; i++) {
+      if (!processes) {
+        inProcess.push(await startWorker({ config, target, logger, concurrency, workerId: `bench-${i}` }));
+        continue;
+      }
+      const env = {
+        ...process.env,
+        REDIS_URL: found.url,
+        RF_PREFIX: prefix,
+        RF_WORKER_CONCURRENCY: String(concurrency),
+        VEFAAS_ENDPOINT: host.controlPlaneUrl,
+        VEFAAS_FUNCTION_ROUTE: host.gatewayUrl,
+        VEFAAS_FUNCTION_ID: host.functionId,
+        VEFAAS_ACCESS_KEY: host.accessKeyId,
+        VEFAAS_SECRET_KEY: host.secretAccessKey,
+        RF_SHUTDOWN_GRACE_S: String(SHUTDOWN_GRACE_S),
+        LOG_LEVEL: 'error',
+      };
+      children.push(spawn(process.execPath, [`${root}bin/rollout-fleet.js`, 'worker'], { env, stdio: ['ignore', 'ignore', 'inherit'] }));
+    }
+    // Worker boot (tsx, imports, Redis connections) is not pipeline throughput: start the clock once all listen.
+    const deadline = Date.now() + 60_000;
+    while ((await queue.getWorkersCount()) < count) {
+      if (Date.now() > deadline) throw new Error(`only ${await queue.getWorkersCount()} of ${count} workers came up within 60 s`);
+      if (children.some((child) => child.exitCode !== null)) throw new Error('a worker process exited during start-up');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+
+  const submitAndWait: BenchFleet['submitAndWait'] = async ({ runId, episodes, timeoutMs }) => {
+    const store = new ResultStore(redis, keys);
+    const results: EpisodeResult[] = [];
+    const signal = AbortSignal.timeout(timeoutMs);
+    const startedAt = Date.now();
+    await submitRun({ queue, redis, keys, runId, episodes });
+    const enqueuedAt = Date.now();
+    let lastStreamId = '0-0';
+    for await (const item of store.follow(runId, { signal, blockMs: 500, until: async () => results.length >= episodes.length })) {
+      results.push(item.result);
+      lastStreamId = item.streamId;
+    }
+    const complete = results.length >= episodes.length;
+    return { results, complete, startedAt, enqueuedAt, lastCommitAt: complete ? Number(lastStreamId.split('-')[0]) : Date.now() };
+  };
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      await Promise.all(inProcess.map((worker) => worker.close()));
+      for (const child of children) child.kill('SIGTERM');
+      await Promise.all(children.map((child) => (child.exitCode === null && child.signalCode === null ? once(child, 'exit') : undefined)));
+      await queue.obliterate({ force: true }).catch(() => undefined);
+      await queue.close();
+      queueConnection.disconnect();
+      const leftovers = [...(await redis.keys(`rf:${prefix}:*`)), ...(await redis.keys(`${prefix}:*`))];
+      if (leftovers.length > 0) await redis.del(...leftovers);
+      redis.disconnect();
+      await vefaas.close();
+      await host.close();
+      await closeSharedDispatchers();
+      await found.close();
+    })();
+    return closing;
+  };
+
+  return { host, vefaas, redis, keys, config, queue, startWorkers, submitAndWait, close };
+}
