@@ -222,8 +222,10 @@ export class AgentEnv implements AsyncDisposable {
       if (this.#creating) await this.#killUnnamed();
       return;
     }
-    if (this.#swerex) {
-      await this.#swerex.closeSession(SESSION, { timeoutMs: 5 * SECOND_MS, retries: 0 }).catch(() => undefined);
+    // After an abort a command may still hold the single-request server: closing the session would only
+    // wait for it, and KillSandbox ends the session anyway.
+    if (this.#swerex && !this.#o.signal?.aborted) {
+      await this.#swerex.closeSession(SESSION, { timeoutMs: 2 * SECOND_MS, retries: 0 }).catch(() => undefined);
     }
     try {
       await this.#o.target.vefaas.killSandbox({ FunctionId: this.#o.target.functionId, SandboxId: sandboxId });

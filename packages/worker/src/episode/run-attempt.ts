@@ -117,7 +117,9 @@ async function grade(
   if (fresh && patch !== null && patch.trim() !== '') {
     const evalEnv = openEnv(deps, input, 'eval', new AbortController());
     try {
+      const acquired = performance.now();
       await deps.startLimiter.use(() => evalEnv.env.start());
+      deps.metrics.sandboxCreateSeconds.observe((performance.now() - acquired) / 1000);
       grade = await run(evalEnv.env);
     } finally {
       await evalEnv.close();
