@@ -149,3 +149,15 @@ describe('validateInputs', () => {
     expect(episodes.every((e) => typeof e.model_patch === 'string' && e.model_patch.startsWith('diff --git'))).toBe(true);
   });
 });
+
+describe('validateInputs: unknown keys', () => {
+  it('rejects a misspelt field instead of dropping it, naming the line and the key', () => {
+    const text = `${JSON.stringify({ episode_id: 'e1', instance_id: 'i1', sandbox: { image: 'x', imgae: 'y' }, trajectroy: [] })}\n`;
+    const { episodes, problems } = validateInputs([{ path: 'eps.jsonl', text }], { runId: 'r' });
+    expect(episodes).toEqual([]);
+    expect(problems.map(formatProblem)).toEqual([
+      expect.stringMatching(/^eps\.jsonl:1: sandbox: Unrecognized key: "imgae"/),
+      expect.stringMatching(/^eps\.jsonl:1: .*Unrecognized key: "trajectroy"/),
+    ]);
+  });
+});

@@ -2,7 +2,8 @@
  * Wire contract: one rollout episode as enqueued by the producer and consumed by workers.
  * Field names are snake_case on purpose: the same JSON is written by Python trainers and
  * validated there against the generated JSON Schema (schemas/episode.schema.json), and the
- * eval fields keep SWE-bench's own names (base_commit, FAIL_TO_PASS, ...).
+ * eval fields keep SWE-bench's own names (base_commit, FAIL_TO_PASS, ...). Objects are strict: an unknown
+ * key (a typo such as `trajectroy`) is an error, never silently dropped.
  */
 import { z } from 'zod';
 
@@ -19,7 +20,7 @@ export const IdSchema = z
 export const ToolNameSchema = z.enum(['execute_bash', 'str_replace_editor']);
 export type ToolName = z.infer<typeof ToolNameSchema>;
 
-export const SandboxSpecSchema = z.object({
+export const SandboxSpecSchema = z.strictObject({
   /** veFaaS `InstanceImageInfo.Image`; for vefaas-local an image directory name or a `file:` path. */
   image: z.string().min(1),
   /** Start command; must start the SWE-ReX server and carry its auth token. Default: built by the worker. */
@@ -36,7 +37,7 @@ export const SandboxSpecSchema = z.object({
 });
 export type SandboxSpec = z.infer<typeof SandboxSpecSchema>;
 
-export const ToolCallSchema = z.object({
+export const ToolCallSchema = z.strictObject({
   /** Tool name as the model called it: execute_bash | bash | str_replace_editor (others become error observations). */
   name: z.string().min(1),
   /** Arguments as an object (a JSON string is parsed by the importers before it gets here). */
@@ -52,7 +53,7 @@ export type ToolCall = z.infer<typeof ToolCallSchema>;
 
 const TestListSchema = z.array(z.string());
 
-export const EvalSpecSchema = z.object({
+export const EvalSpecSchema = z.strictObject({
   repo: z.string().min(1),
   base_commit: z.string().min(1).optional(),
   test_patch: z.string().optional(),
@@ -71,14 +72,14 @@ export const EvalSpecSchema = z.object({
 });
 export type EvalSpec = z.infer<typeof EvalSpecSchema>;
 
-export const LimitsSchema = z.object({
+export const LimitsSchema = z.strictObject({
   /** Default per-step timeout, seconds (the seed's per-command timeout). */
   step_timeout_s: z.number().positive().default(300),
   /** Bounds one attempt end to end (sandbox start, replay, grading), seconds. */
   episode_deadline_s: z.number().positive().default(60 * MINUTE),
 });
 
-export const EpisodeSchema = z.object({
+export const EpisodeSchema = z.strictObject({
   run_id: IdSchema,
   episode_id: IdSchema,
   instance_id: z.string().min(1),
