@@ -3,7 +3,7 @@ import { buildEpisodes, episodeIdFor, type EpisodeDraft } from './episode-builde
 import {
   describeType, fileExtension, fileStem, indexPath, isRecord, jsonSyntaxProblem, parseJsonLines, parseJsonText,
 } from './json-source.js';
-import { contentText, parseToolArguments } from './tool-arguments.js';
+import { contentText, toolCallInput } from './tool-arguments.js';
 import { emptyResult, mergeInto, type ImportOptions, type ImportResult, type InputFile, type ToolCallInput } from './types.js';
 
 /**
@@ -119,14 +119,7 @@ function callsFromMessages(messages: readonly unknown[], location: RecordLocatio
         }));
         return;
       }
-      const call: ToolCallInput = { name, arguments: parseToolArguments(fn?.['arguments']) };
-      const id = isRecord(toolCall) ? toolCall['id'] : undefined;
-      if (typeof id === 'string') {
-        call.id = id;
-        const observation = observations.get(id);
-        if (observation !== undefined) call.observation = observation;
-      }
-      calls.push(call);
+      calls.push(toolCallInput(name, toolCall, fn, observations));
     });
   });
   return calls;

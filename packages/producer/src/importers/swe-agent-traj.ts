@@ -2,7 +2,7 @@ import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { problemAt, type Problem, type RecordLocation } from '../validation/problem.js';
 import { buildEpisodes } from './episode-builder.js';
 import { describeType, fileExtension, fileStem, isRecord, jsonSyntaxProblem, parseJsonText } from './json-source.js';
-import { contentText, parseToolArguments } from './tool-arguments.js';
+import { contentText, toolCallInput } from './tool-arguments.js';
 import { emptyResult, type ImportOptions, type ImportResult, type InputFile, type ToolCallInput } from './types.js';
 
 /**
@@ -163,14 +163,7 @@ function callsFromToolCalls(history: readonly unknown[], context: CallContext): 
         context.skipped.push(name);
         return;
       }
-      const call: ToolCallInput = { name, arguments: parseToolArguments(fn?.['arguments']) };
-      const id = isRecord(toolCall) ? toolCall['id'] : undefined;
-      if (typeof id === 'string') {
-        call.id = id;
-        const observation = observations.get(id);
-        if (observation !== undefined) call.observation = observation;
-      }
-      calls.push(call);
+      calls.push(toolCallInput(name, toolCall, fn, observations));
     });
   });
   return sawToolCalls ? calls : undefined;

@@ -1,4 +1,5 @@
 import { isRecord } from './json-source.js';
+import type { ToolCallInput } from './types.js';
 
 /**
  * Tool-call arguments as recorded (OpenAI and SWE-agent send a JSON string; some writers an object).
@@ -29,4 +30,16 @@ export function contentText(content: unknown): string | undefined {
     return [];
   });
   return texts.length === 0 ? undefined : texts.join('');
+}
+
+/** One OpenAI-style tool call as a trajectory step, with the observation its `tool` answer recorded. */
+export function toolCallInput(name: string, toolCall: unknown, fn: Record<string, unknown> | undefined, observations: ReadonlyMap<string, string>): ToolCallInput {
+  const call: ToolCallInput = { name, arguments: parseToolArguments(fn?.['arguments']) };
+  const id = isRecord(toolCall) ? toolCall['id'] : undefined;
+  if (typeof id === 'string') {
+    call.id = id;
+    const observation = observations.get(id);
+    if (observation !== undefined) call.observation = observation;
+  }
+  return call;
 }
