@@ -12,7 +12,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLogger, type Logger, verifySignature } from '@rollout-fleet/shared';
+import { RolloutError, createLogger, type Logger, verifySignature } from '@rollout-fleet/shared';
 import type { SandboxBackend } from './backends/backend.js';
 import { EmulatedBackend } from './backends/emulated-backend.js';
 import { ProcessBackend } from './backends/process-backend.js';
@@ -222,9 +222,10 @@ async function createBackend(input: {
   if (isolation === 'bwrap') {
     const check = await runtime.checkIsolation();
     if (!check.ok) {
-      throw new Error(
+      throw new RolloutError(
+        'CONFIG_INVALID',
         `vefaas-local: bubblewrap isolation is not available (${check.reason}). ` +
-          "Install bubblewrap, or pass isolation 'none' to run sandboxes WITHOUT isolation.",
+          "Install bubblewrap (apt-get install bubblewrap), or pass isolation 'none' (--isolation none) to run sandboxes WITHOUT isolation.",
       );
     }
   } else {
