@@ -4,25 +4,20 @@
  * metrics-public) comes from the environment / .env via loadConfig. Prints the URL on stdout; logs go to
  * stderr. Never prints a credential.
  */
-import { type Command, InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
 import { EXIT } from '../exit-codes.js';
+import { portNumber } from '../runtime/option-parsers.js';
 
 interface DashboardFlags {
   port: number;
   host: string;
 }
 
-function port(value: string): number {
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 0 || parsed > 65_535) throw new InvalidArgumentError('expected a port number (0-65535)');
-  return parsed;
-}
-
 export function registerDashboard(program: Command): void {
   program
     .command('dashboard')
     .description('Serve Bull Board, Prometheus /metrics and run pages for the fleet (auth from RF_DASHBOARD_*).')
-    .option('--port <n>', 'port to listen on (0 = any free port)', port, 3000)
+    .option('--port <n>', 'port to listen on (0 = any free port)', portNumber, 3000)
     .option('--host <addr>', 'address to bind; a non-loopback address requires credentials', '127.0.0.1')
     .action(async (flags: DashboardFlags) => {
       process.exitCode = await runDashboard(flags);

@@ -4,8 +4,9 @@
  * The secret key is printed only when it was generated here (once), never when it was given.
  */
 import { readFile } from 'node:fs/promises';
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { EXIT } from '../exit-codes.js';
+import { nonNegativeInteger, portNumber } from '../runtime/option-parsers.js';
 
 interface SandboxHostFlags {
   port: number;
@@ -24,17 +25,11 @@ interface SandboxHostFlags {
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 }
 
-function integer(value: string): number {
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 0) throw new InvalidArgumentError('expected a non-negative integer');
-  return parsed;
-}
-
 export function registerSandboxHost(program: Command): void {
   program
     .command('sandbox-host')
     .description('Run a local veFaaS (signed control plane, gateway route, SWE-ReX sandboxes) until interrupted.')
-    .option('--port <n>', 'port of the control plane and gateway (0 = any free port)', integer, 8780)
+    .option('--port <n>', 'port of the control plane and gateway (0 = any free port)', portNumber, 8780)
     .option('--host <addr>', 'address to bind', '127.0.0.1')
     .option('--images <dir>', 'directory of sandbox images')
     .option('--state-dir <dir>', 'where per-sandbox state lives (default: a temp dir, removed on exit)')
@@ -46,7 +41,7 @@ export function registerSandboxHost(program: Command): void {
     .option('--gateway-key <key>', 'require this key on the gateway route (Authorization header or query)')
     .option('--gateway-prefix <path>', 'route prefix of the gateway (default: /fn/<function id>)')
     .option('--faults <file>', 'JSON fault-injection config (see the README)')
-    .option('--seed <n>', 'seed of the fault dice (overrides the file)', integer)
+    .option('--seed <n>', 'seed of the fault dice (overrides the file)', nonNegativeInteger)
     .addOption(new Option('--log-level <level>', 'log level').choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'))
     .action(async (flags: SandboxHostFlags) => {
       process.exitCode = await runSandboxHost(flags);

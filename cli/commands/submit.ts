@@ -3,8 +3,9 @@
  * it is valid, then enqueue idempotently (what a previous submission of the run already holds is skipped).
  */
 import { readFile } from 'node:fs/promises';
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { EXIT } from '../exit-codes.js';
+import { positiveInteger } from '../runtime/option-parsers.js';
 import { progressLine } from '../runtime/progress.js';
 
 interface SubmitFlags {
@@ -20,12 +21,6 @@ interface SubmitFlags {
   force: boolean;
   dryRun: boolean;
   chunkSize: number;
-}
-
-export function positiveInteger(value: string): number {
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 1) throw new InvalidArgumentError('expected a positive integer');
-  return parsed;
 }
 
 export function registerSubmit(program: Command): void {

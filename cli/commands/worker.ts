@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { EXIT } from '../exit-codes.js';
-import { positiveInteger } from './submit.js';
+import { positiveInteger } from '../runtime/option-parsers.js';
 
 export function registerWorker(program: Command): void {
   program
