@@ -15,6 +15,8 @@ export interface FoundRedis {
 
 async function answers(url: string): Promise<boolean> {
   const redis = new Redis(url, { lazyConnect: true, connectTimeout: 1500, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  // A refused connection is the answer here, not an error to report.
+  redis.on('error', () => undefined);
   try {
     await redis.connect();
     return (await redis.ping()) === 'PONG';
@@ -35,10 +37,9 @@ async function freePort(): Promise<number> {
   return address.port;
 }
 
-export async function findRedis(envUrl: string | undefined): Promise<FoundRedis> {
+export async function findRedis(envUrl: string | undefined, usual = 'redis://127.0.0.1:6379'): Promise<FoundRedis> {
   const none = async (): Promise<void> => undefined;
   if (envUrl) return { url: envUrl, origin: 'REDIS_URL', close: none };
-  const usual = 'redis://127.0.0.1:6379';
   if (await answers(usual)) return { url: usual, origin: 'default port', close: none };
   const port = await freePort();
   let child: ChildProcess;
@@ -52,7 +53,12 @@ export async function findRedis(envUrl: string | undefined): Promise<FoundRedis>
     throw new Error('no Redis found: set REDIS_URL, start one on 127.0.0.1:6379, or install redis-server (apt-get install redis-server)');
   }
   const url = `redis://127.0.0.1:${port}`;
+  // redis-server needs a moment to bind; poll its answer (bounded), there is no readiness event to wait on.
   for (let i = 0; i < 50 && !(await answers(url)); i += 1) await new Promise((r) => setTimeout(r, 100));
+  if (!(await answers(url))) {
+    child.kill('SIGKILL');
+    throw new Error(`redis-server did not answer on ${url}; set REDIS_URL or start Redis on 127.0.0.1:6379`);
+  }
   return {
     url,
     origin: 'spawned',
