@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { formatProblem } from '../validation/problem.js';
 import { importOpenAiMessages } from './openai-messages.js';
 import type { ImportOptions } from './types.js';
+import { fileURLToPath } from 'node:url';
 
 const options: ImportOptions = { runId: 'run-1', image: 'img:latest' };
 
@@ -18,7 +19,7 @@ interface HistoryMessage {
  * (trajectories-and-grading.md §1.2, `_history_to_messages`).
  */
 function messagesFromRealTraj(): unknown[] {
-  const traj = JSON.parse(readFileSync('/work/shared/data/swe-agent/6e44b9__sweagenttestrepo-1c2844.traj', 'utf8')) as { history: HistoryMessage[] };
+  const traj = JSON.parse(readFileSync(fileURLToPath(new URL('../../../../test/fixtures/swe-agent/6e44b9__sweagenttestrepo-1c2844.traj', import.meta.url)), 'utf8')) as { history: HistoryMessage[] };
   return traj.history.map((m) => {
     if (m.role === 'tool') return { role: 'tool', content: m.content, tool_call_id: m.tool_call_ids?.[0] };
     if (m.tool_calls !== undefined) return { role: m.role, content: m.content, tool_calls: m.tool_calls };

@@ -3,8 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { formatProblem } from '../validation/problem.js';
 import { importSweAgentTrajectory } from './swe-agent-traj.js';
 import type { ImportOptions, InputFile } from './types.js';
+import { fileURLToPath } from 'node:url';
 
-const DATA = '/work/shared/data/swe-agent';
+const DATA = fileURLToPath(new URL('../../../../test/fixtures/swe-agent', import.meta.url));
 const real = (name: string): InputFile => ({ path: name, text: readFileSync(`${DATA}/${name}`, 'utf8') });
 const options: ImportOptions = { runId: 'run-1', image: 'img:latest' };
 

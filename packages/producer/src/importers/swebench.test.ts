@@ -4,8 +4,9 @@ import { formatProblem } from '../validation/problem.js';
 import { evalSpecForInstance, parseSweBenchInstances } from './swebench-dataset.js';
 import { importSweBenchGold, importSweBenchPredictions, type SweBenchImportOptions } from './swebench-predictions.js';
 import { testCommandForRepo } from './test-commands.js';
+import { fileURLToPath } from 'node:url';
 
-const dataset = { path: 'swe-bench-lite-test.json', text: readFileSync('/work/shared/data/swe-agent/swe-bench-lite-test.json', 'utf8') };
+const dataset = { path: 'swe-bench-lite-test.json', text: readFileSync(fileURLToPath(new URL('../../../../test/fixtures/swe-agent/swe-bench-lite-test.json', import.meta.url)), 'utf8') };
 const IDS = ['django__django-16255', 'sympy__sympy-13031', 'pytest-dev__pytest-11143', 'scikit-learn__scikit-learn-13584', 'django__django-15781'];
 
 function loadDataset(): SweBenchImportOptions {

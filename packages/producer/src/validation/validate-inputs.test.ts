@@ -4,8 +4,9 @@ import { detectFormat } from '../importers/detect-format.js';
 import type { InputFile } from '../importers/types.js';
 import { formatProblem, problemsToError } from './problem.js';
 import { validateInputs, type ValidationOptions } from './validate-inputs.js';
+import { fileURLToPath } from 'node:url';
 
-const DATA = '/work/shared/data/swe-agent';
+const DATA = fileURLToPath(new URL('../../../../test/fixtures/swe-agent', import.meta.url));
 const real = (name: string): InputFile => ({ path: name, text: readFileSync(`${DATA}/${name}`, 'utf8') });
 const options: ValidationOptions = { runId: 'run-1', imageTemplate: 'swebench/sweb.eval.x86_64.{instance_id_1776}:latest' };
 

@@ -1,4 +1,4 @@
-// Replays the str_replace_editor calls recorded in shared/data/swe-agent/str_replace_anthropic_demo.yaml against a
+// Replays the str_replace_editor calls recorded in test/fixtures/swe-agent/str_replace_anthropic_demo.yaml against a
 // reconstructed tree and checks every observation. The recording comes from an older tool/template (tools spec
 // §3.11), so the test keeps, as data, the exact list of known differences per step and asserts that applying
 // exactly those to our output reproduces the recording, and that each of them is needed.
@@ -9,8 +9,9 @@ import { parse } from 'yaml';
 import { toolCallToCommand } from './tool-call-to-command.js';
 import { makeScratch, runShell } from './tool-bundle-harness.js';
 import type { Scratch } from './tool-bundle-harness.js';
+import { fileURLToPath } from 'node:url';
 
-const DEMO = '/work/shared/data/swe-agent/str_replace_anthropic_demo.yaml';
+const DEMO = fileURLToPath(new URL('../../../../test/fixtures/swe-agent/str_replace_anthropic_demo.yaml', import.meta.url));
 const RECORDED_ROOT = '/swe-agent-test-repo';
 
 type Difference = 'state-suffix' | 'empty-line-tabs' | 'snippet-one-line-later';

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildEvalScript, evalScriptLines } from './eval-script.js';
 import { parseLog } from './parse-log.js';
+import { fileURLToPath } from 'node:url';
 
 interface Instance {
   instance_id: string;
@@ -12,7 +13,7 @@ interface Instance {
   base_commit: string;
   test_patch: string;
 }
-const instances = JSON.parse(readFileSync('/work/shared/data/swe-agent/swe-bench-lite-test.json', 'utf8')) as Instance[];
+const instances = JSON.parse(readFileSync(fileURLToPath(new URL('../../../../test/fixtures/swe-agent/swe-bench-lite-test.json', import.meta.url)), 'utf8')) as Instance[];
 
 function instance(id: string): Instance {
   const found = instances.find((i) => i.instance_id === id);

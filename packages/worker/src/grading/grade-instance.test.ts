@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { gradeInstance, type GradeInstanceInput } from './grade-instance.js';
+import { fileURLToPath } from 'node:url';
 
 interface Instance {
   instance_id: string;
@@ -8,7 +9,7 @@ interface Instance {
   FAIL_TO_PASS: string[];
   PASS_TO_PASS: string[];
 }
-const instances = JSON.parse(readFileSync('/work/shared/data/swe-agent/swe-bench-lite-test.json', 'utf8')) as Instance[];
+const instances = JSON.parse(readFileSync(fileURLToPath(new URL('../../../../test/fixtures/swe-agent/swe-bench-lite-test.json', import.meta.url)), 'utf8')) as Instance[];
 
 const wrap = (lines: string[]): string =>
   ['+ : \'>>>>> Start Test Output\'', ...lines, '+ : \'>>>>> End Test Output\''].join('\n');

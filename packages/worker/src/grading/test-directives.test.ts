@@ -1,13 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { modifiedFiles, testDirectives } from './test-directives.js';
+import { fileURLToPath } from 'node:url';
 
 interface Instance {
   instance_id: string;
   repo: string;
   test_patch: string;
 }
-const instances = JSON.parse(readFileSync('/work/shared/data/swe-agent/swe-bench-lite-test.json', 'utf8')) as Instance[];
+const instances = JSON.parse(readFileSync(fileURLToPath(new URL('../../../../test/fixtures/swe-agent/swe-bench-lite-test.json', import.meta.url)), 'utf8')) as Instance[];
 
 function instance(id: string): Instance {
   const found = instances.find((i) => i.instance_id === id);
