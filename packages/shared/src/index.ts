@@ -13,6 +13,34 @@ export {
   ToolNameSchema,
 } from './contracts/episode.js';
 export type { Episode, EpisodeInput, EvalSpec, SandboxSpec, ToolCall, ToolName } from './contracts/episode.js';
+export { DEFAULT_WORKING_DIR, templateValuesOf } from './contracts/episode.js';
+export {
+  CaptureSchema,
+  PolicyLimitsSchema,
+  PolicySchema,
+  RESERVED_BODY_KEYS,
+  SERVER_KINDS,
+  SamplingSchema,
+  TEMPLATE_PLACEHOLDERS,
+  TOOL_PROFILES,
+  templatePlaceholders,
+} from './contracts/policy.js';
+export type { Capture, Policy, PolicyInput, PolicyLimits, Sampling, ServerKind, TemplatePlaceholder, ToolProfileName } from './contracts/policy.js';
+export {
+  ChatMessageSchema,
+  PolicyRunInfoSchema,
+  TokenTotalsSchema,
+  ToolCallMessageSchema,
+  TurnRecordSchema,
+  TurnTokensSchema,
+  UsageSchema,
+} from './contracts/turn-record.js';
+export type { ChatMessage, PolicyRunInfo, TokenTotals, ToolCallMessage, TurnRecord, TurnTokens, Usage } from './contracts/turn-record.js';
+export { MINI_SUBMIT_SENTINEL, TOOL_PROFILE_SPECS, toolProfile } from './policy/tool-profiles.js';
+export type { ExecutedCommand, ToolProfile } from './policy/tool-profiles.js';
+export { effectiveTemplates, renderTemplate, unfilledPlaceholders } from './policy/render-template.js';
+export type { TemplateValues } from './policy/render-template.js';
+export { EMPTY_OUTPUT_OBSERVATION, MINI_MAX_OUTPUT_CHARS, SWEAGENT_MAX_OBSERVATION_CHARS, clipSweAgentObservation, miniObservation, seedObservation } from './policy/observation-format.js';
 export {
   AttemptSchema,
   EpisodeResultSchema,
@@ -21,7 +49,7 @@ export {
   StepRecordSchema,
   TimingsSchema,
 } from './contracts/result.js';
-export type { Attempt, EpisodeResult, Failure, GradingReport, StepRecord, Timings } from './contracts/result.js';
+export type { Attempt, EpisodeResult, EpisodeResultInput, Failure, GradingReport, StepRecord, Timings } from './contracts/result.js';
 export { renderJsonSchemas } from './contracts/json-schemas.js';
 export { loadConfig } from './config/load-config.js';
 export type { ConfigProblem, LoadConfigOptions } from './config/load-config.js';

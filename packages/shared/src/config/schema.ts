@@ -43,6 +43,7 @@ export const EnvSchema = z.object({
   RF_SANDBOX_IMAGE: optionalText(),
   RF_STARTUP_TIMEOUT_S: positiveInt(180),
   RF_STEP_TIMEOUT_S: positiveInt(300),
+  RF_POLICY_MAX_INFLIGHT: positiveInt(64),
   RF_DASHBOARD_USER: optionalText(),
   RF_DASHBOARD_PASSWORD: optionalText(),
   RF_DASHBOARD_TOKEN: optionalText(),
@@ -107,6 +108,7 @@ function toConfig(env: Env): Config {
       rewardUnresolved: env.RF_REWARD_UNRESOLVED,
     },
     sandbox: { image: env.RF_SANDBOX_IMAGE, startupTimeoutS: env.RF_STARTUP_TIMEOUT_S, stepTimeoutS: env.RF_STEP_TIMEOUT_S },
+    policy: { maxInflight: env.RF_POLICY_MAX_INFLIGHT },
     dashboard: {
       user: env.RF_DASHBOARD_USER,
       password: env.RF_DASHBOARD_PASSWORD,

@@ -76,6 +76,10 @@ export interface Config {
     startupTimeoutS: number;
     stepTimeoutS: number;
   };
+  policy: {
+    /** Requests in flight at once to one policy endpoint, fleet-wide (a Redis semaphore). @defaultValue 64 */
+    maxInflight: number;
+  };
   dashboard: {
     user: string | undefined;
     password: string | undefined;

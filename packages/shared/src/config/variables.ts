@@ -44,6 +44,7 @@ const DOCS = {
   RF_SANDBOX_IMAGE: { meaning: 'Sandbox image for episodes that name none.' },
   RF_STARTUP_TIMEOUT_S: { meaning: 'Default wait for the SWE-ReX server to come alive, seconds.' },
   RF_STEP_TIMEOUT_S: { meaning: 'Default per-step (per-command) timeout, seconds.' },
+  RF_POLICY_MAX_INFLIGHT: { meaning: 'Chat-completion requests in flight at once to one policy endpoint (`policy.base_url`), across the whole fleet; a turn waits for a slot (not an error). Slots of a dead worker expire within 30 s.' },
   RF_DASHBOARD_USER: { meaning: 'Dashboard basic-auth user.' },
   RF_DASHBOARD_PASSWORD: { secret: true, meaning: 'Dashboard basic-auth password.' },
   RF_DASHBOARD_TOKEN: { secret: true, meaning: 'Dashboard bearer token (alternative to user + password).' },

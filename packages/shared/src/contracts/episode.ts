@@ -6,6 +6,8 @@
  * key (a typo such as `trajectroy`) is an error, never silently dropped.
  */
 import { z } from 'zod';
+import { effectiveTemplates, unfilledPlaceholders, type TemplateValues } from '../policy/render-template.js';
+import { PolicySchema } from './policy.js';
 
 const SECOND = 1;
 const MINUTE = 60 * SECOND;
@@ -93,7 +95,48 @@ export const EpisodeSchema = z.strictObject({
   limits: LimitsSchema.default({ step_timeout_s: 300, episode_deadline_s: 60 * MINUTE }),
   /** Free-form labels carried into the result (source file, model name, ...). */
   metadata: z.record(z.string(), z.string()).default({}),
+  /** The task as a policy reads it (SWE-bench `problem_statement`); fills `{{problem_statement}}` in the policy's templates. */
+  problem_statement: z.string().min(1).optional(),
+  /** The model under training chooses each action, after the trajectory's steps when both are given (see contracts/policy.ts). */
+  policy: PolicySchema.optional(),
+}).superRefine((episode, ctx) => {
+  const { policy } = episode;
+  if (policy === undefined) return;
+  if (episode.model_patch !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['model_patch'], message: 'a policy episode grades the patch its model produces; remove model_patch or the policy block' });
+  }
+  const values = templateValuesOf(episode);
+  const templates = effectiveTemplates(policy);
+  for (const which of ['system', 'instance'] as const) {
+    for (const name of unfilledPlaceholders(templates[which], values)) {
+      const own = policy.templates[which] !== undefined;
+      ctx.addIssue({
+        code: 'custom',
+        path: name === 'problem_statement' ? ['problem_statement'] : name === 'repo' || name === 'base_commit' ? ['eval', name] : ['policy', 'templates', which],
+        message: `the ${own ? '' : `default ${policy.tool_profile} `}${which} template uses {{${name}}}, but the episode gives no value for it`,
+      });
+    }
+  }
 });
+/** Where the repository sits in the sandbox when the episode does not say. */
+export const DEFAULT_WORKING_DIR = '/testbed';
+
+/** What a policy's templates are filled with. */
+export function templateValuesOf(episode: {
+  instance_id: string;
+  problem_statement?: string | undefined;
+  eval?: { repo: string; base_commit?: string | undefined } | undefined;
+  repo_dir?: string | undefined;
+}): TemplateValues {
+  return {
+    instance_id: episode.instance_id,
+    working_dir: episode.repo_dir ?? DEFAULT_WORKING_DIR,
+    ...(episode.problem_statement === undefined ? {} : { problem_statement: episode.problem_statement }),
+    ...(episode.eval === undefined ? {} : { repo: episode.eval.repo }),
+    ...(episode.eval?.base_commit === undefined ? {} : { base_commit: episode.eval.base_commit }),
+  };
+}
+
 /** An episode as accepted on the wire (defaults not yet applied). */
 export type EpisodeInput = z.input<typeof EpisodeSchema>;
 /** An episode after parsing, every default applied. */

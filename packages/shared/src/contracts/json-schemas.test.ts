@@ -108,6 +108,20 @@ describe('generated JSON Schemas', () => {
     expect(shapeProblems(schema, EPISODE)).toEqual([]);
   });
 
+  it('accepts a policy episode in zod and in the JSON Schema alike, and refuses a key where the key name belongs', () => {
+    const policyEpisode = {
+      ...EPISODE,
+      trajectory: [],
+      problem_statement: 'Rewrite the assertion message of pytest when the first statement is a number.',
+      policy: { base_url: 'http://10.0.0.5:8000/v1', model: 'qwen', api_key_env: 'POLICY_API_KEY', sampling: { temperature: 1, max_completion_tokens: 1024 } },
+    };
+    expect(EpisodeSchema.safeParse(policyEpisode).success).toBe(true);
+    const schema = JSON.parse(rendered['episode.schema.json']) as JsonSchema;
+    expect(shapeProblems(schema, policyEpisode)).toEqual([]);
+    expect(schema.properties?.policy?.required).toEqual(['base_url', 'model', 'sampling']);
+    expect(schema.properties?.policy?.additionalProperties).toBe(false);
+  });
+
   it('rejects the same broken episodes in zod and in the JSON Schema', () => {
     const schema = JSON.parse(rendered['episode.schema.json']) as JsonSchema;
     const noImage = { ...EPISODE, sandbox: { env: {} } };
@@ -119,9 +133,10 @@ describe('generated JSON Schemas', () => {
     }
   });
 
-  it('describes results with every field required, and accepts a written result', () => {
+  it('describes results with every field required (but the policy-only ones), and accepts a written result', () => {
     const schema = JSON.parse(rendered['episode-result.schema.json']) as JsonSchema;
-    expect(schema.required).toEqual(Object.keys(EpisodeResultSchema.shape));
+    const policyOnly = ['exit_status', 'turns', 'tokens', 'messages', 'policy'];
+    expect(schema.required).toEqual(Object.keys(EpisodeResultSchema.shape).filter((key) => !policyOnly.includes(key)));
     const result = EpisodeResultSchema.parse({
       run_id: EPISODE.run_id, episode_id: EPISODE.episode_id, instance_id: EPISODE.instance_id, sample_index: 0,
       status: 'failed', resolved: null, reward: null, steps: [], patch: null, report: null,

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { ERROR_CODES, type ErrorCode } from '../errors/codes.js';
+import { ChatMessageSchema, PolicyRunInfoSchema, TokenTotalsSchema, TurnRecordSchema } from './turn-record.js';
 
 const codes = Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]];
 
@@ -30,6 +31,10 @@ export const StepRecordSchema = z.object({
   timed_out: z.boolean(),
   /** Set when the step produced an error observation (unknown tool, bad arguments, syntax error). */
   error: z.object({ code: z.string(), message: z.string() }).optional(),
+  /** Policy episodes: the turn (index into `turns`) whose tool call this step executed. */
+  turn: z.number().int().min(0).optional(),
+  /** Policy episodes: the id of the tool call this step executed. */
+  tool_call_id: z.string().optional(),
 });
 export type StepRecord = z.infer<typeof StepRecordSchema>;
 
@@ -90,5 +95,22 @@ export const EpisodeResultSchema = z.object({
   sandbox_id: z.string().nullable(),
   finished_at: z.string(),
   metadata: z.record(z.string(), z.string()).default({}),
+  /**
+   * Policy episodes: how the agent loop ended, in SWE-agent's vocabulary — `submitted`, or `submitted (<reason>)`
+   * when it stopped early and a patch was taken all the same, or `<reason>` without a patch; reasons
+   * `exit_format`, `exit_context`, `exit_cost` (turn limit), `exit_total_execution_time`, `exit_command_timeout`.
+   * Absent for replays; null when the attempt failed before the loop ended.
+   */
+  exit_status: z.string().nullable().optional(),
+  /** Policy episodes: one record per model turn. */
+  turns: z.array(TurnRecordSchema).optional(),
+  /** Policy episodes: usage summed over the turns. */
+  tokens: TokenTotalsSchema.optional(),
+  /** Policy episodes: the whole conversation as OpenAI chat messages (re-submittable as a replay; SFT data). */
+  messages: z.array(ChatMessageSchema).optional(),
+  /** Policy episodes: the endpoint, model and tools used. */
+  policy: PolicyRunInfoSchema.optional(),
 });
 export type EpisodeResult = z.infer<typeof EpisodeResultSchema>;
+/** A result as written (fields with defaults may be left out; readers apply them). */
+export type EpisodeResultInput = z.input<typeof EpisodeResultSchema>;

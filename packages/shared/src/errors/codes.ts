@@ -50,6 +50,22 @@ export const ERROR_CODES = {
   GRADING_FAILED: { class: 'infra', retryable: true, hint: 'grading could not run (not a test failure)' },
   LEASE_LOST: { class: 'infra', retryable: true, hint: 'the sandbox lease expired or was taken over' },
   WORKER_SHUTDOWN: { class: 'infra', retryable: true, hint: 'the worker shut down mid-episode; the job is handed back' },
+  // policy endpoint (OpenAI-compatible chat completions). Infra: retried per turn with back-off, never charged to
+  // the model's turn budget; when retries run out the attempt fails (reward null) and the job is retried.
+  POLICY_NETWORK: { class: 'infra', retryable: true, hint: 'the policy endpoint could not be reached or dropped the connection; check policy.base_url and the inference server' },
+  POLICY_TIMEOUT: { class: 'infra', retryable: true, hint: 'the policy endpoint did not answer within policy.limits.request_timeout_s' },
+  POLICY_THROTTLED: { class: 'infra', retryable: true, hint: 'the policy endpoint answered 429; lower RF_POLICY_MAX_INFLIGHT or add inference capacity' },
+  POLICY_SERVER_ERROR: { class: 'infra', retryable: true, hint: 'the policy endpoint answered 5xx or reported an engine error (finish_reason "error"/"abort")' },
+  POLICY_BAD_RESPONSE: { class: 'infra', retryable: true, hint: 'the policy endpoint answered 200 with a body that is not a chat completion' },
+  // Model-caused ends of a policy episode: graded on the current diff.
+  POLICY_CONTEXT_OVERFLOW: { class: 'model', retryable: false, hint: 'the conversation outgrew the model context; the episode ends as exit_context and is graded' },
+  POLICY_FORMAT_ERROR: { class: 'model', retryable: false, hint: 'the model reply had no valid tool call; it is shown a format error (exit_format after the cap)' },
+  POLICY_BLOCKED_COMMAND: { class: 'model', retryable: false, hint: 'an interactive program on SWE-agent\'s blocklist; the model is told it is not supported' },
+  // Configuration of the policy block or endpoint: fail fast, never retried, never charged to the model.
+  POLICY_REJECTED: { class: 'input', retryable: false, hint: 'the policy endpoint rejected the request (HTTP 400/422): check policy.model, sampling, extra_body and that vLLM runs with --enable-auto-tool-choice --tool-call-parser' },
+  POLICY_AUTH: { class: 'input', retryable: false, hint: 'the policy endpoint refused the key (HTTP 401/403); check the variable named by policy.api_key_env on the workers' },
+  POLICY_NOT_FOUND: { class: 'input', retryable: false, hint: 'HTTP 404 from the policy endpoint: check policy.base_url (the API root, …/v1) and policy.model (the served model name)' },
+  POLICY_KEY_MISSING: { class: 'input', retryable: false, hint: 'set the environment variable named by policy.api_key_env in every worker\'s environment' },
   // input and configuration
   INPUT_INVALID: { class: 'input', retryable: false, hint: 'fix the field named in the message and submit again' },
   INPUT_DUPLICATE: { class: 'input', retryable: false, hint: 'remove the duplicate episode or give it another id' },

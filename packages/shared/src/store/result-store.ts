@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
-import { EpisodeResultSchema, type EpisodeResult } from '../contracts/result.js';
+import { EpisodeResultSchema, type EpisodeResult, type EpisodeResultInput } from '../contracts/result.js';
 import type { Keyspace } from './keys.js';
 
 const DAY_S = 24 * 60 * 60;
@@ -48,7 +48,7 @@ export class ResultStore {
     this.#streamMaxLen = options.streamMaxLen ?? 1_000_000;
   }
 
-  async commit(result: EpisodeResult): Promise<CommitOutcome> {
+  async commit(result: EpisodeResultInput): Promise<CommitOutcome> {
     const key = this.#keys.result(result.run_id, result.episode_id, result.sample_index);
     const resolved = result.resolved === null ? '' : result.resolved ? '1' : '0';
     const reply = (await this.#redis.eval(

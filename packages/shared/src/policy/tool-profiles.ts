@@ -1,0 +1,161 @@
+/**
+ * The tool sets a policy can be trained on (policy-loop.md §3, §4; tools.md §2, §4, §5): the `tools` schemas sent
+ * to the endpoint, how one tool call becomes a command line, how an executed command reads back to the model,
+ * how the episode is submitted, and the default prompt templates. The schemas have the reference agents' shape
+ * (names, parameters, types, required lists); descriptions are ours.
+ */
+import type { ToolName } from '../contracts/episode.js';
+import type { ToolProfileName } from '../contracts/policy.js';
+import { shellQuote } from '../tools/shell-quote.js';
+import { toolCallToCommand, type ToolCallInput, type ToolCommandResult } from '../tools/tool-call-to-command.js';
+import { BASH_TOOL, EXECUTE_BASH_TOOL, STR_REPLACE_EDITOR_TOOL, toOpenAiToolSchema, type OpenAiToolSchema } from '../tools/tool-catalogue.js';
+import { clipSweAgentObservation, miniObservation, seedObservation } from './observation-format.js';
+
+/** A command's outcome as the profile renders it for the model. */
+export interface ExecutedCommand {
+  /** Output as the executor produced it (a timeout's notice replaces the output). */
+  output: string;
+  exitCode: number | null;
+}
+
+export interface ToolProfile {
+  readonly name: ToolProfileName;
+  /** The `tools` array of every request. */
+  readonly tools: readonly OpenAiToolSchema[];
+  /** Executables of the tool bundle the sandbox needs. */
+  readonly executables: readonly ToolName[];
+  /** Default of `parallel_tool_calls` (several calls in one reply are executed in order when true). */
+  readonly parallelToolCalls: boolean;
+  readonly systemTemplate: string;
+  readonly instanceTemplate: string;
+  /** Name of a tool whose call ends the episode without running anything (SWE-agent's `submit`). */
+  readonly submitTool: string | undefined;
+  /** A reply without tool calls ends the episode (veRL's tool agent loop) instead of being a format error. */
+  readonly endsWithoutCall: boolean;
+  /** The command line for one call, or the format error the model is shown. */
+  toCommand(call: ToolCallInput, context: { workingDir: string }): ToolCommandResult;
+  /** The tool message content for an executed command. */
+  observation(command: ExecutedCommand): string;
+  /** Whether this executed command submitted the episode (mini-swe-agent's sentinel). */
+  isSubmission(command: ExecutedCommand): boolean;
+}
+
+/** mini-swe-agent's submission sentinel: the first line of the output, with exit code 0. */
+export const MINI_SUBMIT_SENTINEL = 'COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT';
+
+const SUBMIT_TOOL: OpenAiToolSchema = {
+  type: 'function',
+  function: {
+    name: 'submit',
+    description: 'Submit the current changes of the repository as your solution and end the task. Takes no arguments.',
+    parameters: { type: 'object', properties: {}, required: [] },
+  },
+};
+
+function notAvailable(name: string): ToolCommandResult {
+  return { ok: false, error: { code: 'TOOL_ERROR', message: `Your action could not be parsed properly: Command '${name}' not found in list of available commands..` } };
+}
+
+/** Conversion restricted to the profile's own tools (the catalogue knows more names than any one profile offers). */
+function restricted(names: readonly string[]): (call: ToolCallInput) => ToolCommandResult {
+  return (call) => (names.includes(call.name) ? toolCallToCommand(call) : notAvailable(call.name));
+}
+
+const SWEAGENT_SYSTEM = 'You are an autonomous software engineer working in a terminal on a code repository. You act only through the tools you are given.';
+
+const SWEAGENT_INSTANCE = `<uploaded_files>
+{{working_dir}}
+</uploaded_files>
+A code repository has been uploaded to the directory {{working_dir}}. Consider the following PR description:
+
+<pr_description>
+{{problem_statement}}
+</pr_description>
+
+Make the minimal changes to non-test files in {{working_dir}} so that the requirements in the <pr_description> are met.
+The test files have already been taken care of: do not modify any tests.
+A good way to work:
+1. Find and read the code relevant to the <pr_description>.
+2. Write a small script that reproduces the problem and run it with the bash tool.
+3. Edit the source code to fix the problem.
+4. Run the script again to confirm the fix.
+5. Think about edge cases and make sure the fix covers them.
+Call exactly one tool per reply. When you are done, call submit.`;
+
+const MINI_SYSTEM = 'You are a helpful assistant that solves programming tasks by running bash commands.';
+
+const MINI_INSTANCE = `Resolve the following issue in the repository at {{working_dir}}.
+
+<pr_description>
+{{problem_statement}}
+</pr_description>
+
+Every reply must call the bash tool. Each command runs in a fresh shell whose working directory is {{working_dir}}:
+cd and export do not carry over between commands. Do not modify the tests.
+When the fix is complete, submit it by running this command on its own (you cannot continue afterwards):
+echo ${MINI_SUBMIT_SENTINEL}`;
+
+const SEED_SYSTEM = 'You are a software engineer. Use the tools to inspect and change the repository; reply without a tool call when the task is done.';
+
+const SEED_INSTANCE = `The repository is at {{working_dir}}. Fix this issue without modifying the tests:
+
+{{problem_statement}}
+
+Run commands with execute_bash and edit files with str_replace_editor. When the fix is complete, reply with a short summary and no tool call.`;
+
+const SWEAGENT: ToolProfile = {
+  name: 'sweagent',
+  tools: [toOpenAiToolSchema(BASH_TOOL), toOpenAiToolSchema(STR_REPLACE_EDITOR_TOOL), SUBMIT_TOOL],
+  executables: ['str_replace_editor'],
+  parallelToolCalls: false,
+  systemTemplate: SWEAGENT_SYSTEM,
+  instanceTemplate: SWEAGENT_INSTANCE,
+  submitTool: 'submit',
+  endsWithoutCall: false,
+  toCommand: restricted(['bash', 'str_replace_editor']),
+  observation: ({ output }) => clipSweAgentObservation(output),
+  isSubmission: () => false,
+};
+
+const MINI_BASH: ToolProfile = {
+  name: 'mini_bash',
+  tools: [toOpenAiToolSchema(BASH_TOOL)],
+  executables: [],
+  parallelToolCalls: true,
+  systemTemplate: MINI_SYSTEM,
+  instanceTemplate: MINI_INSTANCE,
+  submitTool: undefined,
+  endsWithoutCall: false,
+  toCommand: (call, { workingDir }) => {
+    const converted = restricted(['bash'])(call);
+    if (!converted.ok) return converted;
+    // A fresh shell per command in the repository, as mini-swe-agent runs them: state does not carry over.
+    return { ok: true, command: `cd ${shellQuote(workingDir)} && bash -c ${shellQuote(converted.command)}` };
+  },
+  observation: miniObservation,
+  isSubmission: ({ output, exitCode }) => exitCode === 0 && output.trimStart().split('\n', 1)[0]?.trim() === MINI_SUBMIT_SENTINEL,
+};
+
+const SEED: ToolProfile = {
+  name: 'seed',
+  tools: [toOpenAiToolSchema(EXECUTE_BASH_TOOL), toOpenAiToolSchema(STR_REPLACE_EDITOR_TOOL)],
+  executables: ['execute_bash', 'str_replace_editor'],
+  parallelToolCalls: false,
+  systemTemplate: SEED_SYSTEM,
+  instanceTemplate: SEED_INSTANCE,
+  submitTool: undefined,
+  endsWithoutCall: true,
+  toCommand: restricted(['execute_bash', 'str_replace_editor']),
+  observation: ({ output }) => seedObservation(output),
+  isSubmission: () => false,
+};
+
+export const TOOL_PROFILE_SPECS: Readonly<Record<ToolProfileName, ToolProfile>> = {
+  sweagent: SWEAGENT,
+  mini_bash: MINI_BASH,
+  seed: SEED,
+};
+
+export function toolProfile(name: ToolProfileName): ToolProfile {
+  return TOOL_PROFILE_SPECS[name];
+}
