@@ -1,6 +1,12 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// Connections come from one factory (a single server or a cluster, decided by REDIS_URL): see packages/shared/src/redis/.
+const IOREDIS_ONLY_IN_SHARED = {
+  name: 'ioredis',
+  message: 'Create Redis connections with createRedis() from @rollout-fleet/shared and type them as RedisClient, so Redis Cluster works everywhere.',
+};
+
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', 'artifacts/**', 'bench/out/**', '**/*.py'] },
   js.configs.recommended,
@@ -11,7 +17,7 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'no-restricted-imports': ['error', { patterns: [
+      'no-restricted-imports': ['error', { paths: [IOREDIS_ONLY_IN_SHARED], patterns: [
         { group: ['**/packages/*/src/**', '../../packages/**', '@rollout-fleet/*/src/**'], message: 'Import other packages by their package name.' },
       ] }],
     },
@@ -23,6 +29,6 @@ export default tseslint.config(
   },
   {
     files: ['packages/producer/**/*.ts', 'packages/vefaas-local/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['@rollout-fleet/worker', '@rollout-fleet/producer', '@rollout-fleet/vefaas-local'], message: 'Only @rollout-fleet/shared may be imported here.' }] }] },
+    rules: { 'no-restricted-imports': ['error', { paths: [IOREDIS_ONLY_IN_SHARED], patterns: [{ group: ['@rollout-fleet/worker', '@rollout-fleet/producer', '@rollout-fleet/vefaas-local'], message: 'Only @rollout-fleet/shared may be imported here.' }] }] },
   },
 );

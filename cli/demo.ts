@@ -9,8 +9,7 @@ import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
-import { createKeyspace, createLogger, getRunStatus, ResultStore, type EpisodeJobData, type EpisodeResult } from '@rollout-fleet/shared';
+import { createKeyspace, createLogger, createRedis, deleteKeysMatching, getRunStatus, ResultStore, type EpisodeJobData, type EpisodeResult } from '@rollout-fleet/shared';
 import { submitRun, validateInputs } from '@rollout-fleet/producer';
 import { startVefaasLocal } from '@rollout-fleet/vefaas-local';
 import { EXIT } from './exit-codes.js';
@@ -42,7 +41,7 @@ async function main(): Promise<number> {
   say(`vefaas     ${host.controlPlaneUrl} (sandboxes: ${host.isolation}), route ${host.gatewayUrl}`);
 
   const workers: ChildProcess[] = [];
-  const redis = new Redis(redisHandle.url);
+  const redis = createRedis(redisHandle.url);
   const keys = createKeyspace(PREFIX);
   const queueConnection = redis.duplicate();
   const queue = new Queue<EpisodeJobData>('episodes', { connection: queueConnection, prefix: PREFIX });
@@ -121,8 +120,7 @@ async function main(): Promise<number> {
     await queue.obliterate({ force: true }).catch(() => undefined);
     await queue.close();
     queueConnection.disconnect();
-    const leftovers = await redis.keys(`rf:${PREFIX}:*`);
-    if (leftovers.length > 0) await redis.del(...leftovers);
+    await deleteKeysMatching(redis, `rf:${PREFIX}:*`);
     redis.disconnect();
     await host.close();
     await redisHandle.close();

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import { createRedis } from '@rollout-fleet/shared';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
@@ -110,7 +110,7 @@ async function produceSmallRun(config: Config, logger: Logger, onFleet: (fleet: 
     worker.worker.on('failed', (job) => settle(run.failed, job?.id));
   });
 
-  const redis = new Redis(config.redis.url);
+  const redis = createRedis(config.redis.url);
   const keys = createKeyspace(config.queue.prefix);
   const queue = new Queue<EpisodeJobData>(config.queue.name, { connection: redis.duplicate(), prefix: config.queue.prefix });
   try {
@@ -178,7 +178,7 @@ describe('dashboard in a browser over a small real run', () => {
     const queue = new Queue(config.queue.name, { connection: { url: REDIS_URL }, prefix: config.queue.prefix });
     await queue.obliterate({ force: true });
     await queue.close();
-    const redis = new Redis(REDIS_URL);
+    const redis = createRedis(REDIS_URL);
     const leftovers = await redis.keys(`rf:${config.queue.prefix}:*`);
     if (leftovers.length > 0) await redis.del(...leftovers);
     redis.disconnect();

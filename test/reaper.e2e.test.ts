@@ -5,7 +5,7 @@
  * Each test has its own Redis prefix and so its own fleet label: the fleets never see each other's sandboxes.
  */
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { createRedis, type RedisClient } from '@rollout-fleet/shared';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   AgentEnv,
@@ -29,7 +29,7 @@ const silent = createLogger({ level: 'silent', format: 'json' });
 let host: VefaasLocalHandle;
 let vefaas: VefaasClient;
 let target: VefaasTarget;
-let redis: Redis;
+let redis: RedisClient;
 const prefixes: string[] = [];
 
 beforeAll(async () => {
@@ -41,7 +41,7 @@ beforeAll(async () => {
     retry: false,
   });
   target = { vefaas, functionId: host.functionId, gatewayUrl: host.gatewayUrl };
-  redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  redis = createRedis(REDIS_URL, { lazyConnect: true });
   await redis.connect();
 });
 
@@ -158,7 +158,7 @@ describe('Reaper against vefaas-local through reaperPlatformFor', () => {
       },
     };
     const later = () => Date.now() + 10 * MINUTE_MS;
-    const other = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+    const other = createRedis(REDIS_URL);
     try {
       const first = f.reaper({ now: later, platform: held }).reapOnce();
       await inPass;

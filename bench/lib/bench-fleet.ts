@@ -9,13 +9,14 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import {
   EpisodeSchema,
   ResultStore,
   closeSharedDispatchers,
   createKeyspace,
   createLogger,
+  createRedis,
+  deleteKeysMatching,
   createVefaasClient,
   loadConfig,
   type Config,
@@ -24,6 +25,7 @@ import {
   type EpisodeJobData,
   type EpisodeResult,
   type Keyspace,
+  type RedisClient,
   type VefaasClient,
 } from '@rollout-fleet/shared';
 import { submitRun } from '@rollout-fleet/producer';
@@ -40,7 +42,7 @@ const SHUTDOWN_GRACE_S = 10;
 export interface BenchFleet {
   host: VefaasLocalHandle;
   vefaas: VefaasClient;
-  redis: Redis;
+  redis: RedisClient;
   keys: Keyspace;
   config: Config;
   queue: Queue<EpisodeJobData>;
@@ -86,7 +88,7 @@ export async function openBenchFleet(o: { isolation: HostIsolation }): Promise<B
   // A short grace: a benchmark cut short by its timeout must not wait long for in-flight episodes.
   const config = loadConfig({ REDIS_URL: found.url, RF_PREFIX: prefix, RF_SHUTDOWN_GRACE_S: String(SHUTDOWN_GRACE_S), LOG_LEVEL: 'error' }, { dotenvPath: false });
   const keys = createKeyspace(prefix);
-  const redis = new Redis(found.url);
+  const redis = createRedis(config.redis);
   const queueConnection = redis.duplicate();
   const queue = new Queue<EpisodeJobData>(config.queue.name, { connection: queueConnection, prefix });
   const logger = createLogger({ level: 'error', format: 'json', destination: process.stderr });
@@ -149,8 +151,8 @@ export async function openBenchFleet(o: { isolation: HostIsolation }): Promise<B
       await queue.obliterate({ force: true }).catch(() => undefined);
       await queue.close();
       queueConnection.disconnect();
-      const leftovers = [...(await redis.keys(`rf:${prefix}:*`)), ...(await redis.keys(`${prefix}:*`))];
-      if (leftovers.length > 0) await redis.del(...leftovers);
+      await deleteKeysMatching(redis, `rf:${prefix}:*`);
+      await deleteKeysMatching(redis, `${prefix}:*`);
       redis.disconnect();
       await vefaas.close();
       await host.close();

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
+import { createRedis } from '@rollout-fleet/shared';
 import { afterAll, describe, expect, it } from 'vitest';
 
 // The bin resolves tsx from its own location, so the CLI can run from a directory without node_modules.
@@ -29,7 +29,7 @@ function runCli(args: string[], env: Record<string, string>): { child: ReturnTyp
 describe('rollout-fleet dashboard', () => {
   afterAll(async () => {
     // BullMQ writes the queue's meta key on connect.
-    const redis = new Redis(REDIS_URL);
+    const redis = createRedis(REDIS_URL);
     const keys = await redis.keys(`${PREFIX}:*`);
     if (keys.length > 0) await redis.del(...keys);
     redis.disconnect();

@@ -41,7 +41,7 @@ async function runResults(flags: ResultsFlags): Promise<number> {
     const { streamResults } = await import('@rollout-fleet/producer');
     const { createKeyspace, summarizeRun, toPythonJson } = await import('@rollout-fleet/shared');
     const { connectRedis } = await import('../runtime/redis.js');
-    const redis = await connectRedis(config.redis.url);
+    const redis = await connectRedis(config.redis);
     const controller = new AbortController();
     const stop = (): void => controller.abort();
     process.once('SIGINT', stop);

@@ -32,7 +32,7 @@ async function runWorker(flags: WorkerFlags): Promise<number> {
     const { logger } = context;
     const config = flags.freshEval ? { ...context.config, worker: { ...context.config.worker, freshEval: true } } : context.config;
     const { connectRedis } = await import('../runtime/redis.js');
-    (await connectRedis(config.redis.url)).disconnect();
+    (await connectRedis(config.redis)).disconnect();
     const { openTarget } = await import('../runtime/target.js');
     const { startWorker } = await import('@rollout-fleet/worker');
     const { closeSharedDispatchers } = await import('@rollout-fleet/shared');

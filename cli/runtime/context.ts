@@ -10,6 +10,12 @@ export interface CliContext {
   logger: Logger;
 }
 
+function redisPasswordOf(config: Config): string | undefined {
+  if (config.redis.cluster !== undefined) return config.redis.cluster.password;
+  const password = new URL(config.redis.url).password;
+  return password === '' ? undefined : decodeURIComponent(password);
+}
+
 export function secretsOf(config: Config): string[] {
   const v = config.vefaas;
   return [
@@ -18,6 +24,7 @@ export function secretsOf(config: Config): string[] {
     v.gatewayKey,
     config.dashboard.password,
     config.dashboard.token,
+    redisPasswordOf(config),
   ].filter((s): s is string => typeof s === 'string' && s.length > 0);
 }
 

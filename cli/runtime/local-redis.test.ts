@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { once } from 'node:events';
-import { Redis } from 'ioredis';
+import { createRedis } from '@rollout-fleet/shared';
 import { describe, expect, it } from 'vitest';
 import { findRedis } from './local-redis.js';
 
@@ -29,12 +29,12 @@ describe('findRedis (the demo on a fresh machine)', () => {
   it('spawns redis-server from PATH when nothing answers, and stops it on close', async () => {
     const found = await findRedis(undefined, `redis://127.0.0.1:${await closedPort()}`);
     expect(found.origin).toBe('spawned');
-    const client = new Redis(found.url, { maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
+    const client = createRedis(found.url, { role: 'fail-fast' });
     await client.connect();
     expect(await client.ping()).toBe('PONG');
     client.disconnect();
     await found.close();
-    const after = new Redis(found.url, { maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
+    const after = createRedis(found.url, { role: 'fail-fast' });
     after.on('error', () => undefined);
     await expect(after.connect()).rejects.toThrow();
     after.disconnect();

@@ -4,8 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
-import { Redis } from 'ioredis';
+import { createRedis, freePort } from '@rollout-fleet/shared';
 
 export interface FoundRedis {
   url: string;
@@ -14,7 +13,7 @@ export interface FoundRedis {
 }
 
 async function answers(url: string): Promise<boolean> {
-  const redis = new Redis(url, { lazyConnect: true, connectTimeout: 1500, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const redis = createRedis(url, { role: 'fail-fast', connectTimeoutMs: 1500 });
   // A refused connection is the answer here, not an error to report.
   redis.on('error', () => undefined);
   try {
@@ -25,16 +24,6 @@ async function answers(url: string): Promise<boolean> {
   } finally {
     redis.disconnect();
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  if (address === null || typeof address === 'string') throw new Error('no free port');
-  return address.port;
 }
 
 export async function findRedis(envUrl: string | undefined, usual = 'redis://127.0.0.1:6379'): Promise<FoundRedis> {

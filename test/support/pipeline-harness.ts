@@ -9,10 +9,11 @@ import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import {
   createKeyspace,
   createLogger,
+  createRedis,
+  deleteKeysMatching,
   createVefaasClient,
   loadConfig,
   ResultStore,
@@ -23,6 +24,7 @@ import {
   type EpisodeJobData,
   type EpisodeResult,
   type Keyspace,
+  type RedisClient,
   type VefaasTarget,
 } from '@rollout-fleet/shared';
 import { startVefaasLocal, type VefaasLocalHandle, type VefaasLocalOptions } from '@rollout-fleet/vefaas-local';
@@ -90,7 +92,7 @@ export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 
 export interface Pipeline {
   config: Config;
-  redis: Redis;
+  redis: RedisClient;
   keys: Keyspace;
   queue: Queue<EpisodeJobData>;
   store: ResultStore;
@@ -99,7 +101,7 @@ export interface Pipeline {
 
 /** Producer-side handles on the test's prefix; `close()` obliterates the queue and deletes every key. */
 export function openPipeline(config: Config): Pipeline {
-  const redis = new Redis(config.redis.url);
+  const redis = createRedis(config.redis);
   const queueConnection = redis.duplicate();
   const keys = createKeyspace(config.queue.prefix);
   const queue = new Queue<EpisodeJobData>(config.queue.name, { connection: queueConnection, prefix: config.queue.prefix });
@@ -113,8 +115,8 @@ export function openPipeline(config: Config): Pipeline {
       await queue.obliterate({ force: true }).catch(() => undefined);
       await queue.close();
       queueConnection.disconnect();
-      const leftovers = [...(await redis.keys(`rf:${config.queue.prefix}:*`)), ...(await redis.keys(`${config.queue.prefix}:*`))];
-      if (leftovers.length > 0) await redis.del(...leftovers);
+      await deleteKeysMatching(redis, `rf:${config.queue.prefix}:*`);
+      await deleteKeysMatching(redis, `${config.queue.prefix}:*`);
       redis.disconnect();
     },
   };

@@ -62,6 +62,14 @@ export type { CreateLoggerOptions, LogContext, Logger } from './logging/create-l
 export { redactDeep, redactSecrets } from './logging/redact.js';
 export { LOG_FORMATS, LOG_LEVELS } from './logging/levels.js';
 export type { LogFormat, LogLevel } from './logging/levels.js';
+export { createRedis, isCluster } from './redis/create-redis.js';
+export type { CreateRedisOptions, RedisClient, RedisRole } from './redis/create-redis.js';
+export { connectRedis } from './redis/connect-redis.js';
+export { REDIS_URL_SCHEMES, RedisUrlError, describeRedisUrl, parseRedisUrl } from './redis/redis-url.js';
+export type { RedisClusterEndpoint, RedisConfig, RedisNode } from './redis/redis-url.js';
+export { hashTagOf, missingHashTagProblem } from './redis/hash-tag.js';
+export { deleteKeysMatching, keysMatching } from './redis/scan-keys.js';
+export { freePort, isPortFree } from './net/free-port.js';
 export { DEFAULT_PREFIX, DEFAULT_QUEUE, createKeyspace, jobIdFor, jobNameFor, parseJobId } from './store/keys.js';
 export type { Keyspace } from './store/keys.js';
 export { ResultStore } from './store/result-store.js';

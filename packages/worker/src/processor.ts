@@ -5,7 +5,7 @@
  * The result is committed exactly once (ResultStore's Lua SET NX), even if BullMQ runs the job twice.
  */
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@rollout-fleet/shared';
 import type {
   ResultStore} from '@rollout-fleet/shared';
 import {
@@ -27,7 +27,7 @@ import type { EpisodeOutcome } from './metrics/worker-metrics.js';
 import { formatStepLog, stepProgress } from './episode/job-progress.js';
 
 export interface ProcessorDeps extends AttemptDeps {
-  redis: Redis;
+  redis: RedisClient;
   keys: Keyspace;
   results: ResultStore;
   logger: Logger;

@@ -7,10 +7,10 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Worker } from 'bullmq';
-import { Redis } from 'ioredis';
 import {
   ResultStore,
   createKeyspace,
+  createRedis,
   type Config,
   type EpisodeJobData,
   type EpisodeJobReturn,
@@ -73,8 +73,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const workerId = options.workerId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const logger = rootLogger.child({ workerId });
   const keys = createKeyspace(config.queue.prefix);
-  // BullMQ workers need blocking commands to wait forever, hence maxRetriesPerRequest: null.
-  const redis = new Redis(config.redis.url, { maxRetriesPerRequest: null });
+  // Commands of a long-lived worker must ride out a Redis failover instead of failing an episode.
+  const redis = createRedis(config.redis, { role: 'blocking', connectionName: `rf-worker:${workerId}` });
   const metrics = createWorkerMetrics();
   const leases = new LeaseStore(redis, keys, { ttlMs: config.worker.leaseTtlS * SECOND_MS });
   const fleetLabel = fleetLabelFor(config.queue.prefix);
@@ -98,7 +98,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   });
 
   // BullMQ leaves connections it did not create open on close(); we own this one and close it ourselves.
-  const workerConnection = redis.duplicate({ maxRetriesPerRequest: null });
+  // BullMQ requires maxRetriesPerRequest: null on a worker's connection: the 'blocking' role.
+  const workerConnection = createRedis(config.redis, { role: 'blocking', connectionName: `rf-worker-queue:${workerId}` });
   const worker = new Worker<EpisodeJobData, EpisodeJobReturn>(config.queue.name, processor, {
     connection: workerConnection,
     prefix: config.queue.prefix,

@@ -1,6 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
-import type { EpisodeJobData, Keyspace } from '@rollout-fleet/shared';
+import type { EpisodeJobData, Keyspace, RedisClient } from '@rollout-fleet/shared';
 
 export interface CancelSummary {
   removed: number;
@@ -14,7 +13,7 @@ export interface CancelSummary {
  */
 export async function cancelRun(options: {
   queue: Queue<EpisodeJobData>;
-  redis: Redis;
+  redis: RedisClient;
   keys: Keyspace;
   runId: string;
 }): Promise<CancelSummary> {

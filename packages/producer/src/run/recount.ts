@@ -1,5 +1,4 @@
-import type { Redis } from 'ioredis';
-import { EpisodeResultSchema, parseJobId, type Keyspace } from '@rollout-fleet/shared';
+import { EpisodeResultSchema, type Keyspace, parseJobId, type RedisClient } from '@rollout-fleet/shared';
 
 const CHUNK = 1000;
 
@@ -7,7 +6,7 @@ const CHUNK = 1000;
  * Rebuilds a run's counters from its stored results. The counters are normally kept by the result
  * commit script; after results were deleted (force, retry) they are recomputed from the source of truth.
  */
-export async function recountRun(redis: Redis, keys: Keyspace, runId: string): Promise<Record<string, number>> {
+export async function recountRun(redis: RedisClient, keys: Keyspace, runId: string): Promise<Record<string, number>> {
   const ids = await redis.smembers(keys.runJobs(runId));
   const counts = { done: 0, completed: 0, failed: 0, resolved: 0 };
   for (let i = 0; i < ids.length; i += CHUNK) {

@@ -1,6 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
-import { EpisodeResultSchema, parseJobId, type EpisodeJobData, type JobPolicy, type Keyspace } from '@rollout-fleet/shared';
+import { type EpisodeJobData, EpisodeResultSchema, type JobPolicy, type Keyspace, parseJobId, type RedisClient } from '@rollout-fleet/shared';
 import { recountRun } from './recount.js';
 import { submitRun } from './submit-run.js';
 
@@ -10,7 +9,7 @@ import { submitRun } from './submit-run.js';
  */
 export async function retryFailed(options: {
   queue: Queue<EpisodeJobData>;
-  redis: Redis;
+  redis: RedisClient;
   keys: Keyspace;
   runId: string;
   policy?: JobPolicy;

@@ -1,8 +1,7 @@
-import type { Redis } from 'ioredis';
-import { ResultStore, type Keyspace, type StreamedResult } from '@rollout-fleet/shared';
+import { type Keyspace, type RedisClient, ResultStore, type StreamedResult } from '@rollout-fleet/shared';
 
 export interface StreamResultsOptions {
-  redis: Redis;
+  redis: RedisClient;
   keys: Keyspace;
   runId: string;
   /** Resume after this stream id (as printed by a previous read); '0' = from the start. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import { createRedis, getRunStatus, type RedisClient } from '@rollout-fleet/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   EpisodeSchema,
@@ -12,7 +12,6 @@ import {
 } from '@rollout-fleet/shared';
 import { cancelRun } from './cancel-run.js';
 import { retryFailed } from './retry-failed.js';
-import { getRunStatus } from '@rollout-fleet/shared';
 import { streamResults } from './stream-results.js';
 import { submitRun } from './submit-run.js';
 
@@ -47,11 +46,11 @@ function resultFor(e: Episode, status: 'completed' | 'failed'): EpisodeResult {
 describe('submitRun', () => {
   const prefix = `{rf-test-${randomUUID()}}`;
   const keys = createKeyspace(prefix);
-  let redis: Redis;
+  let redis: RedisClient;
   let queue: Queue<EpisodeJobData>;
 
   beforeAll(() => {
-    redis = new Redis(redisUrl);
+    redis = createRedis(redisUrl);
     queue = new Queue<EpisodeJobData>('episodes', { connection: { url: redisUrl }, prefix });
   });
   afterAll(async () => {

@@ -5,7 +5,7 @@
  * enqueues them again.
  */
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@rollout-fleet/shared';
 import {
   DEFAULT_JOB_POLICY,
   jobIdFor,
@@ -28,7 +28,7 @@ export interface SubmitProgress {
 
 export interface SubmitRunOptions {
   queue: Queue<EpisodeJobData>;
-  redis: Redis;
+  redis: RedisClient;
   keys: Keyspace;
   runId: string;
   episodes: readonly Episode[];
@@ -107,7 +107,7 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmitSummar
 }
 
 /** Drops stored results and removable jobs so the episodes can run again. Active jobs are left alone. */
-async function forget(queue: Queue<EpisodeJobData>, redis: Redis, ids: string[], resultKeys: string[]): Promise<void> {
+async function forget(queue: Queue<EpisodeJobData>, redis: RedisClient, ids: string[], resultKeys: string[]): Promise<void> {
   if (resultKeys.length > 0) await redis.del(...resultKeys);
   await Promise.all(
     ids.map(async (id) => {

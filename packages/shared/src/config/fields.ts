@@ -5,6 +5,7 @@
  * An unset variable arrives as `undefined` (empty strings are treated as unset before parsing).
  */
 import { z } from 'zod';
+import { RedisUrlError, parseRedisUrl } from '../redis/redis-url.js';
 
 const raw = z.string().optional();
 
@@ -91,4 +92,17 @@ export function url(protocols: readonly string[], defaultValue: string) {
 
 export function optionalUrl(protocols: readonly string[]) {
   return raw.transform((value, ctx): string | undefined => (value === undefined ? undefined : checkUrl(value, protocols, ctx)));
+}
+
+/** REDIS_URL: one server (`redis://`, `rediss://`) or a cluster (`redis+cluster://host:port,…`); see redis-url.ts. */
+export function redisUrl(defaultValue: string) {
+  return raw.transform((value, ctx): string => {
+    if (value === undefined) return defaultValue;
+    try {
+      return parseRedisUrl(value).url;
+    } catch (error) {
+      if (error instanceof RedisUrlError) return fail(ctx, error.message);
+      throw error;
+    }
+  });
 }

@@ -5,7 +5,9 @@
  */
 import { z } from 'zod';
 import { LOG_FORMATS, LOG_LEVELS } from '../logging/levels.js';
-import { boolean, finiteNumber, nonNegativeInt, oneOf, optionalText, optionalUrl, positiveInt, text, url } from './fields.js';
+import { hashTagOf, missingHashTagProblem } from '../redis/hash-tag.js';
+import { parseRedisUrl } from '../redis/redis-url.js';
+import { boolean, finiteNumber, nonNegativeInt, oneOf, optionalText, optionalUrl, positiveInt, redisUrl, text, url } from './fields.js';
 import type { Config, VefaasConfig } from './types.js';
 
 const SECOND = 1000;
@@ -23,7 +25,7 @@ export const EnvSchema = z.object({
   VEFAAS_GATEWAY_TIMEOUT_S: positiveInt(650),
   VEFAAS_LOCAL_IMAGES_DIR: optionalText(),
   VEFAAS_LOCAL_ISOLATION: oneOf(['bwrap', 'none', 'emulated'] as const, 'bwrap'),
-  REDIS_URL: url(['redis:', 'rediss:'], 'redis://127.0.0.1:6379'),
+  REDIS_URL: redisUrl('redis://127.0.0.1:6379'),
   RF_PREFIX: text('{rf}'),
   RF_QUEUE: text('episodes'),
   RF_WORKER_CONCURRENCY: positiveInt(4),
@@ -71,6 +73,13 @@ function checkCloudComplete(env: Record<string, unknown>, ctx: z.RefinementCtx):
   }
 }
 
+/** On a cluster every key of a queue (and of our scripts) must share one slot: the prefix must carry a hash tag. */
+function checkClusterPrefix(env: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  const { REDIS_URL: redis, RF_PREFIX: prefix } = env;
+  if (typeof redis !== 'string' || typeof prefix !== 'string' || !/^rediss?\+cluster:/i.test(redis)) return;
+  if (hashTagOf(prefix) === undefined) ctx.addIssue({ code: 'custom', path: ['RF_PREFIX'], message: missingHashTagProblem(prefix) });
+}
+
 function toVefaas(env: Env): VefaasConfig {
   const common = {
     region: env.VEFAAS_REGION,
@@ -89,7 +98,7 @@ function toVefaas(env: Env): VefaasConfig {
 function toConfig(env: Env): Config {
   return {
     vefaas: toVefaas(env),
-    redis: { url: env.REDIS_URL },
+    redis: parseRedisUrl(env.REDIS_URL),
     queue: { prefix: env.RF_PREFIX, name: env.RF_QUEUE },
     worker: {
       concurrency: env.RF_WORKER_CONCURRENCY,
@@ -121,4 +130,6 @@ function toConfig(env: Env): Config {
 }
 
 // `when` runs the completeness check even when other fields failed, so one error lists every problem.
-export const ConfigSchema = EnvSchema.superRefine(checkCloudComplete, { when: () => true }).transform(toConfig);
+export const ConfigSchema = EnvSchema.superRefine(checkCloudComplete, { when: () => true })
+  .superRefine(checkClusterPrefix, { when: () => true })
+  .transform(toConfig);

@@ -1,4 +1,5 @@
 import type { LogFormat, LogLevel } from '../logging/levels.js';
+import type { RedisConfig } from '../redis/redis-url.js';
 
 /** Settings that apply to both veFaaS modes. */
 interface VefaasCommonConfig {
@@ -38,7 +39,8 @@ export type VefaasConfig = VefaasCloudConfig | VefaasLocalConfig;
 /** The whole product's configuration, as returned by `loadConfig`. */
 export interface Config {
   vefaas: VefaasConfig;
-  redis: { url: string };
+  /** REDIS_URL, parsed: one server, or a cluster's seed nodes (create connections with `createRedis`). */
+  redis: RedisConfig;
   queue: {
     /** BullMQ key prefix; the braces make it a Redis Cluster hash tag. @defaultValue '{rf}' */
     prefix: string;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { createRedis, type RedisClient } from '../redis/create-redis.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EpisodeResult } from '../contracts/result.js';
 import { createKeyspace, jobIdFor, parseJobId } from './keys.js';
@@ -31,11 +31,11 @@ function result(runId: string, episodeId: string, overrides: Partial<EpisodeResu
 }
 
 describe('ResultStore', () => {
-  let redis: Redis;
+  let redis: RedisClient;
   const keys = createKeyspace(`{rf-test-${randomUUID()}}`);
 
   beforeAll(() => {
-    redis = new Redis(redisUrl);
+    redis = createRedis(redisUrl);
   });
   afterAll(async () => {
     const found = await redis.keys(`rf:${keys.prefix}:*`);

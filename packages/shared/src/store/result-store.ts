@@ -7,7 +7,7 @@
  *   resume cursor (`results --follow --after <id>`).
  */
 import { readFileSync } from 'node:fs';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/create-redis.js';
 import { EpisodeResultSchema, type EpisodeResult, type EpisodeResultInput } from '../contracts/result.js';
 import type { Keyspace } from './keys.js';
 
@@ -36,12 +36,12 @@ export interface StreamedResult {
 type CommitReply = [number, string];
 
 export class ResultStore {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #keys: Keyspace;
   readonly #retentionS: number;
   readonly #streamMaxLen: number;
 
-  constructor(redis: Redis, keys: Keyspace, options: ResultStoreOptions = {}) {
+  constructor(redis: RedisClient, keys: Keyspace, options: ResultStoreOptions = {}) {
     this.#redis = redis;
     this.#keys = keys;
     this.#retentionS = options.retentionS ?? 14 * DAY_S;

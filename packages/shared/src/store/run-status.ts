@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/create-redis.js';
 import type { EpisodeJobData } from '../queue/job-contract.js';
 import type { Keyspace } from './keys.js';
 
@@ -30,7 +30,7 @@ const THROUGHPUT_WINDOW = 200;
 
 export async function getRunStatus(options: {
   queue: Queue<EpisodeJobData>;
-  redis: Redis;
+  redis: RedisClient;
   keys: Keyspace;
   runId: string;
 }): Promise<RunStatus> {

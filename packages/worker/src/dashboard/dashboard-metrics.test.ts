@@ -1,7 +1,6 @@
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import { type Config, createKeyspace, createRedis, type RedisClient } from '@rollout-fleet/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKeyspace, type Config } from '@rollout-fleet/shared';
 import { publishMetrics } from '../metrics/metrics-publisher.js';
 import { createWorkerMetrics } from '../metrics/worker-metrics.js';
 import { startDashboard, type Dashboard } from './start-dashboard.js';
@@ -14,12 +13,12 @@ function sample(text: string, series: string): number | undefined {
 }
 
 describe('dashboard /metrics', () => {
-  let redis: Redis;
+  let redis: RedisClient;
   let config: Config;
   let dashboard: Dashboard;
 
   beforeAll(async () => {
-    redis = new Redis(TEST_REDIS_URL);
+    redis = createRedis(TEST_REDIS_URL);
     config = dashboardTestConfig({ RF_METRICS_PUBLIC: 'true' });
     dashboard = await startDashboard({ config, port: 0, host: '127.0.0.1', logger: capturingLogger().logger, redis, metricsStaleAfterMs: 60_000 });
   });

@@ -5,15 +5,14 @@
  *   how many workers are reporting.
  */
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { Keyspace, RedisClient } from '@rollout-fleet/shared';
 import { Gauge, Registry } from 'prom-client';
-import type { Keyspace } from '@rollout-fleet/shared';
 import { aggregateFleetMetrics } from '../metrics/metrics-publisher.js';
 
 const JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const;
 
 export interface DashboardMetricsOptions {
-  redis: Redis;
+  redis: RedisClient;
   keys: Keyspace;
   queues: readonly Queue[];
   /** Worker snapshots older than this are dropped (a worker that died without unpublishing). @defaultValue 30 s */

@@ -1,6 +1,5 @@
-import { Redis } from 'ioredis';
+import { type Config, createKeyspace, createRedis, type EpisodeResult, type RedisClient, ResultStore, type RunStatus } from '@rollout-fleet/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ResultStore, createKeyspace, type Config, type EpisodeResult, type RunStatus } from '@rollout-fleet/shared';
 import { startDashboard, type Dashboard } from './start-dashboard.js';
 import { TEST_REDIS_URL, capturingLogger, dashboardTestConfig, deletePrefix } from './test-kit.js';
 
@@ -28,13 +27,13 @@ function result(runId: string, i: number, overrides: Partial<EpisodeResult> = {}
 }
 
 describe('dashboard run API and pages', () => {
-  let redis: Redis;
+  let redis: RedisClient;
   let config: Config;
   let dashboard: Dashboard;
   const runId = 'sweep/2026-11-29';
 
   beforeAll(async () => {
-    redis = new Redis(TEST_REDIS_URL);
+    redis = createRedis(TEST_REDIS_URL);
     config = dashboardTestConfig();
     const keys = createKeyspace(config.queue.prefix);
     await redis.sadd(keys.runs(), runId);

@@ -1,8 +1,7 @@
 import { request } from 'node:http';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import { type Config, createRedis, type RedisClient } from '@rollout-fleet/shared';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Config } from '@rollout-fleet/shared';
 import { startDashboard, type Dashboard } from './start-dashboard.js';
 import { TEST_REDIS_URL, capturingLogger, dashboardTestConfig, deletePrefix } from './test-kit.js';
 
@@ -27,7 +26,7 @@ const ROUTES = [
 ];
 
 describe('dashboard security (plain HTTP)', () => {
-  let redis: Redis;
+  let redis: RedisClient;
   const started: Dashboard[] = [];
   const prefixes: string[] = [];
 
@@ -43,7 +42,7 @@ describe('dashboard security (plain HTTP)', () => {
   const call = (dashboard: Dashboard, path: string, init: RequestInit = {}): Promise<Response> => fetch(new URL(path, dashboard.url), init);
 
   beforeAll(() => {
-    redis = new Redis(TEST_REDIS_URL);
+    redis = createRedis(TEST_REDIS_URL);
   });
   afterEach(async () => {
     await Promise.all(started.splice(0).map((d) => d.close()));

@@ -8,12 +8,11 @@
  */
 import type { Queue } from 'bullmq';
 import { Router, type Request, type Response } from 'express';
-import type { Redis } from 'ioredis';
-import { IdSchema, ResultStore, getRunStatus, jobIdFor, type EpisodeJobData, type EpisodeResult, type Keyspace } from '@rollout-fleet/shared';
+import { type EpisodeJobData, type EpisodeResult, getRunStatus, IdSchema, jobIdFor, type Keyspace, type RedisClient, ResultStore } from '@rollout-fleet/shared';
 import { renderRunPage, renderRunsIndex, type RunListEntry } from './run-pages.js';
 
 export interface RunRoutesOptions {
-  redis: Redis;
+  redis: RedisClient;
   keys: Keyspace;
   /** The episodes queue (run status counts its active and delayed jobs). */
   queue: Queue<EpisodeJobData>;

@@ -13,8 +13,7 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import { Queue } from 'bullmq';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { Redis } from 'ioredis';
-import { RolloutError, createKeyspace, type Config, type EpisodeJobData, type Logger } from '@rollout-fleet/shared';
+import { RolloutError, createKeyspace, createRedis, type Config, type EpisodeJobData, type Logger, type RedisClient } from '@rollout-fleet/shared';
 import { createDashboardAuth } from './auth.js';
 import { csrfGuard } from './csrf.js';
 import { createDashboardMetrics } from './dashboard-metrics.js';
@@ -29,8 +28,8 @@ export interface StartDashboardOptions {
   /** Bind address. A non-loopback address requires credentials. */
   host: string;
   logger: Logger;
-  /** Redis for run keys and metrics; created from config.redis.url (and closed on close) when omitted. */
-  redis?: Redis;
+  /** Redis for run keys and metrics; created from config.redis (and closed on close) when omitted. */
+  redis?: RedisClient;
   /** Further queues shown in Bull Board, besides config.queue.name (always shown). */
   queueNames?: readonly string[];
   /** Worker metric snapshots older than this are dropped from /metrics. @defaultValue 30 s */
@@ -50,17 +49,20 @@ export async function startDashboard(options: StartDashboardOptions): Promise<Da
   const auth = createDashboardAuth({ dashboard: config.dashboard, host, logger });
   const keys = createKeyspace(config.queue.prefix);
   const ownRedis = options.redis === undefined;
-  const redis = options.redis ?? new Redis(config.redis.url, { maxRetriesPerRequest: 3 });
+  const redis = options.redis ?? createRedis(config.redis, { connectionName: 'rf-dashboard' });
   // The episodes queue is always shown (run status reads it); extra names add the fleet's other queues.
   const queueNames = [...new Set([config.queue.name, ...(options.queueNames ?? [])])];
+  // One connection for every queue shown (a Queue never blocks on it); BullMQ leaves a given connection open on close.
+  const queueConnection = createRedis(config.redis, { connectionName: 'rf-dashboard-queues' });
   const queues = queueNames.map((name) => {
-    const queue = new Queue<EpisodeJobData>(name, { connection: { url: config.redis.url }, prefix: config.queue.prefix });
+    const queue = new Queue<EpisodeJobData>(name, { connection: queueConnection, prefix: config.queue.prefix });
     queue.on('error', (err) => logger.warn({ err, queue: name }, 'dashboard: queue connection error'));
     return queue;
   });
   const episodes = queues[0] as Queue<EpisodeJobData>;
   const closeAll = async (): Promise<void> => {
     await Promise.allSettled(queues.map((q) => q.close()));
+    queueConnection.disconnect();
     if (ownRedis) redis.disconnect();
   };
 

@@ -1,8 +1,7 @@
 /** Test helpers for the dashboard: a config with a unique prefix, a log sink and Redis cleanup. */
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
-import type { Redis } from 'ioredis';
-import { createLogger, loadConfig, type Config, type Logger } from '@rollout-fleet/shared';
+import { createLogger, deleteKeysMatching, loadConfig, type Config, type Logger, type RedisClient } from '@rollout-fleet/shared';
 
 export const TEST_REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -27,13 +26,6 @@ export function capturingLogger(): { logger: Logger; text: () => string } {
 }
 
 /** Deletes every key of a test prefix: BullMQ's `<prefix>:<queue>:*` and ours `rf:<prefix>:*`. */
-export async function deletePrefix(redis: Redis, prefix: string): Promise<void> {
-  for (const pattern of [`${prefix}:*`, `rf:${prefix}:*`]) {
-    let cursor = '0';
-    do {
-      const [next, found] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-      cursor = next;
-      if (found.length > 0) await redis.del(...found);
-    } while (cursor !== '0');
-  }
+export async function deletePrefix(redis: RedisClient, prefix: string): Promise<void> {
+  for (const pattern of [`${prefix}:*`, `rf:${prefix}:*`]) await deleteKeysMatching(redis, pattern);
 }

@@ -4,8 +4,7 @@
  * - `leases` sorted set: sandboxId scored by expiry (ms), so the reaper finds expired ones in one range query.
  * Both are written in one MULTI so they never disagree for long.
  */
-import type { Redis } from 'ioredis';
-import type { Keyspace } from '@rollout-fleet/shared';
+import type { Keyspace, RedisClient } from '@rollout-fleet/shared';
 
 export interface Lease {
   sandboxId: string;
@@ -16,12 +15,12 @@ export interface Lease {
 }
 
 export class LeaseStore {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #keys: Keyspace;
   readonly #ttlMs: number;
   readonly #now: () => number;
 
-  constructor(redis: Redis, keys: Keyspace, options: { ttlMs: number; now?: () => number }) {
+  constructor(redis: RedisClient, keys: Keyspace, options: { ttlMs: number; now?: () => number }) {
     this.#redis = redis;
     this.#keys = keys;
     this.#ttlMs = options.ttlMs;

@@ -7,8 +7,7 @@
  * The platform lifetime (CreateSandbox Timeout) stays the last backstop.
  */
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
-import { coerceError, type Keyspace, type Logger } from '@rollout-fleet/shared';
+import { coerceError, type Keyspace, type Logger, type RedisClient } from '@rollout-fleet/shared';
 import type { LeaseStore } from './lease-store.js';
 
 /** The narrow slice of the veFaaS control plane the reaper needs. */
@@ -19,7 +18,7 @@ export interface ReaperPlatform {
 }
 
 export interface ReaperOptions {
-  redis: Redis;
+  redis: RedisClient;
   keys: Keyspace;
   leases: LeaseStore;
   platform: ReaperPlatform;

@@ -1,0 +1,17 @@
+/** The need of every test that runs real sandboxes: bubblewrap installed and allowed to create namespaces. */
+import type { Need } from '@rollout-fleet/shared/testing';
+import { checkIsolation } from '../sandbox/check-isolation.js';
+
+export function bwrapNeed(): Need {
+  const report = checkIsolation();
+  if (report.bwrap) return { what: 'bubblewrap', missing: undefined, install: 'sudo apt-get install -y bubblewrap' };
+  // Installed but refused: the kernel does not let unprivileged users create the namespaces.
+  const installed = report.version !== undefined;
+  return {
+    what: installed ? 'user namespaces for bubblewrap' : 'bubblewrap',
+    missing: report.reason,
+    install: installed
+      ? 'allow unprivileged user namespaces (sudo sysctl -w kernel.unprivileged_userns_clone=1, or on Ubuntu 24.04 kernel.apparmor_restrict_unprivileged_userns=0)'
+      : 'sudo apt-get install -y bubblewrap',
+  };
+}
