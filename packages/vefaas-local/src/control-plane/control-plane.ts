@@ -3,7 +3,8 @@
  * (service `vefaas`), answered with the top-gateway envelope (envelope.ts).
  * Order of checks: signature (401/403/400 codes of §1.2) → Action/Version (MissingParameter 400,
  * InvalidActionOrVersion 404) → injected faults (latency, hang, 5xx InternalError) → JSON body
- * (InvalidParameter 400) → the action's own validation and result.
+ * (InvalidParameter 400) → the action's own validation and result (→ an injected lost answer: the action
+ * ran, nothing is sent back).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -84,6 +85,10 @@ export function createControlPlane(options: ControlPlaneOptions) {
       }
       if (fault.error) throw new ApiError(fault.error.code, fault.error.message, fault.error.status);
       const result = await handler(parseBody(raw), context);
+      if (fault.lostAnswer) {
+        logger.info({ action, requestId: meta.RequestId }, 'injected lost answer: the action ran, no answer is sent');
+        return;
+      }
       reply(200, successBody(meta, result));
     } catch (err) {
       const apiError = toApiError(err, logger);

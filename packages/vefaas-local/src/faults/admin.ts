@@ -6,6 +6,9 @@
  *   GET  /_admin/sandboxes                       → 200 {sandboxes:[{id, status, pid, errorCode, createdAt, expireAt}]}
  *   POST /_admin/sandboxes/<id>/kill-instance    → 200 {killed:true} | 404 (kills the processes, keeps the record:
  *                                                   Describe then shows Failed function_health_check_failed)
+ *   POST /_admin/sandboxes/<id>/slow {latencyMs} → 200 {slowMs} | 404 | 400: every gateway request to this instance
+ *                                                   waits latencyMs first (a slow host: straggler tests)
+ * The sandbox listing also carries `metadata` (labels) and `slowMs`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody, sendJson } from '../http-util.js';
@@ -42,6 +45,8 @@ export function createAdmin(deps: { faults: FaultController; manager: SandboxMan
         errorCode: record.errorCode,
         createdAt: new Date(record.createdAt).toISOString(),
         expireAt: new Date(record.expireAt).toISOString(),
+        metadata: record.spec.metadata,
+        slowMs: record.slowMs ?? 0,
       }));
       return sendJson(res, 200, { sandboxes });
     }
@@ -51,6 +56,22 @@ export function createAdmin(deps: { faults: FaultController; manager: SandboxMan
       if (record === undefined) return sendJson(res, 404, { error: { code: 'NotFound', message: 'no such sandbox' } });
       await manager.killInstance(record);
       return sendJson(res, 200, { killed: true });
+    }
+    const slow = /^\/_admin\/sandboxes\/([^/]+)\/slow$/.exec(path);
+    if (slow && method === 'POST') {
+      const record = manager.get(decodeURIComponent(slow[1] ?? ''));
+      if (record === undefined) return sendJson(res, 404, { error: { code: 'NotFound', message: 'no such sandbox' } });
+      let latencyMs: unknown;
+      try {
+        latencyMs = (JSON.parse((await readBody(req, 4096)).toString('utf8')) as { latencyMs?: unknown }).latencyMs;
+      } catch {
+        latencyMs = undefined;
+      }
+      if (typeof latencyMs !== 'number' || !Number.isInteger(latencyMs) || latencyMs < 0) {
+        return sendJson(res, 400, { error: { code: 'InvalidSlowness', message: 'body must be {"latencyMs": <whole number ≥ 0>}' } });
+      }
+      record.slowMs = latencyMs;
+      return sendJson(res, 200, { slowMs: latencyMs });
     }
     return sendJson(res, 404, { error: { code: 'NotFound', message: `no admin endpoint ${method} ${path}` } });
   };

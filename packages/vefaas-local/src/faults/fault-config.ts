@@ -24,6 +24,11 @@ export const FaultConfigSchema = z.strictObject({
       errorStatus: z.number().int().min(500).max(599).optional(),
       /** Probability per action of never answering (the socket stays open until the client gives up). */
       hang: PerKeyRate.optional(),
+      /**
+       * Probability per action that the action RUNS (a CreateSandbox does create its sandbox) but its answer
+       * never comes: the client times out not knowing what happened.
+       */
+      lostAnswer: PerKeyRate.optional(),
     })
     .optional(),
   gateway: z
@@ -44,6 +49,13 @@ export const FaultConfigSchema = z.strictObject({
     .strictObject({
       /** More CreateSandbox calls than this within any 1 s window are rejected. Unset = unlimited. */
       createPerSecond: z.number().int().min(0).optional(),
+      /**
+       * Token bucket: CreateSandbox calls admitted per second on average (fractions allowed, e.g. 500/min ≈ 8.33),
+       * with up to `burst` at once after a quiet spell. Checked in addition to `createPerSecond`.
+       */
+      ratePerSecond: z.number().positive().optional(),
+      /** @defaultValue 1 */
+      burst: z.number().int().min(1).optional(),
       /** @defaultValue "AccountFlowLimitExceeded" */
       code: z.string().min(1).optional(),
       /** @defaultValue 429 */

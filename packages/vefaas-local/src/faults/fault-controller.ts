@@ -22,6 +22,11 @@ export interface RequestFault {
   error: InjectedError | null;
 }
 
+export interface ControlPlaneFault extends RequestFault {
+  /** Run the action, then never answer. */
+  lostAnswer: boolean;
+}
+
 export interface GatewayFault extends RequestFault {
   /** Kill the instance while the request is in flight. */
   killInstance: boolean;
@@ -43,7 +48,9 @@ export class FaultController {
   private dice: RandomStreams;
   private readonly now: () => number;
   private createTimes: number[] = [];
-  private readonly counters = { injectedErrors: 0, hangs: 0, throttled: 0, instanceDeaths: 0 };
+  /** Token bucket of `throttle.ratePerSecond`: tokens left and when they were counted. */
+  private bucket: { tokens: number; at: number } | null = null;
+  private readonly counters = { injectedErrors: 0, hangs: 0, throttled: 0, instanceDeaths: 0, lostAnswers: 0, createsAdmitted: 0 };
 
   constructor(config: FaultConfig = {}, options: FaultControllerOptions = {}) {
     this.current = parseFaultConfig(config);
@@ -65,6 +72,7 @@ export class FaultController {
     this.current = parseFaultConfig(config);
     this.dice = new RandomStreams(this.current.seed ?? 1);
     this.createTimes = [];
+    this.bucket = null;
     return this.config;
   }
 
@@ -73,16 +81,18 @@ export class FaultController {
     this.configure({ seed: this.current.seed });
   }
 
-  controlPlane(action: string): RequestFault {
+  controlPlane(action: string): ControlPlaneFault {
     const cfg = this.current.controlPlane ?? {};
     const key = `cp:${action}`;
     const latencyMs = this.latency(`${key}:latency`, pick(cfg.latencyMs, action));
     const hang = this.roll(`${key}:hang`, pick(cfg.hang, action) ?? 0);
     const failed = this.roll(`${key}:error`, cfg.errorRate ?? 0);
+    const lostAnswer = this.roll(`${key}:lost`, pick(cfg.lostAnswer, action) ?? 0);
     const error = failed
       ? { status: cfg.errorStatus ?? 500, code: 'InternalError', message: 'injected fault: internal error' }
       : null;
-    return this.count({ latencyMs, hang, error });
+    if (lostAnswer && !hang && !error) this.counters.lostAnswers++;
+    return { ...this.count({ latencyMs, hang, error }), lostAnswer };
   }
 
   gateway(path: string): GatewayFault {
@@ -99,21 +109,37 @@ export class FaultController {
     return { ...this.count({ latencyMs, hang, error }), killInstance };
   }
 
-  /** Sliding 1 s window over CreateSandbox calls; returns the error to answer, or null when admitted. */
+  /**
+   * The platform's create limit: a sliding 1 s window (`createPerSecond`) and/or a token bucket
+   * (`ratePerSecond` + `burst`). Returns the error to answer, or null when admitted.
+   */
   admitCreate(): InjectedError | null {
     const cfg = this.current.throttle;
-    if (cfg?.createPerSecond === undefined) return null;
-    const now = this.now();
-    this.createTimes = this.createTimes.filter((t) => now - t < SECOND);
-    if (this.createTimes.length >= cfg.createPerSecond) {
-      this.counters.throttled++;
-      return {
-        status: cfg.status ?? 429,
-        code: cfg.code ?? 'AccountFlowLimitExceeded',
-        message: `flow limit exceeded: more than ${cfg.createPerSecond} CreateSandbox per second`,
-      };
+    if (cfg?.createPerSecond === undefined && cfg?.ratePerSecond === undefined) {
+      this.counters.createsAdmitted++;
+      return null;
     }
-    this.createTimes.push(now);
+    const now = this.now();
+    const throttled = (why: string): InjectedError => {
+      this.counters.throttled++;
+      return { status: cfg.status ?? 429, code: cfg.code ?? 'AccountFlowLimitExceeded', message: `flow limit exceeded: ${why}` };
+    };
+    if (cfg.createPerSecond !== undefined) {
+      this.createTimes = this.createTimes.filter((t) => now - t < SECOND);
+      if (this.createTimes.length >= cfg.createPerSecond) return throttled(`more than ${cfg.createPerSecond} CreateSandbox per second`);
+    }
+    if (cfg.ratePerSecond !== undefined) {
+      const burst = cfg.burst ?? 1;
+      const previous = this.bucket ?? { tokens: burst, at: now };
+      const tokens = Math.min(burst, previous.tokens + ((now - previous.at) / SECOND) * cfg.ratePerSecond);
+      if (tokens < 1) {
+        this.bucket = { tokens, at: now };
+        return throttled(`more than ${cfg.ratePerSecond} CreateSandbox per second (burst ${burst})`);
+      }
+      this.bucket = { tokens: tokens - 1, at: now };
+    }
+    if (cfg.createPerSecond !== undefined) this.createTimes.push(now);
+    this.counters.createsAdmitted++;
     return null;
   }
 

@@ -46,6 +46,47 @@ describe('fault injection over HTTP', () => {
     expect(host.sandboxCounts().total).toBe(3);
   });
 
+  it('a token-bucket create limit (ratePerSecond + burst) admits the burst, then the rate', async () => {
+    const host = await start({ faults: { throttle: { ratePerSecond: 2, burst: 4 } } });
+    const results = await Promise.all(Array.from({ length: 7 }, () => callAction(host, 'CreateSandbox', createBody(host))));
+    expect(results.filter((r) => r.status === 200)).toHaveLength(4);
+    expect(results.filter((r) => r.status === 429)).toHaveLength(3);
+    expect(host.faults.stats).toMatchObject({ throttled: 3, createsAdmitted: 4 });
+  });
+
+  it('a lost answer: CreateSandbox runs (the sandbox exists) but no answer comes', async () => {
+    const host = await start({ faults: { controlPlane: { lostAnswer: { CreateSandbox: 1 } } } });
+    const body = { ...createBody(host), Metadata: { 'rf-env': 'lost-1' } };
+    await expect(callAction(host, 'CreateSandbox', body, { signal: AbortSignal.timeout(300) })).rejects.toThrow(/abort|timeout/i);
+    const listed = await okResult<{ Sandboxes: Array<{ Id: string; Metadata: Record<string, string> }> }>(host, 'ListSandboxes', {
+      FunctionId: host.functionId,
+      Metadata: { 'rf-env': 'lost-1' },
+    });
+    expect(listed.Sandboxes).toHaveLength(1);
+    expect(host.faults.stats.lostAnswers).toBe(1);
+  });
+
+  it('slows one instance down at the gateway (admin), leaving others alone', async () => {
+    const host = await start({});
+    const [slow = '', quick = ''] = await Promise.all([1, 2].map(async () => (await okResult<{ SandboxId: string }>(host, 'CreateSandbox', createBody(host))).SandboxId));
+    const set = await request(`${host.controlPlaneUrl}/_admin/sandboxes/${slow}/slow`, { method: 'POST', body: JSON.stringify({ latencyMs: 300 }) });
+    expect(set.statusCode).toBe(200);
+    expect(await set.body.json()).toEqual({ slowMs: 300 });
+    const timed = async (id: string): Promise<number> => {
+      const started = performance.now();
+      const res = await request(`${host.gatewayUrl}/is_alive`, { headers: { 'x-faas-instance-name': id, 'x-api-key': TOKEN } });
+      await res.body.text();
+      return performance.now() - started;
+    };
+    expect(await timed(slow)).toBeGreaterThanOrEqual(290);
+    expect(await timed(quick)).toBeLessThan(200);
+    const bad = await request(`${host.controlPlaneUrl}/_admin/sandboxes/${slow}/slow`, { method: 'POST', body: '{"latencyMs":-1}' });
+    expect(bad.statusCode).toBe(400);
+    await bad.body.text();
+    const listing = (await (await request(`${host.controlPlaneUrl}/_admin/sandboxes`)).body.json()) as { sandboxes: Array<{ id: string; slowMs: number }> };
+    expect(listing.sandboxes.find((s) => s.id === slow)?.slowMs).toBe(300);
+  });
+
   it('hangs a control-plane action without answering, others still answer', async () => {
     const host = await start({ faults: { controlPlane: { hang: { DescribeSandbox: 1 } } } });
     const hung = callAction(host, 'DescribeSandbox', { FunctionId: host.functionId, SandboxId: 'x' }, { signal: AbortSignal.timeout(300) });

@@ -91,6 +91,7 @@ export function createGateway(deps: GatewayDeps) {
       return dead();
     }
     const instance = record.instance;
+    if (record.slowMs !== undefined && record.slowMs > 0) await sleep(record.slowMs);
     const forwardPath = buildForwardPath(path, url, settings.key !== null);
     const headers = forwardHeaders(req, settings.key !== null && authorization !== undefined);
     if (fault.killInstance) {

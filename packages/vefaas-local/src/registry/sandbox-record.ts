@@ -46,5 +46,7 @@ export interface SandboxRecord {
   terminating: boolean;
   /** The server never answered /is_alive within the cold-start timeout. */
   startTimedOut: boolean;
+  /** Extra latency the gateway adds to every request to this instance (a slow host; admin fault). */
+  slowMs?: number;
   expiryTimer: NodeJS.Timeout | null;
 }
