@@ -13,6 +13,7 @@ import {
   configOf,
   episode,
   fleetSandboxes,
+  leasesOf,
   openPipeline,
   resultsOf,
   spawnWorker,
@@ -25,12 +26,6 @@ import {
 
 const RUN = 'sigkill-e2e';
 const EPISODE = 'slow';
-
-interface LeaseRecord {
-  sandboxId: string;
-  workerId: string;
-  jobId: string;
-}
 
 describe('SIGKILL of a worker mid-episode', () => {
   let host: Host;
@@ -81,10 +76,9 @@ describe('SIGKILL of a worker mid-episode', () => {
         const job = await pipeline.queue.getJob(jobId);
         expect(await job?.getState()).toBe('active');
         expect(job?.progress).toMatchObject({ step: 1, total: 3 });
-        const [sandboxId] = await pipeline.redis.zrange(pipeline.keys.leases(), 0, -1);
-        const raw = sandboxId ? await pipeline.redis.get(pipeline.keys.lease(sandboxId)) : null;
-        expect(raw).not.toBeNull();
-        return JSON.parse(raw!) as LeaseRecord;
+        const [lease] = await leasesOf(pipeline);
+        expect(lease?.sandbox).toBeTruthy();
+        return { ticket: lease!.ticket!, sandboxId: lease!.sandbox!, workerId: lease!.worker!, jobId: lease!.job! };
       },
       { timeout: 40_000, interval: 100 },
     );
@@ -96,6 +90,10 @@ describe('SIGKILL of a worker mid-episode', () => {
 
     await stopChild(victim!, 'SIGKILL');
     expect(victim!.signalCode).toBe('SIGKILL');
+    const killedAt = performance.now();
+    // Its slot frees itself when Redis expires the lease (TTL 4 s), with no help from the dead process.
+    await vi.waitFor(async () => expect(await pipeline.redis.zscore(pipeline.keys.leases(), first.ticket)).toBeNull(), { timeout: 10_000, interval: 50 });
+    expect(performance.now() - killedAt).toBeLessThan(4_000 + 1_500);
 
     const [result] = (await collectResults(pipeline, RUN, 1)) as [EpisodeResult];
     expect(result).toMatchObject({ run_id: RUN, episode_id: EPISODE, status: 'completed', failure: null });
@@ -112,7 +110,7 @@ describe('SIGKILL of a worker mid-episode', () => {
       },
       { timeout: 20_000, interval: 200 },
     );
-    expect(await pipeline.redis.exists(pipeline.keys.lease(first.sandboxId))).toBe(0);
+    expect(await pipeline.redis.exists(pipeline.keys.lease(first.ticket))).toBe(0);
 
     // Exactly once: one stream entry, no duplicate commit, the job completed with a pointer to the result.
     const job = await vi.waitFor(async () => {

@@ -6,11 +6,12 @@
  * counters all run against the cluster. Any script or multi-key command whose keys span slots fails here
  * with CROSSSLOT. A prefix without braces, and a plain redis:// URL pointing at a cluster node, are refused.
  */
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import { createKeyspace, createRedis, isCluster, keysMatching, type Config, type EpisodeResult, type RedisClient } from '@rollout-fleet/shared';
+import { AGENT_ENV_LABEL_KEY, createKeyspace, createRedis, isCluster, keysMatching, type Config, type EpisodeResult, type RedisClient } from '@rollout-fleet/shared';
 import { commandNeed, describeWith } from '@rollout-fleet/shared/testing';
 import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
-import { LeaseStore, fleetLabelFor, startDashboard, type Dashboard } from '@rollout-fleet/worker';
+import { LeaseStore, ensureFleetId, startDashboard, type Dashboard } from '@rollout-fleet/worker';
 import { FLEET_LABEL_KEY, SWEEP, cloudEnvFor, configOf, fleetSandboxes, readExpected, runCli, silentLogger, spawnWorker, startHost, stopChild, type Host } from './support/pipeline-harness.js';
 import { startRedisCluster, type LocalCluster } from './support/redis-cluster.js';
 
@@ -102,19 +103,23 @@ describeWith([commandNeed('redis-server', 'redis-server'), commandNeed('redis-cl
 
   it('the workers\' reaper kills a sandbox whose lease expired in the cluster', async () => {
     const keys = createKeyspace(config.queue.prefix);
+    // A slot taken the way the supply takes one, whose holder then dies: it never renews, Redis expires it.
+    const stale = new LeaseStore(redis, keys, { ttlMs: 500 });
+    const [ticket, owner] = [randomUUID(), randomUUID()];
+    expect((await stale.reserve({ ticket, owner, target: 'default', spec: 's', maxLive: 1000, maxStarting: 1000 })).ok).toBe(true);
+    const label = `${ticket}.1`;
+    await stale.update(ticket, owner, { target: 'default', sandbox: '', spec: 's', fields: { label, worker: 'dead-worker' } });
     const created = await host.target.vefaas.createSandbox({
       FunctionId: host.target.functionId,
       Timeout: 60,
       InstanceImageInfo: { Image: 'pyutils', Command: 'python3 -m swerex.server --auth-token t', Port: 8000 },
-      Metadata: { [FLEET_LABEL_KEY]: fleetLabelFor(config.queue.prefix) },
+      Metadata: { [FLEET_LABEL_KEY]: await ensureFleetId(redis, keys), [AGENT_ENV_LABEL_KEY]: label },
     });
     const sandboxId = created.SandboxId;
-    // A lease written ten minutes in the past: its worker is long dead.
-    const stale = new LeaseStore(redis, keys, { ttlMs: 60_000, now: () => Date.now() - 10 * 60_000 });
-    await stale.acquire({ sandboxId, workerId: 'dead-worker', jobId: 'gone|gone|0' });
+    await stale.update(ticket, owner, { target: 'default', sandbox: sandboxId, spec: 's', leaveStarting: true });
     await vi.waitFor(async () => {
       expect((await fleetSandboxes(host, config)).map((s) => s.id)).not.toContain(sandboxId);
-      expect(await redis.zscore(keys.leases(), sandboxId)).toBeNull();
+      expect(await redis.zscore(keys.leases(), ticket)).toBeNull();
     }, { timeout: 20_000, interval: 200 });
   });
 
@@ -126,7 +131,7 @@ describeWith([commandNeed('redis-server', 'redis-server'), commandNeed('redis-cl
       const text = await (await fetch(new URL('/metrics', dashboard!.url))).text();
       expect(sample(text, `rf_queue_jobs{queue="${config.queue.name}",state="completed"}`)).toBe(total);
       expect(sample(text, 'rf_runs_known')).toBe(1);
-      expect(sample(text, 'rf_leases_live')).toBe(0);
+      expect(sample(text, 'rf_fleet_sandboxes{state="live"}')).toBe(0);
       expect(sample(text, 'rf_workers_reporting')).toBe(2);
       expect(sample(text, 'rf_episodes_total{outcome="resolved"}')).toBe(Object.values(expected).filter((e) => e.resolved).length);
       expect(sample(text, 'rf_reaper_kills_total{reason="lease-expired"}')).toBe(1);

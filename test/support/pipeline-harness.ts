@@ -28,14 +28,15 @@ import {
   type VefaasTarget,
 } from '@rollout-fleet/shared';
 import { startVefaasLocal, type VefaasLocalHandle, type VefaasLocalOptions } from '@rollout-fleet/vefaas-local';
-import { fleetLabelFor } from '@rollout-fleet/worker';
+import { FLEET_LABEL_KEY, ensureFleetId } from '@rollout-fleet/worker';
+
+export { FLEET_LABEL_KEY };
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const CLI = `${ROOT}bin/rollout-fleet.js`;
 export const IMAGES_DIR = `${ROOT}examples/images`;
 export const SWEEP = `${ROOT}examples/sweep.jsonl`;
-export const FLEET_LABEL_KEY = 'rf-fleet';
 
 export const silentLogger = createLogger({ level: 'silent', format: 'json' });
 
@@ -137,13 +138,23 @@ export async function collectResults(pipeline: Pipeline, runId: string, count: n
   return results;
 }
 
-/** Sandboxes of this test's fleet that ListSandboxes still shows (anything not gone). */
+/** Sandboxes of this test's fleet (its fleet id, created once in Redis) that ListSandboxes still shows. */
 export async function fleetSandboxes(host: Host, config: Config): Promise<Array<{ id: string; status: string }>> {
-  const items = await host.target.vefaas.listAllSandboxes({
-    FunctionId: host.target.functionId,
-    Metadata: { [FLEET_LABEL_KEY]: fleetLabelFor(config.queue.prefix) },
-  });
-  return items.map((item) => ({ id: item.Id, status: item.Status ?? '' }));
+  const redis = createRedis(config.redis);
+  try {
+    const fleetId = await ensureFleetId(redis, createKeyspace(config.queue.prefix));
+    const items = await host.target.vefaas.listAllSandboxes({ FunctionId: host.target.functionId, Metadata: { [FLEET_LABEL_KEY]: fleetId } });
+    return items.map((item) => ({ id: item.Id, status: item.Status ?? '' }));
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** The leases (held sandbox slots) of a test's fleet right now. */
+export async function leasesOf(pipeline: Pipeline): Promise<Array<Record<string, string>>> {
+  const tickets = await pipeline.redis.zrange(pipeline.keys.leases(), 0, -1);
+  const leases = await Promise.all(tickets.map((ticket) => pipeline.redis.hgetall(pipeline.keys.lease(ticket))));
+  return leases.filter((lease) => Object.keys(lease).length > 0);
 }
 
 export async function readSweep(): Promise<string> {

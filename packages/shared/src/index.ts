@@ -124,6 +124,7 @@ export { SwerexRuntimeError, codeForClassPath } from './swerex/swerex-runtime-er
 export { classifyGatewayResponse } from './swerex/classify-gateway-response.js';
 export type { GatewayRules, GatewayVerdict, ResponseHeaders } from './swerex/classify-gateway-response.js';
 export { closeSharedDispatchers, dispatcherFor } from './swerex/dispatcher-registry.js';
+export { abortableDelay } from './swerex/abortable-delay.js';
 export type { SharedDispatcherOptions } from './swerex/dispatcher-registry.js';
 export type { UploadRequest } from './swerex/upload-form.js';
 export {
@@ -184,7 +185,8 @@ export {
 export type { OpenAiToolSchema, ToolArgumentSpec, ToolCallName, ToolSpec } from './tools/tool-catalogue.js';
 export { EDITOR_HISTORY_FILE, TOOL_BUNDLE_DIR, TOOL_INSTALL_DIR, TOOL_INSTALL_ROOT } from './tools/bundle-paths.js';
 export { AGENT_ENV_LABEL_KEY, AgentEnv, DEFAULT_SESSION_ENV } from './agent-env/agent-env.js';
-export type { AgentEnvOptions, RunResult, StartTimings, VefaasTarget } from './agent-env/agent-env.js';
+export type { AgentEnvOptions, AttachOptions, ReadyOptions, RunResult, StartTimings, VefaasTarget } from './agent-env/agent-env.js';
+export { checkSandboxEnvNames, createSandboxRequest } from './agent-env/create-request.js';
 export { DEFAULT_START_COMMAND, buildStartCommand } from './agent-env/start-command.js';
 export type { StartCommand } from './agent-env/start-command.js';
 export { summarizeRun } from './grading/run-summary.js';

@@ -57,8 +57,16 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
       throw new UnrecoverableError('run cancelled');
     }
 
+    // The episode deadline starts once the sandbox is held: waiting for one (fleet create rate, caps, 429s)
+    // is bounded by the supply's acquire timeout instead, and never spends an attempt by itself.
     const deadlineMs = episode.limits.episode_deadline_s * 1000;
-    const deadline = AbortSignal.timeout(deadlineMs);
+    const deadlineControl = new AbortController();
+    const deadline = deadlineControl.signal;
+    let deadlineTimer: NodeJS.Timeout | undefined;
+    const startDeadline = (): number => {
+      deadlineTimer ??= setTimeout(() => deadlineControl.abort(new RolloutError('EPISODE_DEADLINE', 'episode deadline')), deadlineMs);
+      return Date.now() + deadlineMs;
+    };
     const signal = AbortSignal.any([deadline, deps.shutdown, ...(jobSignal ? [jobSignal] : [])]);
     let sandboxId: string | null = null;
     const started = performance.now();
@@ -68,10 +76,11 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
         jobId: job.id ?? '',
         logger,
         signal,
-        deadline: Date.now() + deadlineMs,
+        deadline: Date.now() + deps.supply.limits.acquireTimeoutMs + deadlineMs,
+        startDeadline,
         onSandbox: (id) => {
           sandboxId = id;
-          logger.info({ sandboxId: id }, 'sandbox created');
+          logger.info({ sandboxId: id }, 'sandbox acquired');
         },
         onStep: async (step, total) => {
           // Independent keys: one round trip instead of two per step (bench/step-overhead.ts).
@@ -108,6 +117,8 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
       deps.metrics.retries.inc({ code: err.code });
       await job.updateData({ ...job.data, attempts });
       throw err;
+    } finally {
+      clearTimeout(deadlineTimer);
     }
   };
 }

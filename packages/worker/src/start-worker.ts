@@ -17,20 +17,23 @@ import {
   type Logger,
   type VefaasTarget,
 } from '@rollout-fleet/shared';
-import { FLEET_LABEL_KEY } from './episode/run-attempt.js';
-import { LeaseStore } from './leases/lease-store.js';
-import { Reaper, type ReaperPlatform } from './leases/reaper.js';
+import { Reaper, reaperPlatformFor } from './leases/reaper.js';
 import { publishMetrics, unpublishMetrics } from './metrics/metrics-publisher.js';
 import { createWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics.js';
 import { createProcessor } from './processor.js';
-import { Semaphore } from './sandbox/semaphore.js';
+import { createSandboxSupply, type SandboxSupply } from './supply/sandbox-supply.js';
+import { supplyLimitsFrom } from './supply/supply-limits.js';
+import type { SupplyTarget } from './supply/target-pool.js';
 
 const SECOND_MS = 1000;
 const METRICS_INTERVAL_MS = 5 * SECOND_MS;
 
 export interface StartWorkerOptions {
   config: Config;
+  /** Where sandboxes are created (one target named `default`), unless `targets` is given. */
   target: VefaasTarget;
+  /** Several sandbox targets (functions/routes, e.g. two regions) with weights; overrides `target`. */
+  targets?: readonly SupplyTarget[];
   logger: Logger;
   /** @defaultValue config.worker.concurrency */
   concurrency?: number;
@@ -43,29 +46,10 @@ export interface RunningWorker {
   readonly worker: Worker<EpisodeJobData, EpisodeJobReturn>;
   readonly metrics: WorkerMetrics;
   readonly reaper: Reaper;
+  /** The fleet's sandbox supply as this process uses it. */
+  readonly supply: SandboxSupply;
   /** Graceful stop; resolves when every episode has finished or been handed back. Idempotent. */
   close(): Promise<void>;
-}
-
-/** The label every sandbox of this fleet carries (ListSandboxes filters on it). */
-export function fleetLabelFor(prefix: string): string {
-  return prefix.replace(/[^A-Za-z0-9_.-]/g, '') || 'rf';
-}
-
-export function reaperPlatformFor(target: VefaasTarget, fleetLabel: string): ReaperPlatform {
-  return {
-    kill: async (sandboxId) => {
-      await target.vefaas.killSandbox({ FunctionId: target.functionId, SandboxId: sandboxId });
-    },
-    listFleet: async () => {
-      const items = await target.vefaas.listAllSandboxes({ FunctionId: target.functionId, Metadata: { [FLEET_LABEL_KEY]: fleetLabel } });
-      return items.map((item) => ({
-        sandboxId: item.Id,
-        createdAt: new Date(item.CreatedAt ?? 0),
-        status: item.Status ?? '',
-      }));
-    },
-  };
 }
 
 export async function startWorker(options: StartWorkerOptions): Promise<RunningWorker> {
@@ -76,17 +60,14 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   // Commands of a long-lived worker must ride out a Redis failover instead of failing an episode.
   const redis = createRedis(config.redis, { role: 'blocking', connectionName: `rf-worker:${workerId}` });
   const metrics = createWorkerMetrics();
-  const leases = new LeaseStore(redis, keys, { ttlMs: config.worker.leaseTtlS * SECOND_MS });
-  const fleetLabel = fleetLabelFor(config.queue.prefix);
+  const targets = options.targets ?? [{ id: 'default', target }];
+  const supply = await createSandboxSupply({ redis, keys, targets, workerId, logger, limits: supplyLimitsFrom(config), metrics });
   const shutdown = new AbortController();
 
   const processor = createProcessor({
-    target,
-    leases,
+    supply,
     metrics,
-    startLimiter: new Semaphore(config.worker.maxStarting),
     workerId,
-    fleetLabel,
     outputLimitBytes: config.worker.stepOutputLimitBytes,
     freshEval: config.worker.freshEval,
     reward: { resolved: config.worker.rewardResolved, unresolved: config.worker.rewardUnresolved },
@@ -117,8 +98,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const reaper = new Reaper({
     redis,
     keys,
-    leases,
-    platform: reaperPlatformFor(target, fleetLabel),
+    leases: supply.leases,
+    platforms: targets.map((t) => reaperPlatformFor(t.target, supply.fleetId, t.id)),
+    createTimeoutMs: config.vefaas.createTimeoutMs,
     logger,
     // A worker killed mid-pass leaves the fleet-wide lock behind: it must expire within a few intervals,
     // or reaping stops for a minute when intervals are short.
@@ -129,7 +111,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     every(reaperIntervalMs, () => reaper.reapOnce(), logger, 'reaper pass failed'),
     every(METRICS_INTERVAL_MS, () => publishMetrics(redis, keys, workerId, metrics.registry), logger, 'metrics publish failed'),
   ];
-  logger.info({ concurrency: worker.opts.concurrency, queue: config.queue.name }, 'worker started');
+  logger.info({ concurrency: worker.opts.concurrency, queue: config.queue.name, fleetId: supply.fleetId }, 'worker started');
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
@@ -139,6 +121,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       grace.unref();
       await worker.close();
       clearTimeout(grace);
+      await supply.releaseAll();
       for (const stop of loops) stop();
       await unpublishMetrics(redis, keys, workerId).catch(() => undefined);
       workerConnection.disconnect();
@@ -147,7 +130,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     })();
     return closing;
   };
-  return { workerId, worker, metrics, reaper, close };
+  return { workerId, worker, metrics, reaper, supply, close };
 }
 
 /** Runs `task` every `intervalMs` (never overlapping itself); returns the stopper. */

@@ -13,6 +13,7 @@ import type { Logger } from '../logging/create-logger.js';
 import { SwerexClient } from '../swerex/swerex-client.js';
 import { shellQuote } from '../tools/shell-quote.js';
 import type { VefaasClient } from '../vefaas/control-plane-client.js';
+import { checkSandboxEnvNames, createSandboxRequest } from './create-request.js';
 import { installToolBundle } from './install-tools.js';
 import { buildStartCommand } from './start-command.js';
 
@@ -44,6 +45,22 @@ export interface AgentEnvOptions {
   signal?: AbortSignal;
 }
 
+/** An AgentEnv for a sandbox somebody else created (the fleet's sandbox supply, a warm pool). */
+export interface AttachOptions extends Omit<AgentEnvOptions, 'onCreated'> {
+  sandboxId: string;
+  /** The SWE-ReX token the sandbox was started with. */
+  authToken: string;
+  /** The bash session already exists with the env exported (a warm sandbox): `ready()` is not needed. */
+  sessionReady?: boolean;
+}
+
+export interface ReadyOptions {
+  /** @defaultValue the sandbox spec's startup_timeout_s */
+  timeoutMs?: number;
+  /** First pause between /is_alive probes (then backing off). @defaultValue 100 ms */
+  intervalMs?: number;
+}
+
 export interface RunResult {
   output: string;
   exitCode: number | null;
@@ -64,9 +81,6 @@ const SESSION = 'default';
  * close() finds it by this label (ListSandboxes) and kills it.
  */
 export const AGENT_ENV_LABEL_KEY = 'rf-env';
-
-/** What `export NAME=...` accepts; anything else would fail (or inject) in the session set-up line. */
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
  * Session environment every sandbox gets (as SWE-agent sets it): the session runs on a pty, so pagers
@@ -90,9 +104,27 @@ export class AgentEnv implements AsyncDisposable {
   /** The CreateSandbox call (settles with #sandboxId set), once start() has begun. */
   #creating: Promise<unknown> | undefined;
   readonly #label = randomUUID();
+  #authToken: string | undefined;
+  #ready = false;
 
   constructor(options: AgentEnvOptions) {
     this.#o = options;
+  }
+
+  /**
+   * Binds to an existing sandbox; `close()` kills it. Unless `sessionReady`, call `ready()` before use.
+   * The fleet's sandbox supply creates sandboxes itself (it is the one place that calls CreateSandbox, so it
+   * can pace and cap creates fleet-wide) and hands them out through this.
+   */
+  static attach(options: AttachOptions): AgentEnv {
+    const { sandboxId, authToken, sessionReady, ...rest } = options;
+    const env = new AgentEnv(rest);
+    env.#sandboxId = sandboxId;
+    env.#authToken = authToken;
+    env.#creating = Promise.resolve();
+    env.#swerex = env.#newClient(sandboxId, authToken);
+    env.#ready = sessionReady === true;
+    return env;
   }
 
   get sandboxId(): string | undefined {
@@ -103,24 +135,17 @@ export class AgentEnv implements AsyncDisposable {
   async start(): Promise<StartTimings> {
     if (this.#creating) throw new RolloutError('INTERNAL', 'AgentEnv.start() called twice');
     const { target, sandbox, signal } = this.#o;
-    const badNames = Object.keys(sandbox.env).filter((name) => !ENV_NAME.test(name));
-    if (badNames.length > 0) {
-      throw new RolloutError('INPUT_INVALID', `sandbox env names must be shell identifiers: ${badNames.map((n) => JSON.stringify(n)).join(', ')}`);
-    }
+    checkSandboxEnvNames(sandbox);
     if (this.#closing) throw new RolloutError('INTERNAL', 'AgentEnv.start() called after close()');
     const started = performance.now();
     const start = buildStartCommand(sandbox.command);
     const creating = target.vefaas.createSandbox(
-      {
-        FunctionId: target.functionId,
-        // Minutes are the documented unit; round up so the platform never undercuts the lifetime.
-        Timeout: Math.ceil(sandbox.lifetime_s / 60),
-        InstanceImageInfo: { Image: sandbox.image, Command: start.command, Port: sandbox.port },
-        CpuMilli: sandbox.cpu_milli,
-        MemoryMB: sandbox.memory_mb,
-        Envs: Object.entries(sandbox.env).map(([Key, Value]) => ({ Key, Value })),
-        Metadata: { ...this.#o.metadata, [AGENT_ENV_LABEL_KEY]: this.#label },
-      },
+      createSandboxRequest({
+        functionId: target.functionId,
+        sandbox,
+        command: start.command,
+        metadata: { ...this.#o.metadata, [AGENT_ENV_LABEL_KEY]: this.#label },
+      }),
       signal ? { signal } : {},
     ).then((result) => {
       // Set inside the call's own promise so a concurrent close() that awaits it sees the id.
@@ -131,23 +156,52 @@ export class AgentEnv implements AsyncDisposable {
     const created = await creating;
     const createMs = performance.now() - started;
     await this.#o.onCreated?.(created.SandboxId);
-    this.#swerex = new SwerexClient({
-      baseUrl: target.gatewayUrl,
-      instanceName: created.SandboxId,
-      apiKey: start.authToken,
-      ...(target.gatewayKey ? { gatewayKey: target.gatewayKey } : {}),
-      ...(target.dispatcher ? { dispatcher: target.dispatcher } : {}),
-      ...(this.#o.logger ? { logger: this.#o.logger } : {}),
-    });
-    await this.#swerex.waitUntilAlive({
-      timeoutMs: sandbox.startup_timeout_s * SECOND_MS,
-      onDead: this.#failedStartCheck(created.SandboxId),
+    this.#authToken = start.authToken;
+    this.#swerex = this.#newClient(created.SandboxId, start.authToken);
+    await this.ready();
+    return { createMs, aliveMs: performance.now() - started };
+  }
+
+  /**
+   * Waits until the sandbox's SWE-ReX server answers (probes back off; DescribeSandbox is asked, backing off
+   * too, whether a sandbox the gateway does not know has Failed), then opens the bash session with the env.
+   */
+  async ready(options: ReadyOptions = {}): Promise<void> {
+    const { sandbox, signal } = this.#o;
+    const swerex = this.#client();
+    if (this.#ready) return;
+    await swerex.waitUntilAlive({
+      timeoutMs: options.timeoutMs ?? sandbox.startup_timeout_s * SECOND_MS,
+      ...(options.intervalMs === undefined ? {} : { intervalMs: options.intervalMs }),
+      onDead: this.#failedStartCheck(this.#sandboxId ?? ''),
       ...(signal ? { signal } : {}),
     });
-    await this.#swerex.createSession({ session: SESSION, startup_timeout: 10 }, signal ? { signal } : {});
+    await swerex.createSession({ session: SESSION, startup_timeout: 10 }, signal ? { signal } : {});
     const env = { ...DEFAULT_SESSION_ENV, ...sandbox.env };
     await this.#mustRun(Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)}`).join('\n'));
-    return { createMs, aliveMs: performance.now() - started };
+    this.#ready = true;
+  }
+
+  /**
+   * Is this sandbox still usable? `/is_alive` and a trivial command in the session, each bounded by
+   * `timeoutMs`. Used before handing out a sandbox that waited in a pool.
+   */
+  async probe(options: { timeoutMs?: number } = {}): Promise<boolean> {
+    const timeoutMs = options.timeoutMs ?? 5 * SECOND_MS;
+    try {
+      const alive = await this.#client().isAlive({ timeoutMs, ...(this.#o.signal ? { signal: this.#o.signal } : {}) });
+      if (!alive.is_alive) return false;
+      const result = await this.run('true', { timeoutS: Math.max(1, Math.ceil(timeoutMs / SECOND_MS)) });
+      return !result.timedOut && result.exitCode === 0;
+    } catch (err) {
+      if (this.#o.signal?.aborted) throw err;
+      return false;
+    }
+  }
+
+  /** The SWE-ReX token the sandbox was started with (a secret: never log it). */
+  get authToken(): string | undefined {
+    return this.#authToken;
   }
 
   /** Uploads the tool bundle, makes it executable and puts it on the session's PATH. */
@@ -253,14 +307,17 @@ export class AgentEnv implements AsyncDisposable {
   }
 
   /**
-   * While /is_alive says "no such instance", asks DescribeSandbox (at most every 2 s) whether the sandbox
-   * Failed (e.g. an unknown image): then the start fails at once instead of after the whole startup timeout.
+   * While /is_alive says "no such instance", asks DescribeSandbox whether the sandbox Failed (e.g. an unknown
+   * image): then the start fails at once instead of after the whole startup timeout. The first question goes
+   * at once; later ones back off (1 s, 2 s, 4 s … at most 10 s apart), so a slow cold start costs few calls.
    */
   #failedStartCheck(sandboxId: string): (error: RolloutError) => Promise<void> {
-    let lastCheck = 0;
+    let nextCheck = 0;
+    let gapMs = SECOND_MS;
     return async (error) => {
-      if (performance.now() - lastCheck < 2 * SECOND_MS) return;
-      lastCheck = performance.now();
+      if (performance.now() < nextCheck) return;
+      nextCheck = performance.now() + gapMs;
+      gapMs = Math.min(10 * SECOND_MS, gapMs * 2);
       const described = await this.#o.target.vefaas
         .describeSandbox({ FunctionId: this.#o.target.functionId, SandboxId: sandboxId }, this.#o.signal ? { signal: this.#o.signal } : {})
         .catch(() => undefined);
@@ -287,6 +344,18 @@ export class AgentEnv implements AsyncDisposable {
       throw new RolloutError('SANDBOX_START_FAILED', `setup command failed (exit ${result.exitCode}): ${result.output.slice(0, 500)}`);
     }
     return result.output;
+  }
+
+  #newClient(sandboxId: string, authToken: string): SwerexClient {
+    const { target } = this.#o;
+    return new SwerexClient({
+      baseUrl: target.gatewayUrl,
+      instanceName: sandboxId,
+      apiKey: authToken,
+      ...(target.gatewayKey ? { gatewayKey: target.gatewayKey } : {}),
+      ...(target.dispatcher ? { dispatcher: target.dispatcher } : {}),
+      ...(this.#o.logger ? { logger: this.#o.logger } : {}),
+    });
   }
 
   #client(): SwerexClient {

@@ -41,6 +41,16 @@ export function nonNegativeInt(defaultValue: number) {
   return integer(defaultValue, 0);
 }
 
+/** A number > 0, fractions allowed (rates such as creates per second). */
+export function positiveNumber(defaultValue: number) {
+  return raw.transform((value, ctx): number => {
+    if (value === undefined) return defaultValue;
+    const parsed = Number(value);
+    if (value.trim() === '' || !Number.isFinite(parsed) || parsed <= 0) return fail(ctx, `is not a number > 0; set one such as ${defaultValue}`);
+    return parsed;
+  });
+}
+
 /** Any finite number (rewards may be negative or fractional). */
 export function finiteNumber(defaultValue: number) {
   return raw.transform((value, ctx): number => {

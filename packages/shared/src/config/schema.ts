@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { LOG_FORMATS, LOG_LEVELS } from '../logging/levels.js';
 import { hashTagOf, missingHashTagProblem } from '../redis/hash-tag.js';
 import { parseRedisUrl } from '../redis/redis-url.js';
-import { boolean, finiteNumber, nonNegativeInt, oneOf, optionalText, optionalUrl, positiveInt, redisUrl, text, url } from './fields.js';
+import { boolean, finiteNumber, nonNegativeInt, oneOf, optionalText, optionalUrl, positiveInt, positiveNumber, redisUrl, text, url } from './fields.js';
 import type { Config, VefaasConfig } from './types.js';
 
 const SECOND = 1000;
@@ -22,6 +22,7 @@ export const EnvSchema = z.object({
   VEFAAS_ENDPOINT: url(HTTP, 'https://open.volcengineapi.com'),
   VEFAAS_GATEWAY_KEY: optionalText(),
   VEFAAS_REQUEST_TIMEOUT_MS: positiveInt(30 * SECOND),
+  VEFAAS_CREATE_TIMEOUT_S: positiveInt(180),
   VEFAAS_GATEWAY_TIMEOUT_S: positiveInt(650),
   VEFAAS_LOCAL_IMAGES_DIR: optionalText(),
   VEFAAS_LOCAL_ISOLATION: oneOf(['bwrap', 'none', 'emulated'] as const, 'bwrap'),
@@ -29,7 +30,12 @@ export const EnvSchema = z.object({
   RF_PREFIX: text('{rf}'),
   RF_QUEUE: text('episodes'),
   RF_WORKER_CONCURRENCY: positiveInt(4),
-  RF_MAX_STARTING: positiveInt(16),
+  RF_FLEET_CREATE_RATE: positiveNumber(8),
+  RF_FLEET_CREATE_BURST: positiveInt(8),
+  RF_FLEET_CREATE_RECOVER_S: positiveInt(300),
+  RF_FLEET_MAX_SANDBOXES: positiveInt(200),
+  RF_FLEET_MAX_STARTING: positiveInt(64),
+  RF_SANDBOX_ACQUIRE_TIMEOUT_S: positiveInt(900),
   RF_STEP_OUTPUT_LIMIT_BYTES: positiveInt(64 * 1024),
   RF_ATTEMPTS: positiveInt(3),
   RF_BACKOFF_MS: nonNegativeInt(5 * SECOND),
@@ -86,6 +92,7 @@ function toVefaas(env: Env): VefaasConfig {
     endpoint: env.VEFAAS_ENDPOINT,
     gatewayKey: env.VEFAAS_GATEWAY_KEY,
     requestTimeoutMs: env.VEFAAS_REQUEST_TIMEOUT_MS,
+    createTimeoutMs: env.VEFAAS_CREATE_TIMEOUT_S * SECOND,
     gatewayTimeoutS: env.VEFAAS_GATEWAY_TIMEOUT_S,
   };
   const { VEFAAS_ACCESS_KEY: accessKeyId, VEFAAS_SECRET_KEY: secretAccessKey, VEFAAS_FUNCTION_ID: functionId, VEFAAS_FUNCTION_ROUTE: functionRoute } = env;
@@ -102,7 +109,6 @@ function toConfig(env: Env): Config {
     queue: { prefix: env.RF_PREFIX, name: env.RF_QUEUE },
     worker: {
       concurrency: env.RF_WORKER_CONCURRENCY,
-      maxStarting: env.RF_MAX_STARTING,
       stepOutputLimitBytes: env.RF_STEP_OUTPUT_LIMIT_BYTES,
       attempts: env.RF_ATTEMPTS,
       backoffMs: env.RF_BACKOFF_MS,
@@ -115,6 +121,14 @@ function toConfig(env: Env): Config {
       freshEval: env.RF_FRESH_EVAL,
       rewardResolved: env.RF_REWARD_RESOLVED,
       rewardUnresolved: env.RF_REWARD_UNRESOLVED,
+    },
+    supply: {
+      createRate: env.RF_FLEET_CREATE_RATE,
+      createBurst: env.RF_FLEET_CREATE_BURST,
+      createRecoverS: env.RF_FLEET_CREATE_RECOVER_S,
+      maxSandboxes: env.RF_FLEET_MAX_SANDBOXES,
+      maxStarting: env.RF_FLEET_MAX_STARTING,
+      acquireTimeoutS: env.RF_SANDBOX_ACQUIRE_TIMEOUT_S,
     },
     sandbox: { image: env.RF_SANDBOX_IMAGE, startupTimeoutS: env.RF_STARTUP_TIMEOUT_S, stepTimeoutS: env.RF_STEP_TIMEOUT_S },
     policy: { maxInflight: env.RF_POLICY_MAX_INFLIGHT },

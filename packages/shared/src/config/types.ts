@@ -11,6 +11,12 @@ interface VefaasCommonConfig {
   gatewayKey: string | undefined;
   /** Timeout of one control-plane HTTP request, milliseconds. @defaultValue 30_000 */
   requestTimeoutMs: number;
+  /**
+   * Timeout of one CreateSandbox call, milliseconds: it answers only once the instance is assigned (cold
+   * starts). A create that timed out is looked up by its label and adopted or killed, never blindly retried.
+   * @defaultValue 180_000
+   */
+  createTimeoutMs: number;
   /** The function's execution timeout at the gateway, seconds. @defaultValue 650 */
   gatewayTimeoutS: number;
 }
@@ -50,8 +56,6 @@ export interface Config {
   worker: {
     /** Episodes run at once per worker process. @defaultValue 4 */
     concurrency: number;
-    /** Sandboxes starting at once per process. @defaultValue 16 */
-    maxStarting: number;
     /** Step output kept whole up to this size, then head + tail. @defaultValue 65_536 */
     stepOutputLimitBytes: number;
     /** Job attempts for infra failures. @defaultValue 3 */
@@ -71,6 +75,21 @@ export interface Config {
     freshEval: boolean;
     rewardResolved: number;
     rewardUnresolved: number;
+  };
+  /** The fleet-wide sandbox supply: every limit here is shared state in Redis, not per process. */
+  supply: {
+    /** CreateSandbox calls per second across all workers (the ceiling of the adaptive rate). @defaultValue 8 */
+    createRate: number;
+    /** Creates that may go at once after a quiet spell. @defaultValue 8 */
+    createBurst: number;
+    /** After a 429 halved the rate, seconds to climb linearly back to the full rate. @defaultValue 300 */
+    createRecoverS: number;
+    /** Live sandboxes across the fleet (episode, eval, warm, session). @defaultValue 200 */
+    maxSandboxes: number;
+    /** Sandboxes being created or started across the fleet. @defaultValue 64 */
+    maxStarting: number;
+    /** Longest total wait for a sandbox (rate, caps, 429 back-off) before it is an infra failure. @defaultValue 900 */
+    acquireTimeoutS: number;
   };
   sandbox: {
     /** Image used when an episode names none. */

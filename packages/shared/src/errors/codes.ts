@@ -28,6 +28,8 @@ export const ERROR_CODES = {
   SANDBOX_START_FAILED: { class: 'infra', retryable: true, hint: 'the sandbox reported Failed while starting' },
   SANDBOX_START_TIMEOUT: { class: 'infra', retryable: true, hint: 'the sandbox did not become alive within the startup timeout' },
   SANDBOX_DEAD: { class: 'infra', retryable: false, hint: 'the sandbox instance is gone (killed, expired or crashed)' },
+  SANDBOX_ACQUIRE_TIMEOUT: { class: 'infra', retryable: true, hint: 'no sandbox within RF_SANDBOX_ACQUIRE_TIMEOUT_S (fleet create rate, caps or platform throttling); raise the limits or the timeout' },
+  SANDBOX_IDLE: { class: 'infra', retryable: false, hint: 'the sandbox was released after sitting idle longer than its idle timeout' },
   // data plane (gateway + SWE-ReX)
   GATEWAY_ERROR: { class: 'infra', retryable: true, hint: 'the API gateway answered 5xx' },
   GATEWAY_AUTH: { class: 'infra', retryable: false, hint: 'the API gateway rejected the gateway key; check VEFAAS_GATEWAY_KEY' },
@@ -48,6 +50,7 @@ export const ERROR_CODES = {
   TOOL_ERROR: { class: 'model', retryable: false, hint: 'a tool call was unknown or malformed; recorded as an observation' },
   EPISODE_DEADLINE: { class: 'infra', retryable: true, hint: 'the attempt exceeded its episode deadline' },
   GRADING_FAILED: { class: 'infra', retryable: true, hint: 'grading could not run (not a test failure)' },
+  ATTEMPT_SUPERSEDED: { class: 'infra', retryable: false, hint: 'a backup attempt of the same episode committed first; this one was stopped and its sandbox killed' },
   LEASE_LOST: { class: 'infra', retryable: true, hint: 'the sandbox lease expired or was taken over' },
   WORKER_SHUTDOWN: { class: 'infra', retryable: true, hint: 'the worker shut down mid-episode; the job is handed back' },
   // policy endpoint (OpenAI-compatible chat completions). Infra: retried per turn with back-off, never charged to

@@ -17,10 +17,30 @@ export interface Keyspace {
   result(runId: string, episodeId: string, sampleIndex: number): string;
   /** Stream: one entry per committed result, in completion order (for `results --follow`). */
   results(runId: string): string;
-  /** String with TTL: the lease of one sandbox. */
-  lease(sandboxId: string): string;
-  /** Sorted set: sandbox id by lease expiry (ms), for the reaper. */
+  /** Hash with TTL: the lease of one sandbox slot (ticket); the slot lives exactly as long as this key. */
+  lease(ticket: string): string;
+  /** Sorted set: live slot tickets by lease expiry (Redis server ms); its size is the fleet's live sandboxes. */
   leases(): string;
+  /** Base for the per-ticket keys the slot script builds itself (`<base>lease:<ticket>`, `<base>pool-ready:<spec>`). */
+  slotBase(): string;
+  /** Sorted set: tickets still creating or starting, by lease expiry. */
+  starting(): string;
+  /** Hash: ticket → "target<TAB>sandbox<TAB>spec", kept past the lease key so the reaper knows what to kill. */
+  leaseTails(): string;
+  /** Set: "target<TAB>sandbox" whose lease expired, for the reaper to kill. */
+  doomed(): string;
+  /** Sorted set: acquirers waiting for a slot, by expiry (the warm pool yields to them). */
+  slotWaiters(): string;
+  /** Hash: warm-pool ticket → "spec<TAB>warming|ready". */
+  pool(): string;
+  /** Hash: sandbox id → when the reaper first saw it without an owner (Redis server ms). */
+  orphans(): string;
+  /** String: this deployment's random fleet id, created once; every sandbox carries it as its fleet label. */
+  fleetId(): string;
+  /** Hash: the adaptive create-rate state (GCRA + AIMD) of one sandbox target. */
+  createRate(targetId: string): string;
+  /** Keys of one sandbox target's health: recent failures, drained flag (TTL), drains in a row. */
+  targetHealth(targetId: string): { failures: string; drained: string; drains: string };
   /** String with TTL: fleet-wide reaper lock. */
   reaperLock(): string;
   /** Hash: per-worker metrics snapshots (see worker metrics). */
@@ -36,8 +56,22 @@ export function createKeyspace(prefix: string = DEFAULT_PREFIX): Keyspace {
     runJobs: (runId) => `${base}:run-jobs:${runId}`,
     result: (runId, episodeId, sampleIndex) => `${base}:result:${runId}|${episodeId}|${sampleIndex}`,
     results: (runId) => `${base}:results:${runId}`,
-    lease: (sandboxId) => `${base}:lease:${sandboxId}`,
+    lease: (ticket) => `${base}:lease:${ticket}`,
     leases: () => `${base}:leases`,
+    slotBase: () => `${base}:`,
+    starting: () => `${base}:starting`,
+    leaseTails: () => `${base}:lease-tails`,
+    doomed: () => `${base}:doomed`,
+    slotWaiters: () => `${base}:slot-waiters`,
+    pool: () => `${base}:pool`,
+    orphans: () => `${base}:orphans`,
+    fleetId: () => `${base}:fleet-id`,
+    createRate: (targetId) => `${base}:create-rate:${targetId}`,
+    targetHealth: (targetId) => ({
+      failures: `${base}:target-failures:${targetId}`,
+      drained: `${base}:target-drained:${targetId}`,
+      drains: `${base}:target-drains:${targetId}`,
+    }),
     reaperLock: () => `${base}:reaper-lock`,
     metrics: () => `${base}:metrics`,
   };

@@ -82,6 +82,22 @@ describe('waitUntilAlive', () => {
     expect(server!.requests.length).toBeGreaterThan(1);
   });
 
+  it('backs off between probes (growing pauses, capped), instead of polling at a fixed rate', async () => {
+    const seenAt: number[] = [];
+    const client = await clientAnswering((req, res) => {
+      seenAt.push(performance.now());
+      return req.index < 7 ? sendJson(res, 503, { message: 'starting' }) : alive(req, res);
+    });
+    await client.waitUntilAlive({ timeoutMs: 30_000, intervalMs: 20, backoff: 2, maxIntervalMs: 200 });
+    const gaps = seenAt.slice(1).map((t, i) => t - (seenAt[i] as number));
+    // Pauses 20, 40, 80, 160, 200, 200, 200 ms (±20 % jitter; the request itself adds a little).
+    const planned = [20, 40, 80, 160, 200, 200, 200];
+    expect(gaps).toHaveLength(planned.length);
+    gaps.forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual(0.8 * (planned[i] as number) - 2));
+    expect(gaps[3]! + gaps[4]!).toBeGreaterThan(2 * (gaps[0]! + gaps[1]!));
+    expect(Math.max(...gaps)).toBeLessThan(200 * 1.2 + 150);
+  });
+
   it('fails fast when the key is rejected', async () => {
     const client = await clientAnswering((_req, res) => sendJson(res, 401, { detail: 'Invalid API Key' }));
     const err: unknown = await client.waitUntilAlive({ timeoutMs: 60_000 }).catch((e: unknown) => e);

@@ -107,8 +107,15 @@ export interface IsAliveOptions {
 export interface WaitUntilAliveOptions {
   /** Give up after this long with SANDBOX_START_TIMEOUT. */
   timeoutMs: number;
-  /** Pause between probes. @defaultValue 250 ms */
+  /**
+   * Pause after the first probe; each later pause grows by `backoff` up to `maxIntervalMs`, with ±20 % jitter,
+   * so thousands of starting sandboxes do not poll the gateway in lock-step. @defaultValue 100 ms
+   */
   intervalMs?: number;
+  /** Longest pause between probes. @defaultValue 2 s */
+  maxIntervalMs?: number;
+  /** Growth of the pause after each unanswered probe. @defaultValue 1.5 */
+  backoff?: number;
   /** HTTP timeout of each probe (bounded by the time left). @defaultValue 5 s */
   attemptTimeoutMs?: number;
   signal?: AbortSignal;
@@ -181,7 +188,9 @@ export class SwerexClient {
   /** Polls `/is_alive` until it answers alive; SANDBOX_START_TIMEOUT with the last message otherwise. */
   async waitUntilAlive(options: WaitUntilAliveOptions): Promise<IsAliveResponse> {
     const deadline = Date.now() + options.timeoutMs;
-    const intervalMs = options.intervalMs ?? 250;
+    let intervalMs = options.intervalMs ?? 100;
+    const maxIntervalMs = Math.max(intervalMs, options.maxIntervalMs ?? 2 * SECOND);
+    const backoff = options.backoff ?? 1.5;
     const attemptTimeoutMs = options.attemptTimeoutMs ?? 5 * SECOND;
     let tries = 0;
     let lastMessage: string | undefined;
@@ -205,7 +214,9 @@ export class SwerexClient {
           { details: { instanceName: this.instanceName, tries, lastMessage } },
         );
       }
-      await abortableDelay(Math.min(intervalMs, left), options.signal);
+      const jittered = intervalMs * (0.8 + 0.4 * Math.random());
+      await abortableDelay(Math.min(jittered, left), options.signal);
+      intervalMs = Math.min(maxIntervalMs, intervalMs * backoff);
     }
   }
 

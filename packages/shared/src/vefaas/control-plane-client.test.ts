@@ -266,6 +266,15 @@ describe('VefaasClient retries and transport failures', () => {
     expect(server.received).toHaveLength(3);
   });
 
+  it('sends a `once` call exactly once, even when its failure is retryable', async () => {
+    const { server, client } = await setup((req, res) => reply(res, 500, actionOf(req), { Error: { Code: 'InternalError', Message: 'boom' } }), {
+      retry: { retries: 3, sleep: async () => {} },
+    });
+    const err = await rejection(client.createSandbox({ FunctionId: 'fn-1' }, { once: true }));
+    expect(err.code).toBe('VEFAAS_SERVER_ERROR');
+    expect(server.received).toHaveLength(1);
+  });
+
   it('does not retry non-retryable errors', async () => {
     const { server, client } = await setup((req, res) => reply(res, 401, actionOf(req), { Error: { Code: 'SignatureDoesNotMatch', Message: 'no' } }));
     expect((await rejection(client.describeSandbox({ FunctionId: 'fn-1', SandboxId: 'sb-1' }))).code).toBe('VEFAAS_AUTH');

@@ -41,6 +41,11 @@ export interface VefaasCallOptions {
   signal?: AbortSignal;
   /** Overrides the client's per-request deadline for this call, e.g. for a slow CreateSandbox. */
   timeoutMs?: number;
+  /**
+   * Exactly one request, bypassing the retry policy: a CreateSandbox that timed out may still create a
+   * sandbox, so the fleet's supply looks it up by label instead of sending it again. @defaultValue false
+   */
+  once?: boolean;
 }
 
 export interface VefaasClientOptions {
@@ -159,6 +164,7 @@ export class VefaasClient {
 
   /** Any action of the API version, for actions without a typed method (e.g. ListTriggers). */
   call<T>(action: string, body: object, opts: VefaasCallOptions = {}): Promise<T> {
+    if (opts.once) return this.send<T>(action, body, opts);
     const call = opts.signal ? { action, signal: opts.signal } : { action };
     return this.policy(call, () => this.send<T>(action, body, opts));
   }

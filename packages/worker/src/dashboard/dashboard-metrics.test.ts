@@ -1,6 +1,7 @@
 import { Queue } from 'bullmq';
 import { type Config, createKeyspace, createRedis, type RedisClient } from '@rollout-fleet/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LeaseStore } from '../leases/lease-store.js';
 import { publishMetrics } from '../metrics/metrics-publisher.js';
 import { createWorkerMetrics } from '../metrics/worker-metrics.js';
 import { startDashboard, type Dashboard } from './start-dashboard.js';
@@ -50,7 +51,13 @@ describe('dashboard /metrics', () => {
     await queue.add('inst-1#0', { n: 1 });
     await queue.add('inst-2#0', { n: 2 });
     await queue.close();
-    await redis.zadd(keys.leases(), Date.now() + 60_000, 'sb-live', Date.now() - 1000, 'sb-expired');
+    // Two held slots, one of them still starting; a third whose lease key Redis has already expired.
+    const slots = new LeaseStore(redis, keys, { ttlMs: 60_000 });
+    for (const [ticket, started] of [['t-live', true], ['t-starting', false]] as const) {
+      await slots.reserve({ ticket, owner: 'o', target: 'default', spec: 's', maxLive: 10, maxStarting: 10 });
+      if (started) await slots.update(ticket, 'o', { target: 'default', sandbox: 'sb-1', spec: 's', leaveStarting: true });
+    }
+    await redis.zadd(keys.leases(), 1, 't-expired');
     await redis.sadd(keys.runs(), 'run-1', 'run-2', 'run-3');
 
     const res = await fetch(new URL('/metrics', dashboard.url));
@@ -66,8 +73,10 @@ describe('dashboard /metrics', () => {
     expect(sample(text, 'rf_workers_reporting')).toBe(2);
     expect(sample(text, 'rf_queue_jobs{queue="episodes",state="waiting"}')).toBe(2);
     expect(sample(text, 'rf_queue_jobs{queue="episodes",state="failed"}')).toBe(0);
-    expect(sample(text, 'rf_leases_live')).toBe(1);
-    expect(sample(text, 'rf_leases_expired')).toBe(1);
+    expect(sample(text, 'rf_fleet_sandboxes{state="live"}')).toBe(2);
+    expect(sample(text, 'rf_fleet_sandboxes{state="starting"}')).toBe(1);
+    expect(sample(text, 'rf_fleet_sandboxes{state="waiting"}')).toBe(0);
+    expect(await redis.zscore(keys.leases(), 't-expired')).toBeNull();
     expect(sample(text, 'rf_runs_known')).toBe(3);
     expect(await redis.hexists(keys.metrics(), 'worker-gone')).toBe(0);
   });

@@ -1,12 +1,13 @@
 /**
  * The dashboard's `/metrics`: one Prometheus scrape target for the whole fleet. It merges
  * - the fleet aggregate: every live worker's published snapshot, summed (see ../metrics/metrics-publisher.ts);
- * - gauges read from Redis at scrape time: BullMQ job counts by state, live sandbox leases, known runs and
- *   how many workers are reporting.
+ * - gauges read from Redis at scrape time: BullMQ job counts by state, the fleet's sandbox slots (live,
+ *   starting, warm, waiting; from the slot script, on Redis's clock), known runs and how many workers report.
  */
 import type { Queue } from 'bullmq';
 import type { Keyspace, RedisClient } from '@rollout-fleet/shared';
 import { Gauge, Registry } from 'prom-client';
+import { LeaseStore } from '../leases/lease-store.js';
 import { aggregateFleetMetrics } from '../metrics/metrics-publisher.js';
 
 const JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const;
@@ -44,20 +45,21 @@ export function createDashboardMetrics(options: DashboardMetricsOptions): Dashbo
       });
     },
   });
+  // The TTL only matters for writes; counting reads (and purges expired leases, as any slot operation does).
+  const slots = new LeaseStore(redis, keys, { ttlMs: 60_000 });
   new Gauge({
-    name: 'rf_leases_live',
-    help: 'Sandbox leases whose expiry is still ahead (sandboxes some worker holds)',
+    name: 'rf_fleet_sandboxes',
+    help: 'The fleet\'s sandbox slots by state: live (all held, incl. starting and warm), starting, warm_ready, warm_starting; and acquirers waiting for a slot',
+    labelNames: ['state'],
     registers,
     async collect() {
-      this.set(await redis.zcount(keys.leases(), Date.now(), '+inf'));
-    },
-  });
-  new Gauge({
-    name: 'rf_leases_expired',
-    help: 'Sandbox leases past expiry the reaper has not removed yet',
-    registers,
-    async collect() {
-      this.set(await redis.zcount(keys.leases(), '-inf', `(${Date.now()}`));
+      const counts = await slots.counts();
+      this.reset();
+      this.set({ state: 'live' }, counts.live);
+      this.set({ state: 'starting' }, counts.starting);
+      this.set({ state: 'warm_ready' }, counts.ready);
+      this.set({ state: 'warm_starting' }, counts.warming);
+      this.set({ state: 'waiting' }, counts.waiters);
     },
   });
   new Gauge({

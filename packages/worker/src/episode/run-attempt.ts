@@ -4,29 +4,23 @@
  * about retries. The attempt is bounded by the episode deadline and by `signal` (cancel, shutdown).
  */
 import {
-  AgentEnv,
   toolCallToCommand,
+  type AgentEnv,
   type Episode,
   type GradingReport,
   type Logger,
   type StepRecord,
-  type VefaasTarget,
 } from '@rollout-fleet/shared';
 import { diffWorkingTree, gradeInSandbox } from '../grading/grade-in-sandbox.js';
-import type { LeaseStore } from '../leases/lease-store.js';
 import type { WorkerMetrics } from '../metrics/worker-metrics.js';
-import { LeaseKeeper } from '../sandbox/lease-keeper.js';
-import type { Semaphore } from '../sandbox/semaphore.js';
+import type { SandboxRole, SandboxSupply, SuppliedSandbox } from '../supply/sandbox-supply.js';
 import { replayTrajectory } from './replay.js';
 
 export interface AttemptDeps {
-  target: VefaasTarget;
-  leases: LeaseStore;
+  /** The fleet's one door to sandboxes (rate, caps, warm pool, leases). */
+  supply: SandboxSupply;
   metrics: WorkerMetrics;
-  startLimiter: Semaphore;
   workerId: string;
-  /** Label every sandbox carries, so the reaper can find this fleet's strays. */
-  fleetLabel: string;
   outputLimitBytes: number;
   freshEval: boolean;
   reward: { resolved: number; unresolved: number };
@@ -47,15 +41,17 @@ export interface AttemptInput {
   jobId: string;
   logger: Logger;
   signal: AbortSignal;
-  /** Epoch ms the attempt must end by. */
+  /** Epoch ms the attempt must end by (an upper bound until `startDeadline` is called). */
   deadline: number;
+  /**
+   * Called once the attempt holds its sandbox: the episode deadline counts from here, so waiting for a sandbox
+   * (fleet create rate, caps, 429 back-off) never eats into it. Returns the deadline (epoch ms).
+   */
+  startDeadline?: () => number;
   onStep?: (step: StepRecord, total: number) => Promise<void>;
   /** Reports the sandbox id as soon as it exists (logs, attempt records). */
   onSandbox?: (sandboxId: string) => void;
 }
-
-export const FLEET_LABEL_KEY = 'rf-fleet';
-const MINUTE_S = 60;
 
 export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promise<AttemptOutcome> {
   const { episode } = input;
@@ -63,13 +59,15 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
   // A lost lease stops the attempt like a cancel does: the sandbox may be reaped under us.
   const lost = new AbortController();
   input = { ...input, signal: AbortSignal.any([input.signal, lost.signal]) };
-  const main = openEnv(deps, input, 'main', lost);
+  const acquired = performance.now();
+  const main = await openEnv(deps, input, 'main', lost);
   try {
-    const acquired = performance.now();
-    await deps.startLimiter.use(() => main.env.start());
+    input.onSandbox?.(main.sandboxId);
     timings.sandboxAcquireMs = performance.now() - acquired;
-    deps.metrics.sandboxCreateSeconds.observe(timings.sandboxAcquireMs / 1000);
-    await main.env.installTools(episode.tools);
+    if (input.startDeadline) {
+      input = { ...input, deadline: input.startDeadline() };
+      main.extendDeadline(input.deadline);
+    }
 
     const replayStarted = performance.now();
     const steps = await replayTrajectory({
@@ -90,9 +88,9 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
     const gradeStarted = performance.now();
     const graded = await grade(deps, input, main.env);
     timings.gradeMs = performance.now() - gradeStarted;
-    return { steps, ...graded, sandboxId: main.env.sandboxId ?? null, timings };
+    return { steps, ...graded, sandboxId: main.sandboxId, timings };
   } finally {
-    await main.close();
+    await main.release();
   }
 }
 
@@ -115,14 +113,11 @@ async function grade(
     gradeInSandbox({ shell, instanceId: episode.instance_id, eval: episode.eval!, mode, patch });
   let grade;
   if (fresh && patch !== null && patch.trim() !== '') {
-    const evalEnv = openEnv(deps, input, 'eval', new AbortController());
+    const evalEnv = await openEnv(deps, input, 'eval', new AbortController());
     try {
-      const acquired = performance.now();
-      await deps.startLimiter.use(() => evalEnv.env.start());
-      deps.metrics.sandboxCreateSeconds.observe((performance.now() - acquired) / 1000);
       grade = await run(evalEnv.env);
     } finally {
-      await evalEnv.close();
+      await evalEnv.release();
     }
   } else {
     grade = await run(env);
@@ -131,64 +126,22 @@ async function grade(
   return { patch, report: grade.report, resolved, reward: resolved ? deps.reward.resolved : deps.reward.unresolved };
 }
 
-/** An AgentEnv whose sandbox is leased from creation to kill, with heartbeat and lifetime guard. */
-function openEnv(
-  deps: AttemptDeps,
-  input: AttemptInput,
-  role: 'main' | 'eval',
-  lost: AbortController,
-): { env: AgentEnv; close: () => Promise<void> } {
+/**
+ * A started sandbox with the episode's tools, from the fleet's supply: leased from creation to kill, with
+ * heartbeat and lifetime guard. A lost lease aborts the attempt through `lost` (the sandbox may be reaped).
+ */
+export async function openEnv(deps: AttemptDeps, input: AttemptInput, role: SandboxRole, lost: AbortController): Promise<SuppliedSandbox> {
   const { episode, logger } = input;
-  const remainingS = Math.max(3 * MINUTE_S, Math.ceil((input.deadline - Date.now()) / 1000) + 5 * MINUTE_S);
-  // Lifetime nests above the deadline: the platform's own timeout is the last backstop, never a mid-rollout kill.
-  const lifetimeS = Math.min(24 * 60 * MINUTE_S, Math.max(episode.sandbox.lifetime_s, remainingS));
-  let keeper: LeaseKeeper | undefined;
-  const env: AgentEnv = new AgentEnv({
-    target: deps.target,
-    sandbox: { ...episode.sandbox, lifetime_s: lifetimeS },
-    metadata: {
-      [FLEET_LABEL_KEY]: deps.fleetLabel,
-      'rf-run': episode.run_id,
-      'rf-worker': deps.workerId,
-      'rf-role': role,
-    },
-    defaultTimeoutS: episode.limits.step_timeout_s,
-    logger,
+  return deps.supply.acquire({
+    sandbox: episode.sandbox,
+    tools: episode.tools,
+    role,
+    runId: episode.run_id,
+    jobId: input.jobId,
+    deadline: input.deadline,
     signal: input.signal,
-    onCreated: async (sandboxId) => {
-      input.onSandbox?.(sandboxId);
-      deps.metrics.liveSandboxes.inc();
-      const lease = await deps.leases.acquire({ sandboxId, workerId: deps.workerId, jobId: input.jobId });
-      keeper = new LeaseKeeper({
-        leases: deps.leases,
-        lease,
-        logger,
-        expiresAt: Date.now() + lifetimeS * 1000,
-        deadline: input.deadline,
-        extendLifetime: (seconds) => env.extendLifetime(seconds),
-        onLost: (err) => {
-          logger.error({ err, sandboxId }, 'sandbox lease lost');
-          lost.abort(err);
-        },
-      });
-    },
-    onClosed: async (sandboxId) => {
-      keeper?.stop();
-      deps.metrics.liveSandboxes.dec();
-      await deps.leases.release(sandboxId);
-    },
+    logger,
+    defaultTimeoutS: episode.limits.step_timeout_s,
+    onLost: (err) => lost.abort(err),
   });
-  return {
-    env,
-    close: async () => {
-      try {
-        await env.close();
-      } catch (err) {
-        // The lease stays: the reaper kills the sandbox once it expires.
-        keeper?.stop();
-        logger.warn({ err, sandboxId: env.sandboxId }, 'could not kill sandbox; leaving it to the reaper');
-      }
-    },
-  };
 }
-

@@ -1,83 +1,212 @@
 /**
- * Sandbox ownership records in Redis. Wire contract:
- * - `lease:<sandboxId>` = JSON {sandboxId, workerId, jobId, expiresAt} with PX = ttl (gone when not renewed),
- * - `leases` sorted set: sandboxId scored by expiry (ms), so the reaper finds expired ones in one range query.
- * Both are written in one MULTI so they never disagree for long.
+ * Sandbox slots and their leases in Redis: the fleet-wide live and starting caps, ownership of every sandbox,
+ * and the warm pool. Every operation is one call of slots.lua (atomic, Redis server time); see its header
+ * for the key layout. A lease is a hash with a TTL: it is alive exactly as long as Redis keeps the key, so
+ * liveness never depends on comparing two machines' clocks, and a renewal can never bring back a lease that
+ * has expired (renew only extends a key that still exists and is still ours).
  */
 import type { Keyspace, RedisClient } from '@rollout-fleet/shared';
+import { LuaScript, type ScriptArg } from '../supply/lua-script.js';
 
-export interface Lease {
+const SLOTS = LuaScript.load(new URL('./slots.lua', import.meta.url));
+
+export type SandboxRole = 'main' | 'eval' | 'warm' | 'session' | 'backup';
+
+/** What a lease records besides its slot bookkeeping (all strings: it is a Redis hash). */
+export interface LeaseFields {
+  worker?: string;
+  job?: string;
+  run?: string;
+  role?: SandboxRole;
+  /** Label of the CreateSandbox call in flight (`rf-env`), so the reaper spares the sandbox it is making. */
+  label?: string;
+  /** SWE-ReX token of a warm sandbox, so whoever claims it can talk to it. Never logged. */
+  auth?: string;
+}
+
+export interface Lease extends LeaseFields {
+  ticket: string;
+  /** Random per holder: renewals and releases by anyone else are refused. */
+  owner: string;
+  target: string;
+  spec: string;
+  /** Empty until CreateSandbox has answered. */
+  sandbox: string;
+  /** Server ms at which a warm sandbox became ready (warm pool only). */
+  ready_at?: string;
+}
+
+export type ReserveOutcome =
+  | { ok: true; live: number; starting: number }
+  | { ok: false; reason: 'live' | 'starting' | 'yield'; live: number; starting: number; ready: number };
+
+export interface SlotCounts {
+  live: number;
+  starting: number;
+  waiters: number;
+  ready: number;
+  warming: number;
+}
+
+export interface PoolEntry {
+  ticket: string;
+  spec: string;
+  state: 'warming' | 'ready';
+}
+
+export interface ListedSandbox {
   sandboxId: string;
-  workerId: string;
-  jobId: string;
-  /** Epoch ms. */
-  expiresAt: number;
+  /** The ticket part of its `rf-env` label; '' when it carries none. */
+  ticket: string;
+  /** Its whole `rf-env` label. */
+  label: string;
+}
+
+function fieldArgs(fields: LeaseFields | undefined): string[] {
+  if (!fields) return [];
+  return Object.entries(fields).flatMap(([name, value]) => (value === undefined ? [] : [name, String(value)]));
+}
+
+function pairsToObject(flat: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) out[flat[i] as string] = flat[i + 1] as string;
+  return out;
 }
 
 export class LeaseStore {
   readonly #redis: RedisClient;
   readonly #keys: Keyspace;
   readonly #ttlMs: number;
-  readonly #now: () => number;
 
-  constructor(redis: RedisClient, keys: Keyspace, options: { ttlMs: number; now?: () => number }) {
+  constructor(redis: RedisClient, keys: Keyspace, options: { ttlMs: number }) {
     this.#redis = redis;
     this.#keys = keys;
     this.#ttlMs = options.ttlMs;
-    this.#now = options.now ?? Date.now;
   }
 
   get ttlMs(): number {
     return this.#ttlMs;
   }
 
-  async acquire(owner: { sandboxId: string; workerId: string; jobId: string }): Promise<Lease> {
-    const lease: Lease = { ...owner, expiresAt: this.#now() + this.#ttlMs };
-    await this.#write(lease);
-    return lease;
+  /** Takes a slot if the live and starting caps allow (a warm fill also yields to anyone waiting). */
+  async reserve(o: {
+    ticket: string;
+    owner: string;
+    target: string;
+    spec: string;
+    maxLive: number;
+    maxStarting: number;
+    warm?: boolean;
+    fields?: LeaseFields;
+  }): Promise<ReserveOutcome> {
+    const reply = (await this.#run('reserve', [
+      o.ticket, o.owner, this.#ttlMs, o.maxLive, o.maxStarting, o.warm ? 1 : 0, o.target, o.spec, ...fieldArgs(o.fields),
+    ])) as [number, string, number, number, number];
+    const [ok, reason, live, starting, ready] = reply;
+    if (ok === 1) return { ok: true, live, starting };
+    return { ok: false, reason: reason as 'live' | 'starting' | 'yield', live, starting, ready };
   }
 
-  /** Extends a lease; false if it had already expired or been released (the sandbox may be reaped). */
-  async renew(lease: Lease): Promise<boolean> {
-    const exists = await this.#redis.exists(this.#keys.lease(lease.sandboxId));
-    if (exists === 0) return false;
-    lease.expiresAt = this.#now() + this.#ttlMs;
-    await this.#write(lease);
-    return true;
+  /** Extends the lease by one TTL; false when it has expired or someone else holds it (never resurrects). */
+  async renew(ticket: string, owner: string): Promise<boolean> {
+    return (await this.#run('renew', [ticket, owner, this.#ttlMs])) === 1;
   }
 
-  async release(sandboxId: string): Promise<void> {
-    await this.#redis.multi().del(this.#keys.lease(sandboxId)).zrem(this.#keys.leases(), sandboxId).exec();
+  /** Records what the slot holds; `leaveStarting` moves it out of the starting cap. */
+  async update(
+    ticket: string,
+    owner: string,
+    o: { target: string; sandbox: string; spec: string; leaveStarting?: boolean; fields?: LeaseFields },
+  ): Promise<boolean> {
+    const args = [ticket, owner, o.leaveStarting ? 1 : 0, o.target, o.sandbox, o.spec, ...fieldArgs(o.fields)];
+    return (await this.#run('update', args)) === 1;
   }
 
-  async get(sandboxId: string): Promise<Lease | undefined> {
-    const raw = await this.#redis.get(this.#keys.lease(sandboxId));
-    return raw === null ? undefined : (JSON.parse(raw) as Lease);
+  /** Frees the slot (after the sandbox was killed). False when someone else holds it now. */
+  async release(ticket: string, owner: string): Promise<boolean> {
+    return (await this.#run('release', [ticket, owner])) === 1;
   }
 
-  /** Sandbox ids whose lease expiry has passed. */
-  async expired(limit = 500): Promise<string[]> {
-    return this.#redis.zrangebyscore(this.#keys.leases(), '-inf', this.#now(), 'LIMIT', 0, limit);
+  /** A warm sandbox is ready: it enters the pool of its spec. */
+  async offer(ticket: string, owner: string, spec: string): Promise<boolean> {
+    return (await this.#run('offer', [ticket, owner, spec])) === 1;
   }
 
-  /** Which of the given sandboxes hold a live lease. */
-  async leased(sandboxIds: readonly string[]): Promise<Set<string>> {
-    if (sandboxIds.length === 0) return new Set();
-    const pipeline = this.#redis.pipeline();
-    for (const id of sandboxIds) pipeline.exists(this.#keys.lease(id));
-    const answers = (await pipeline.exec()) ?? [];
-    return new Set(sandboxIds.filter((_, i) => answers[i]?.[1] === 1));
+  /** Takes the oldest ready warm sandbox of `spec` ('*' = any spec) and makes `owner` its holder. */
+  async claim(spec: string, owner: string, fields?: LeaseFields): Promise<Lease | undefined> {
+    const reply = (await this.#run('claim', [spec, owner, this.#ttlMs, ...fieldArgs(fields)])) as [number, string?, string[]?];
+    if (reply[0] !== 1) return undefined;
+    return pairsToObject(reply[2] ?? []) as unknown as Lease;
   }
 
-  async count(): Promise<number> {
-    return this.#redis.zcard(this.#keys.leases());
+  /** Takes an idle warm sandbox back out of the pool (to kill it); false when it was claimed meanwhile. */
+  async withdraw(ticket: string, owner: string): Promise<boolean> {
+    return (await this.#run('withdraw', [ticket, owner])) === 1;
   }
 
-  async #write(lease: Lease): Promise<void> {
-    await this.#redis
-      .multi()
-      .set(this.#keys.lease(lease.sandboxId), JSON.stringify(lease), 'PX', this.#ttlMs)
-      .zadd(this.#keys.leases(), lease.expiresAt, lease.sandboxId)
-      .exec();
+  /** Marks an acquirer as waiting for a slot for `ttlMs` (warm fills yield to waiters). */
+  async wait(ticket: string, ttlMs: number): Promise<void> {
+    await this.#run('wait', [ticket, ttlMs]);
+  }
+
+  async unwait(ticket: string): Promise<void> {
+    await this.#run('unwait', [ticket]);
+  }
+
+  async counts(): Promise<SlotCounts> {
+    const [live, starting, waiters, ready, warming] = (await this.#run('counts', [])) as number[];
+    return { live: live ?? 0, starting: starting ?? 0, waiters: waiters ?? 0, ready: ready ?? 0, warming: warming ?? 0 };
+  }
+
+  async pool(): Promise<PoolEntry[]> {
+    const flat = (await this.#run('pool', [])) as string[];
+    return Object.entries(pairsToObject(flat)).map(([ticket, entry]) => {
+      const [spec = '', state = 'warming'] = entry.split('\t');
+      return { ticket, spec, state: state === 'ready' ? 'ready' : 'warming' };
+    });
+  }
+
+  async get(ticket: string): Promise<Lease | undefined> {
+    const fields = await this.#redis.hgetall(this.#keys.lease(ticket));
+    return Object.keys(fields).length === 0 ? undefined : (fields as unknown as Lease);
+  }
+
+  /**
+   * Which listed sandboxes to kill now: not owned by a live lease (neither by id nor as the create in
+   * flight), and seen unowned for at least the grace (`unlabelledGraceMs` for sandboxes without a ticket).
+   * Pass every listed sandbox of the fleet at once: records of sandboxes no longer listed are dropped.
+   */
+  async orphans(listed: readonly ListedSandbox[], o: { graceMs: number; unlabelledGraceMs: number }): Promise<string[]> {
+    const args: ScriptArg[] = [o.graceMs, o.unlabelledGraceMs];
+    for (const s of listed) args.push(s.sandboxId, s.ticket, s.label);
+    return (await this.#run('orphans', args)) as string[];
+  }
+
+  /** Sandboxes whose lease expired (their holder died), to be killed; each is handed out once. */
+  async takeDoomed(max = 100): Promise<Array<{ target: string; sandboxId: string }>> {
+    const popped = (await this.#redis.spop(this.#keys.doomed(), max)) as string[];
+    return popped.map((entry) => {
+      const [target = '', sandboxId = ''] = entry.split('\t');
+      return { target, sandboxId };
+    });
+  }
+
+  /** Puts a sandbox back on the doomed list (its kill failed; try again next pass). */
+  async doom(target: string, sandboxId: string): Promise<void> {
+    await this.#redis.sadd(this.#keys.doomed(), `${target}\t${sandboxId}`);
+  }
+
+  /** Redis server time, ms. */
+  async serverTime(): Promise<number> {
+    return Number(await this.#run('now', []));
+  }
+
+  #run(op: string, args: readonly ScriptArg[]): Promise<unknown> {
+    const k = this.#keys;
+    return SLOTS.run(
+      this.#redis,
+      [k.leases(), k.starting(), k.leaseTails(), k.doomed(), k.slotWaiters(), k.pool(), k.orphans()],
+      [k.slotBase(), op, ...args],
+    );
   }
 }

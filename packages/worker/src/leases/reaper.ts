@@ -1,77 +1,105 @@
 /**
- * Fleet-wide sandbox reaper. One at a time across all workers (a Redis lock with a TTL); each pass:
- * 1. kills sandboxes whose lease expired (their worker died or hung),
- * 2. kills sandboxes the platform lists with our fleet label but no lease — leaked between
- *    CreateSandbox and the lease write, or by a crash — once they are older than a grace period
- *    (so a sandbox whose lease is being written right now is not taken).
+ * Fleet-wide sandbox reaper. One pass at a time across all workers (a Redis lock with a TTL); each pass:
+ * 1. kills the sandboxes whose lease expired (their holder died or hung): the slot script moved them to the
+ *    doomed set when Redis let the lease key expire — liveness is Redis's verdict, never a clock comparison;
+ * 2. lists the platform's sandboxes carrying this fleet's label (a random fleet id, so two deployments sharing
+ *    a function never touch each other's) and kills those no live lease owns — neither by sandbox id, nor as
+ *    the create call in flight that made it (its `rf-env` label) — once they have been seen unowned for the
+ *    grace period (on Redis's clock). A holder whose lease lapsed learns it on its next renewal (which cannot
+ *    bring the lease back) and stops, so the reaper never kills work whose owner still holds it.
  * The platform lifetime (CreateSandbox Timeout) stays the last backstop.
  */
 import { randomUUID } from 'node:crypto';
-import { coerceError, type Keyspace, type Logger, type RedisClient } from '@rollout-fleet/shared';
-import type { LeaseStore } from './lease-store.js';
+import { AGENT_ENV_LABEL_KEY, coerceError, type Keyspace, type Logger, type RedisClient, type VefaasTarget } from '@rollout-fleet/shared';
+import { FLEET_LABEL_KEY } from '../supply/fleet-id.js';
+import type { LeaseStore, ListedSandbox } from './lease-store.js';
 
-/** The narrow slice of the veFaaS control plane the reaper needs. */
+/** The narrow slice of one target's control plane the reaper needs. */
 export interface ReaperPlatform {
+  /** The sandbox target's id (as leases record it). */
+  id: string;
   kill(sandboxId: string): Promise<void>;
-  /** Sandboxes carrying this fleet's label. */
-  listFleet(): Promise<Array<{ sandboxId: string; createdAt: Date; status: string }>>;
+  /** Sandboxes carrying this fleet's label, with their `rf-env` label ('' when none). */
+  listFleet(): Promise<Array<{ sandboxId: string; status: string; label: string }>>;
 }
 
 export interface ReaperOptions {
   redis: RedisClient;
   keys: Keyspace;
   leases: LeaseStore;
-  platform: ReaperPlatform;
+  platforms: readonly ReaperPlatform[];
   logger: Logger;
-  /** Unleased sandboxes younger than this are left alone. @defaultValue 2 × lease TTL */
+  /** How long a listed sandbox must have been seen unowned before it is killed. @defaultValue the lease TTL */
   graceMs?: number;
+  /**
+   * The same for a sandbox with the fleet label but no slot label (not made by this supply's protocol, e.g.
+   * an older version that wrote the lease after the create returned): a whole create may pass before its
+   * owner records it. @defaultValue the create timeout + the lease TTL
+   */
+  unlabelledGraceMs?: number;
+  /** Used for the unlabelled grace default. @defaultValue 180 s */
+  createTimeoutMs?: number;
   /** How long one pass may hold the fleet-wide lock. @defaultValue 60 s */
   lockTtlMs?: number;
-  now?: () => number;
   onKill?: (reason: 'lease-expired' | 'orphan') => void;
 }
 
 export interface ReapReport {
   ran: boolean;
+  /** Sandboxes killed because their lease expired. */
   expired: string[];
+  /** Listed sandboxes of the fleet killed because nothing owned them. */
   orphans: string[];
 }
 
+export function reaperPlatformFor(target: VefaasTarget, fleetId: string, id = 'default'): ReaperPlatform {
+  return {
+    id,
+    kill: async (sandboxId) => {
+      await target.vefaas.killSandbox({ FunctionId: target.functionId, SandboxId: sandboxId });
+    },
+    listFleet: async () => {
+      const items = await target.vefaas.listAllSandboxes({ FunctionId: target.functionId, Metadata: { [FLEET_LABEL_KEY]: fleetId } });
+      return items.map((item) => ({ sandboxId: item.Id, status: item.Status ?? '', label: item.Metadata?.[AGENT_ENV_LABEL_KEY] ?? '' }));
+    },
+  };
+}
+
 export class Reaper {
-  readonly #o: Required<Omit<ReaperOptions, 'onKill'>> & Pick<ReaperOptions, 'onKill'>;
+  readonly #o: ReaperOptions & { graceMs: number; unlabelledGraceMs: number; lockTtlMs: number };
 
   constructor(options: ReaperOptions) {
+    const ttl = options.leases.ttlMs;
     this.#o = {
-      graceMs: 2 * options.leases.ttlMs,
+      graceMs: ttl,
+      unlabelledGraceMs: (options.createTimeoutMs ?? 180_000) + ttl,
       lockTtlMs: 60_000,
-      now: Date.now,
       ...options,
     };
   }
 
   /** One pass; `ran: false` when another process holds the lock. */
   async reapOnce(): Promise<ReapReport> {
-    const { redis, keys, leases, platform, logger } = this.#o;
+    const { redis, keys, leases, logger } = this.#o;
     const token = randomUUID();
     const locked = await redis.set(keys.reaperLock(), token, 'PX', this.#o.lockTtlMs, 'NX');
     if (locked !== 'OK') return { ran: false, expired: [], orphans: [] };
     const report: ReapReport = { ran: true, expired: [], orphans: [] };
     try {
-      for (const sandboxId of await leases.expired()) {
-        // A lease renewed since the range query is live again.
-        const lease = await leases.get(sandboxId);
-        if (lease && lease.expiresAt > this.#o.now()) continue;
-        if (await this.#kill(sandboxId, 'lease-expired')) report.expired.push(sandboxId);
-        await leases.release(sandboxId);
+      // Purges expired leases (their sandboxes become doomed) before reading the doomed set.
+      await leases.counts();
+      for (;;) {
+        const doomed = await leases.takeDoomed();
+        for (const { target, sandboxId } of doomed) {
+          const platform = this.#platform(target);
+          if (!platform) continue;
+          const outcome = await this.#kill(platform, sandboxId, 'lease-expired');
+          if (outcome === 'killed') report.expired.push(sandboxId);
+          if (outcome === 'failed') await leases.doom(target, sandboxId);
+        }
+        if (doomed.length < 100) break;
       }
-      const listed = await platform.listFleet();
-      const live = listed.filter((s) => s.status !== 'Terminating');
-      const leased = await leases.leased(live.map((s) => s.sandboxId));
-      for (const sandbox of live) {
-        if (leased.has(sandbox.sandboxId)) continue;
-        if (this.#o.now() - sandbox.createdAt.getTime() < this.#o.graceMs) continue;
-        if (await this.#kill(sandbox.sandboxId, 'orphan')) report.orphans.push(sandbox.sandboxId);
-      }
+      await this.#orphans(report);
     } finally {
       // Release only our own lock (compare-and-delete).
       await redis.eval(
@@ -85,16 +113,52 @@ export class Reaper {
     return report;
   }
 
-  async #kill(sandboxId: string, reason: 'lease-expired' | 'orphan'): Promise<boolean> {
-    try {
-      await this.#o.platform.kill(sandboxId);
-      this.#o.onKill?.(reason);
-      return true;
-    } catch (thrown) {
-      const err = coerceError(thrown);
-      if (err.code === 'VEFAAS_NOT_FOUND') return false;
-      this.#o.logger.warn({ err, sandboxId, reason }, 'reaper could not kill sandbox');
-      return false;
+  async #orphans(report: ReapReport): Promise<void> {
+    const listed: ListedSandbox[] = [];
+    const where = new Map<string, ReaperPlatform>();
+    for (const platform of this.#o.platforms) {
+      let items: Awaited<ReturnType<ReaperPlatform['listFleet']>>;
+      try {
+        items = await platform.listFleet();
+      } catch (err) {
+        this.#o.logger.warn({ err, target: platform.id }, 'reaper could not list sandboxes');
+        continue;
+      }
+      for (const item of items) {
+        if (item.status === 'Terminating') continue;
+        listed.push({ sandboxId: item.sandboxId, ticket: ticketOf(item.label), label: item.label });
+        where.set(item.sandboxId, platform);
+      }
+    }
+    const kill = await this.#o.leases.orphans(listed, { graceMs: this.#o.graceMs, unlabelledGraceMs: this.#o.unlabelledGraceMs });
+    for (const sandboxId of kill) {
+      const platform = where.get(sandboxId);
+      if (platform && (await this.#kill(platform, sandboxId, 'orphan')) === 'killed') report.orphans.push(sandboxId);
     }
   }
+
+  #platform(id: string): ReaperPlatform | undefined {
+    const platform = this.#o.platforms.find((p) => p.id === id);
+    if (!platform) this.#o.logger.warn({ target: id }, 'a doomed sandbox of an unknown target; left to its platform lifetime');
+    return platform;
+  }
+
+  async #kill(platform: ReaperPlatform, sandboxId: string, reason: 'lease-expired' | 'orphan'): Promise<'killed' | 'gone' | 'failed'> {
+    try {
+      await platform.kill(sandboxId);
+      this.#o.onKill?.(reason);
+      return 'killed';
+    } catch (thrown) {
+      const err = coerceError(thrown);
+      if (err.code === 'VEFAAS_NOT_FOUND') return 'gone';
+      this.#o.logger.warn({ err, sandboxId, reason }, 'reaper could not kill sandbox');
+      return 'failed';
+    }
+  }
+}
+
+/** `rf-env` labels are `<ticket>.<create call>`; anything else carries no ticket. */
+function ticketOf(label: string): string {
+  const match = /^([0-9a-f-]{36})\.\d+$/.exec(label);
+  return match?.[1] ?? '';
 }

@@ -3,6 +3,7 @@
  * (see metrics-publisher.ts); the dashboard's /metrics aggregates them, so Prometheus scrapes one target.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { createSupplyMetrics, type SupplyMetrics } from '../supply/supply-metrics.js';
 
 export interface WorkerMetrics {
   readonly registry: Registry;
@@ -15,6 +16,7 @@ export interface WorkerMetrics {
   readonly retries: Counter<'code'>;
   readonly reaperKills: Counter<'reason'>;
   readonly duplicateResults: Counter;
+  readonly supply: SupplyMetrics;
 }
 
 export type EpisodeOutcome = 'resolved' | 'unresolved' | 'ungraded' | 'failed';
@@ -50,5 +52,6 @@ export function createWorkerMetrics(): WorkerMetrics {
     retries: new Counter({ name: 'rf_retries_total', help: 'Attempts that failed and will be retried, by failure code', labelNames: ['code'], registers }),
     reaperKills: new Counter({ name: 'rf_reaper_kills_total', help: 'Sandboxes killed by the reaper, by reason', labelNames: ['reason'], registers }),
     duplicateResults: new Counter({ name: 'rf_duplicate_results_total', help: 'Second completions of a job dropped by the exactly-once commit', registers }),
+    supply: createSupplyMetrics(registry),
   };
 }

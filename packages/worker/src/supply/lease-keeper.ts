@@ -1,23 +1,26 @@
 /**
- * Keeps an episode's sandbox owned while it runs: renews the lease on a heartbeat and moves the
- * platform lifetime ahead of the attempt's deadline (SetSandboxTimeout), so the lifetime stays a
- * backstop and never kills a live episode. A lease that cannot be renewed aborts the attempt.
+ * Keeps one slot owned while its holder uses it: renews the lease on a heartbeat (every third of its TTL) and,
+ * once there is a sandbox, moves the platform lifetime ahead of the holder's deadline (SetSandboxTimeout) so
+ * the lifetime stays a backstop and never kills live work. A renewal that fails means the lease is gone (the
+ * reaper may kill the sandbox) or someone else holds the slot now: `onLost` is told once, and beats stop.
  */
 import { RolloutError, coerceError, type Logger } from '@rollout-fleet/shared';
-import type { Lease, LeaseStore } from '../leases/lease-store.js';
+import type { LeaseStore } from '../leases/lease-store.js';
 
 const MINUTE_MS = 60_000;
 
 export interface LeaseKeeperOptions {
   leases: LeaseStore;
-  lease: Lease;
+  ticket: string;
+  owner: string;
   logger: Logger;
-  /** Epoch ms at which the platform will kill the sandbox. */
+  /** Epoch ms at which the platform will kill the sandbox (this process's estimate). */
   expiresAt: number;
-  /** Epoch ms at which the attempt must end. */
+  /** Epoch ms until which the holder needs the sandbox. */
   deadline: number;
+  /** SetSandboxTimeout for `seconds` from now; resolves to the new ExpireAt (or undefined before a sandbox exists). */
   extendLifetime: (seconds: number) => Promise<string | undefined>;
-  /** Called when ownership is lost; the attempt should stop. */
+  /** Ownership is lost; the holder should stop. Called at most once. */
   onLost: (err: RolloutError) => void;
   now?: () => number;
 }
@@ -26,35 +29,51 @@ export class LeaseKeeper {
   readonly #o: LeaseKeeperOptions;
   readonly #timer: NodeJS.Timeout;
   #expiresAt: number;
+  #deadline: number;
   #busy = false;
+  #stopped = false;
 
   constructor(options: LeaseKeeperOptions) {
     this.#o = options;
     this.#expiresAt = options.expiresAt;
+    this.#deadline = options.deadline;
     this.#timer = setInterval(() => {
       // A slow Redis must not stack heartbeats.
-      if (this.#busy) return;
+      if (this.#busy || this.#stopped) return;
       this.#busy = true;
       void this.beat().finally(() => {
         this.#busy = false;
       });
-    }, Math.max(1000, Math.floor(options.leases.ttlMs / 3)));
+    }, Math.max(250, Math.floor(options.leases.ttlMs / 3)));
     this.#timer.unref();
+  }
+
+  /** The holder now needs the sandbox until `deadline` (epoch ms); the next beat extends the lifetime if needed. */
+  setDeadline(deadline: number): void {
+    this.#deadline = deadline;
+  }
+
+  setExpiresAt(expiresAt: number): void {
+    this.#expiresAt = expiresAt;
   }
 
   /** One heartbeat: renew the lease; extend the platform lifetime when it would end before the deadline. */
   async beat(): Promise<void> {
+    if (this.#stopped) return;
     const now = this.#o.now ?? Date.now;
     try {
-      if (!(await this.#o.leases.renew(this.#o.lease))) {
-        this.#o.onLost(new RolloutError('LEASE_LOST', `lease of sandbox ${this.#o.lease.sandboxId} expired`));
+      if (!(await this.#o.leases.renew(this.#o.ticket, this.#o.owner))) {
+        if (this.#stopped) return;
+        this.stop();
+        this.#o.onLost(new RolloutError('LEASE_LOST', `the lease of sandbox slot ${this.#o.ticket} expired or was taken over`));
         return;
       }
       const margin = 5 * MINUTE_MS;
-      if (this.#expiresAt - now() < margin && this.#o.deadline + margin > this.#expiresAt) {
-        const seconds = Math.ceil((this.#o.deadline + margin - now()) / 1000);
+      if (this.#expiresAt - now() < margin && this.#deadline + margin > this.#expiresAt) {
+        const seconds = Math.ceil((this.#deadline + margin - now()) / 1000);
         const expireAt = await this.#o.extendLifetime(seconds);
-        const parsed = expireAt ? Date.parse(expireAt) : Number.NaN;
+        if (expireAt === undefined) return;
+        const parsed = Date.parse(expireAt);
         this.#expiresAt = Number.isNaN(parsed) ? now() + seconds * 1000 : parsed;
       }
     } catch (thrown) {
@@ -63,6 +82,7 @@ export class LeaseKeeper {
   }
 
   stop(): void {
+    this.#stopped = true;
     clearInterval(this.#timer);
   }
 }

@@ -1,0 +1,292 @@
+/**
+ * Fleet-wide slots (slots.lua) on real Redis: the live and starting caps, leases that free their slot when
+ * Redis expires them, renewal that can never resurrect a lease, the warm pool's offer / claim / withdraw, and
+ * racing and randomized interleavings from several connections. Expiry is Redis's own (TTLs of a few hundred
+ * ms); waits are on conditions, never fixed sleeps.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createKeyspace, createRedis, deleteKeysMatching, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
+import { LeaseStore } from './lease-store.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+let redis: RedisClient;
+const clients: RedisClient[] = [];
+const prefixes: string[] = [];
+
+beforeAll(() => {
+  redis = createRedis(REDIS_URL);
+});
+afterEach(async () => {
+  for (const prefix of prefixes.splice(0)) {
+    await deleteKeysMatching(redis, `rf:${prefix}:*`);
+  }
+});
+afterAll(() => {
+  for (const c of [redis, ...clients]) c.disconnect();
+});
+
+function keyspace(): Keyspace {
+  const prefix = `{rf-test-${randomUUID()}}`;
+  prefixes.push(prefix);
+  return createKeyspace(prefix);
+}
+
+function storeOn(keys: Keyspace, ttlMs = 60_000, client: RedisClient = redis): LeaseStore {
+  return new LeaseStore(client, keys, { ttlMs });
+}
+
+function connection(): RedisClient {
+  const c = createRedis(REDIS_URL);
+  clients.push(c);
+  return c;
+}
+
+const caps = { maxLive: 3, maxStarting: 2 };
+
+async function reserve(store: LeaseStore, o: { owner?: string; warm?: boolean; spec?: string; maxLive?: number; maxStarting?: number } = {}) {
+  const ticket = randomUUID();
+  const owner = o.owner ?? randomUUID();
+  const outcome = await store.reserve({
+    ticket,
+    owner,
+    target: 'default',
+    spec: o.spec ?? 'spec-a',
+    maxLive: o.maxLive ?? caps.maxLive,
+    maxStarting: o.maxStarting ?? caps.maxStarting,
+    ...(o.warm ? { warm: true } : {}),
+    fields: { worker: 'w', job: 'j', role: o.warm ? 'warm' : 'main' },
+  });
+  return { ticket, owner, outcome };
+}
+
+/** Reserves and marks the slot started (out of the starting cap), holding sandbox `sb-<ticket>`. */
+async function started(store: LeaseStore, o: { spec?: string; warm?: boolean } = {}) {
+  const slot = await reserve(store, { ...o, maxLive: 100, maxStarting: 100 });
+  expect(slot.outcome.ok).toBe(true);
+  await store.update(slot.ticket, slot.owner, { target: 'default', sandbox: `sb-${slot.ticket}`, spec: o.spec ?? 'spec-a', leaveStarting: true });
+  return slot;
+}
+
+describe('LeaseStore caps', () => {
+  it('grants starting slots up to the starting cap and live slots up to the live cap', async () => {
+    const store = storeOn(keyspace());
+    const a = await reserve(store);
+    const b = await reserve(store);
+    expect([a.outcome.ok, b.outcome.ok]).toEqual([true, true]);
+    // Two are starting: the starting cap (2) is full although the live cap (3) is not.
+    expect((await reserve(store)).outcome).toMatchObject({ ok: false, reason: 'starting', live: 2, starting: 2 });
+    expect(await store.update(a.ticket, a.owner, { target: 'default', sandbox: 'sb-a', spec: 'spec-a', leaveStarting: true })).toBe(true);
+    const c = await reserve(store);
+    expect(c.outcome).toMatchObject({ ok: true, live: 3, starting: 2 });
+    expect((await reserve(store)).outcome).toMatchObject({ ok: false, reason: 'live', live: 3 });
+    expect(await store.release(b.ticket, b.owner)).toBe(true);
+    expect((await reserve(store)).outcome.ok).toBe(true);
+    expect(await store.counts()).toMatchObject({ live: 3, starting: 2 });
+  });
+
+  it('lets exactly maxLive of 40 racing reservations on four connections through', async () => {
+    const keys = keyspace();
+    const stores = Array.from({ length: 4 }, () => storeOn(keys, 60_000, connection()));
+    const outcomes = await Promise.all(stores.flatMap((s) => Array.from({ length: 10 }, () => reserve(s, { maxLive: 10, maxStarting: 100 }))));
+    expect(outcomes.filter((o) => o.outcome.ok)).toHaveLength(10);
+    expect(await stores[0]!.counts()).toMatchObject({ live: 10, starting: 10 });
+  });
+
+  it('refuses renewals and releases from anyone but the holder', async () => {
+    const store = storeOn(keyspace());
+    const slot = await reserve(store);
+    expect(await store.renew(slot.ticket, 'someone-else')).toBe(false);
+    expect(await store.release(slot.ticket, 'someone-else')).toBe(false);
+    expect(await store.update(slot.ticket, 'someone-else', { target: 'default', sandbox: 'x', spec: 's' })).toBe(false);
+    expect((await store.counts()).live).toBe(1);
+    expect(await store.renew(slot.ticket, slot.owner)).toBe(true);
+    expect(await store.release(slot.ticket, slot.owner)).toBe(true);
+    expect((await store.counts()).live).toBe(0);
+  });
+});
+
+describe('LeaseStore expiry (liveness is Redis key expiry)', () => {
+  it('frees a slot whose holder stops renewing, and dooms its sandbox for the reaper', async () => {
+    const keys = keyspace();
+    const store = storeOn(keys, 300);
+    const dead = await started(store);
+    const alive = await started(store);
+    const renewing = setInterval(() => void store.renew(alive.ticket, alive.owner), 80);
+    try {
+      await vi.waitFor(async () => expect((await store.counts()).live).toBe(1), { timeout: 5_000, interval: 50 });
+    } finally {
+      clearInterval(renewing);
+    }
+    expect(await store.takeDoomed()).toEqual([{ target: 'default', sandboxId: `sb-${dead.ticket}` }]);
+    expect(await store.takeDoomed()).toEqual([]);
+    expect(await redis.hexists(keys.leaseTails(), dead.ticket)).toBe(0);
+  });
+
+  it('never resurrects: a renewal after expiry fails and leaves no key and no index entry', async () => {
+    const keys = keyspace();
+    const store = storeOn(keys, 200);
+    const slot = await started(store);
+    await vi.waitFor(async () => expect(await redis.exists(keys.lease(slot.ticket))).toBe(0), { timeout: 5_000, interval: 20 });
+    expect(await store.renew(slot.ticket, slot.owner)).toBe(false);
+    expect(await redis.exists(keys.lease(slot.ticket))).toBe(0);
+    expect((await store.counts()).live).toBe(0);
+    expect(await redis.zscore(keys.leases(), slot.ticket)).toBeNull();
+  });
+
+  it('renewal racing expiry and the reaper\'s purge: a lease is either renewed (kept) or gone (doomed), never both', async () => {
+    const keys = keyspace();
+    const stores = [storeOn(keys, 60, connection()), storeOn(keys, 60, connection())];
+    let seed = 42;
+    const random = (): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const slots = await Promise.all(Array.from({ length: 30 }, () => started(stores[0]!)));
+    const renewed = new Map<string, boolean>();
+    // Holders renew at random moments around the TTL while another connection purges (counts) at random.
+    await Promise.all(
+      slots.map(async (slot) => {
+        await new Promise((resolve) => setTimeout(resolve, Math.floor(random() * 120)));
+        const ok = await stores[1]!.renew(slot.ticket, slot.owner);
+        renewed.set(slot.ticket, ok);
+      }),
+    );
+    await Promise.all(Array.from({ length: 5 }, () => stores[0]!.counts()));
+    const doomed = new Set((await stores[0]!.takeDoomed(100)).map((d) => d.sandboxId));
+    for (const slot of slots) {
+      const alive = (await redis.exists(keys.lease(slot.ticket))) === 1;
+      if (alive) {
+        expect(renewed.get(slot.ticket)).toBe(true);
+        expect(doomed.has(`sb-${slot.ticket}`)).toBe(false);
+      }
+      if (renewed.get(slot.ticket) === false) {
+        expect(alive).toBe(false);
+        // Once Redis's purge ran, a lapsed lease's sandbox is doomed exactly once.
+        expect(doomed.has(`sb-${slot.ticket}`)).toBe(true);
+      }
+    }
+    expect(renewed.size).toBe(30);
+  });
+});
+
+describe('LeaseStore warm pool', () => {
+  it('hands a ready warm sandbox to exactly one of several racing claimers, and makes it theirs', async () => {
+    const keys = keyspace();
+    const store = storeOn(keys);
+    const warm = await started(store, { warm: true, spec: 'img-x' });
+    expect(await store.update(warm.ticket, warm.owner, { target: 'default', sandbox: `sb-${warm.ticket}`, spec: 'img-x', fields: { auth: 'token' } })).toBe(true);
+    expect(await store.offer(warm.ticket, warm.owner, 'img-x')).toBe(true);
+    expect(await store.counts()).toMatchObject({ ready: 1, warming: 0 });
+    const claimers = Array.from({ length: 6 }, () => ({ owner: randomUUID(), store: storeOn(keys, 60_000, connection()) }));
+    const claims = await Promise.all(claimers.map((c) => c.store.claim('img-x', c.owner, { job: 'job-1', role: 'main' })));
+    const won = claims.filter((c) => c !== undefined);
+    expect(won).toHaveLength(1);
+    expect(won[0]).toMatchObject({ ticket: warm.ticket, sandbox: `sb-${warm.ticket}`, auth: 'token', job: 'job-1', role: 'main' });
+    const winner = claimers[claims.findIndex((c) => c !== undefined)]!;
+    // The warmer no longer holds it; the claimer does.
+    expect(await store.renew(warm.ticket, warm.owner)).toBe(false);
+    expect(await store.renew(warm.ticket, winner.owner)).toBe(true);
+    expect(await store.counts()).toMatchObject({ live: 1, ready: 0, warming: 0 });
+    expect(await store.claim('img-x', randomUUID())).toBeUndefined();
+  });
+
+  it('claim and withdraw race for an idle warm sandbox: exactly one wins', async () => {
+    const keys = keyspace();
+    for (let round = 0; round < 10; round++) {
+      const store = storeOn(keys, 60_000, connection());
+      const warm = await started(store, { warm: true, spec: 'img-y' });
+      await store.offer(warm.ticket, warm.owner, 'img-y');
+      const [claimed, withdrawn] = await Promise.all([storeOn(keys, 60_000, connection()).claim('img-y', randomUUID()), store.withdraw(warm.ticket, warm.owner)]);
+      expect(Number(claimed !== undefined) + Number(withdrawn)).toBe(1);
+    }
+  });
+
+  it('skips warm sandboxes whose lease expired (dooming them) and claims the next live one', async () => {
+    const keys = keyspace();
+    const short = storeOn(keys, 200);
+    const long = storeOn(keys, 60_000);
+    const stale = await started(short, { warm: true, spec: 'img-z' });
+    await short.offer(stale.ticket, stale.owner, 'img-z');
+    const fresh = await started(long, { warm: true, spec: 'img-z' });
+    await long.offer(fresh.ticket, fresh.owner, 'img-z');
+    await vi.waitFor(async () => expect(await redis.exists(keys.lease(stale.ticket))).toBe(0), { timeout: 5_000, interval: 20 });
+    const claimed = await long.claim('img-z', randomUUID());
+    expect(claimed?.ticket).toBe(fresh.ticket);
+    expect((await long.takeDoomed()).map((d) => d.sandboxId)).toEqual([`sb-${stale.ticket}`]);
+  });
+
+  it('a warm fill yields to anyone waiting for a slot; a cold acquirer may evict an idle warm sandbox of any spec', async () => {
+    const store = storeOn(keyspace());
+    const waiter = randomUUID();
+    await store.wait(waiter, 10_000);
+    expect((await reserve(store, { warm: true })).outcome).toMatchObject({ ok: false, reason: 'yield' });
+    await store.unwait(waiter);
+    const warm = await reserve(store, { warm: true, spec: 'img-q', maxLive: 1 });
+    expect(warm.outcome.ok).toBe(true);
+    await store.update(warm.ticket, warm.owner, { target: 'default', sandbox: 'sb-q', spec: 'img-q', leaveStarting: true });
+    await store.offer(warm.ticket, warm.owner, 'img-q');
+    // Live cap 1 is full with an idle warm sandbox of another spec: the refusal says so, and '*' claims it.
+    expect((await reserve(store, { spec: 'img-other', maxLive: 1 })).outcome).toMatchObject({ ok: false, reason: 'live', ready: 1 });
+    const evictor = randomUUID();
+    expect((await store.claim('*', evictor))?.sandbox).toBe('sb-q');
+    expect(await store.release(warm.ticket, evictor)).toBe(true);
+    expect((await reserve(store, { spec: 'img-other', maxLive: 1 })).outcome.ok).toBe(true);
+  });
+});
+
+describe('LeaseStore randomized interleavings', () => {
+  it('keeps the caps and the indexes consistent under random reserve / renew / release / offer / claim from four connections', async () => {
+    const keys = keyspace();
+    const stores = Array.from({ length: 4 }, () => storeOn(keys, 150, connection()));
+    let seed = 7;
+    const random = (): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const held: Array<{ ticket: string; owner: string; ready: boolean }> = [];
+    const limits = { maxLive: 6, maxStarting: 3 };
+    for (let round = 0; round < 40; round++) {
+      const ops = Array.from({ length: 6 }, async () => {
+        const store = stores[Math.floor(random() * stores.length)]!;
+        const roll = random();
+        const slot = held[Math.floor(random() * held.length)];
+        if (roll < 0.35 || !slot) {
+          const r = await reserve(store, { ...limits, warm: random() < 0.3, spec: random() < 0.5 ? 'a' : 'b' });
+          if (r.outcome.ok) held.push({ ticket: r.ticket, owner: r.owner, ready: false });
+        } else if (roll < 0.55) {
+          await store.renew(slot.ticket, slot.owner);
+        } else if (roll < 0.7) {
+          if (await store.update(slot.ticket, slot.owner, { target: 'default', sandbox: `sb-${slot.ticket}`, spec: 'a', leaveStarting: true })) {
+            slot.ready = (await store.offer(slot.ticket, slot.owner, 'a')) || slot.ready;
+          }
+        } else if (roll < 0.85) {
+          const owner = randomUUID();
+          const claimed = await store.claim(random() < 0.5 ? 'a' : '*', owner);
+          if (claimed) held.push({ ticket: claimed.ticket, owner, ready: false });
+        } else {
+          await store.release(slot.ticket, slot.owner);
+        }
+      });
+      await Promise.all(ops);
+      const counts = await stores[0]!.counts();
+      expect(counts.live).toBeLessThanOrEqual(limits.maxLive);
+      expect(counts.starting).toBeLessThanOrEqual(limits.maxStarting);
+      expect(counts.ready + counts.warming).toBeLessThanOrEqual(counts.live);
+    }
+    // Every live index entry has its lease key; every pooled ticket is live; every ready one is listed once.
+    await stores[0]!.counts();
+    const live = await redis.zrange(keys.leases(), 0, -1);
+    for (const ticket of live) {
+      const exists = await redis.exists(keys.lease(ticket));
+      const score = Number(await redis.zscore(keys.leases(), ticket));
+      // Either the key exists, or it expired after the last purge (its index score is in the past).
+      if (exists === 0) expect(score).toBeLessThanOrEqual(Number((await redis.time())[0]) * 1000 + 1000);
+    }
+    const pool = await stores[0]!.pool();
+    for (const entry of pool) expect(live).toContain(entry.ticket);
+    const readyA = await redis.lrange(`${keys.slotBase()}pool-ready:a`, 0, -1);
+    expect(new Set(readyA).size).toBe(readyA.length);
+    for (const ticket of readyA) expect(pool.find((p) => p.ticket === ticket)?.state).toBe('ready');
+  });
+});
