@@ -45,6 +45,8 @@ export interface Keyspace {
   reaperLock(): string;
   /** Hash: per-worker metrics snapshots (see worker metrics). */
   metrics(): string;
+  /** Sorted set with PEXPIRE: the inflight slots of one policy endpoint (holder token → expiry ms). */
+  policyInflight(endpointId: string): string;
 }
 
 export function createKeyspace(prefix: string = DEFAULT_PREFIX): Keyspace {
@@ -74,6 +76,7 @@ export function createKeyspace(prefix: string = DEFAULT_PREFIX): Keyspace {
     }),
     reaperLock: () => `${base}:reaper-lock`,
     metrics: () => `${base}:metrics`,
+    policyInflight: (endpointId) => `${base}:policy-inflight:${endpointId}`,
   };
 }
 

@@ -85,7 +85,8 @@ export function errorForTransportFailure(thrown: unknown, context: CallContext):
   return new RolloutError('SWEREX_NETWORK', `cannot reach SWE-ReX on ${context.path}: ${text}`, { cause: thrown, details });
 }
 
-function errorCodeOf(thrown: unknown): string | undefined {
+/** The Node/undici error code of a thrown transport error (or of its cause). */
+export function errorCodeOf(thrown: unknown): string | undefined {
   if (typeof thrown !== 'object' || thrown === null) return undefined;
   const code = (thrown as { code?: unknown }).code;
   if (typeof code === 'string') return code;
