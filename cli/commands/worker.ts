@@ -38,7 +38,14 @@ async function runWorker(flags: WorkerFlags): Promise<number> {
     const { closeSharedDispatchers } = await import('@rollout-fleet/shared');
     const opened = await openTarget(config, logger);
     logger.info(`sandboxes from ${opened.description}`);
-    const running = await startWorker({ config, target: opened.target, logger, ...(flags.concurrency ? { concurrency: flags.concurrency } : {}) });
+    const running = await startWorker({
+      config,
+      target: opened.target,
+      logger,
+      // Policy endpoint keys are named by episodes (policy.api_key_env) and read here, at the process boundary.
+      secret: (name) => process.env[name],
+      ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
+    });
     await new Promise<void>((resolve) => {
       const stop = (signal: NodeJS.Signals): void => {
         logger.info({ signal }, 'shutting down (send again to force)');

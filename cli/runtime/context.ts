@@ -2,7 +2,7 @@
  * What every subcommand starts from: configuration parsed once, and a logger on stderr (stdout is kept
  * for data: results, tables) that redacts every configured secret.
  */
-import { RolloutError, createLogger, loadConfig, type Config, type Logger } from '@rollout-fleet/shared';
+import { RolloutError, createLogger, isSecretKey, loadConfig, type Config, type Logger } from '@rollout-fleet/shared';
 import { EXIT } from '../exit-codes.js';
 
 export interface CliContext {
@@ -28,9 +28,20 @@ export function secretsOf(config: Config): string[] {
   ].filter((s): s is string => typeof s === 'string' && s.length > 0);
 }
 
+/**
+ * Values of environment variables whose names say they are secrets (`POLICY_API_KEY`, `OPENAI_API_KEY`, `HF_TOKEN`):
+ * a worker reads policy endpoint keys from such variables by name, so their values are scrubbed from every line
+ * too. Short values are skipped: scrubbing "1" would mangle every log line.
+ */
+export function environmentSecrets(env: NodeJS.ProcessEnv): string[] {
+  return Object.entries(env)
+    .filter(([name, value]) => isSecretKey(name) && typeof value === 'string' && value.length >= 8)
+    .map(([, value]) => value as string);
+}
+
 export function loadContext(env: NodeJS.ProcessEnv = process.env): CliContext {
   const config = loadConfig(env);
-  const logger = createLogger({ ...config.log, destination: process.stderr, secrets: secretsOf(config) });
+  const logger = createLogger({ ...config.log, destination: process.stderr, secrets: [...secretsOf(config), ...environmentSecrets(env)] });
   return { config, logger };
 }
 

@@ -59,7 +59,7 @@ export type { ConfigVariable } from './config/variables.js';
 export { renderConfigTable } from './config/config-table.js';
 export { childLogger, createLogger } from './logging/create-logger.js';
 export type { CreateLoggerOptions, LogContext, Logger } from './logging/create-logger.js';
-export { redactDeep, redactSecrets } from './logging/redact.js';
+export { isSecretKey, redactDeep, redactSecrets } from './logging/redact.js';
 export { LOG_FORMATS, LOG_LEVELS } from './logging/levels.js';
 export type { LogFormat, LogLevel } from './logging/levels.js';
 export { createRedis, isCluster } from './redis/create-redis.js';
@@ -108,6 +108,7 @@ export type {
   VefaasAction,
 } from './vefaas/control-plane-types.js';
 export { DEFAULT_RETRY, backoffDelayMs, withRetry } from './vefaas/retry-policy.js';
+export { abortableDelay } from './swerex/abortable-delay.js';
 export type { RetryEvent, RetryOptions } from './vefaas/retry-policy.js';
 export { SwerexClient } from './swerex/swerex-client.js';
 export type {
@@ -203,3 +204,5 @@ export { captureTokens } from './policy-client/token-capture.js';
 export type { CapturedTokens } from './policy-client/token-capture.js';
 export { errorForPolicyResponse, errorForPolicyTransport, isContextOverflow, parseErrorBody, retryAfterMs } from './policy-client/classify-policy-error.js';
 export type { PolicyErrorBody } from './policy-client/classify-policy-error.js';
+export { encodeTurnTokens, expandPromptIds } from './policy/turn-tokens.js';
+export type { FullTurnIds } from './policy/turn-tokens.js';

@@ -24,7 +24,7 @@ import {
 } from '@rollout-fleet/shared';
 import { runAttempt, type AttemptDeps, type AttemptOutcome } from './episode/run-attempt.js';
 import type { EpisodeOutcome } from './metrics/worker-metrics.js';
-import { formatStepLog, stepProgress } from './episode/job-progress.js';
+import { formatStepLog, formatTurnLog, stepProgress, turnProgress } from './episode/job-progress.js';
 
 export interface ProcessorDeps extends AttemptDeps {
   redis: RedisClient;
@@ -85,6 +85,9 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
         onStep: async (step, total) => {
           // Independent keys: one round trip instead of two per step (bench/step-overhead.ts).
           await Promise.all([job.updateProgress(stepProgress(step.index + 1, total)), job.log(formatStepLog(step, total))]);
+        },
+        onTurn: async (turn, steps, maxTurns) => {
+          await Promise.all([job.updateProgress(turnProgress(turn.index + 1, maxTurns)), job.log(formatTurnLog(turn, steps, maxTurns))]);
         },
       });
       const attempt: Attempt = attemptRecord(deps, attemptNo, sandboxId, startedAt, null);
@@ -172,6 +175,15 @@ function buildResult(
     sandbox_id: outcome.sandboxId,
     finished_at: new Date().toISOString(),
     metadata: episode.metadata,
+    ...(outcome.policy
+      ? {
+          exit_status: outcome.policy.exitStatus,
+          turns: outcome.policy.turns,
+          tokens: outcome.policy.tokens,
+          messages: outcome.policy.messages,
+          policy: outcome.policy.info,
+        }
+      : {}),
   };
 }
 

@@ -20,6 +20,7 @@ import {
 import { Reaper, reaperPlatformFor } from './leases/reaper.js';
 import { publishMetrics, unpublishMetrics } from './metrics/metrics-publisher.js';
 import { createWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics.js';
+import { InflightLimiter } from './policy/inflight-limiter.js';
 import { createProcessor } from './processor.js';
 import { createSandboxSupply, type SandboxSupply } from './supply/sandbox-supply.js';
 import { supplyLimitsFrom } from './supply/supply-limits.js';
@@ -39,6 +40,11 @@ export interface StartWorkerOptions {
   concurrency?: number;
   /** @defaultValue `<hostname>-<pid>-<random>` */
   workerId?: string;
+  /**
+   * Reads the environment variable a policy episode names in `policy.api_key_env` (its endpoint key). The CLI
+   * passes the process environment; without it, episodes that name a key fail as POLICY_KEY_MISSING.
+   */
+  secret?: (name: string) => string | undefined;
 }
 
 export interface RunningWorker {
@@ -71,6 +77,11 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     outputLimitBytes: config.worker.stepOutputLimitBytes,
     freshEval: config.worker.freshEval,
     reward: { resolved: config.worker.rewardResolved, unresolved: config.worker.rewardUnresolved },
+    policy: {
+      limiter: new InflightLimiter(redis, keys, { limit: config.policy.maxInflight, logger }),
+      backoffMs: config.policy.backoffMs,
+      secret: options.secret ?? (() => undefined),
+    },
     redis,
     keys,
     results: new ResultStore(redis, keys, { retentionS: config.worker.resultRetentionDays * 24 * 60 * 60 }),

@@ -52,6 +52,7 @@ export const EnvSchema = z.object({
   RF_STARTUP_TIMEOUT_S: positiveInt(180),
   RF_STEP_TIMEOUT_S: positiveInt(300),
   RF_POLICY_MAX_INFLIGHT: positiveInt(64),
+  RF_POLICY_BACKOFF_MS: nonNegativeInt(1 * SECOND),
   RF_DASHBOARD_USER: optionalText(),
   RF_DASHBOARD_PASSWORD: optionalText(),
   RF_DASHBOARD_TOKEN: optionalText(),
@@ -131,7 +132,7 @@ function toConfig(env: Env): Config {
       acquireTimeoutS: env.RF_SANDBOX_ACQUIRE_TIMEOUT_S,
     },
     sandbox: { image: env.RF_SANDBOX_IMAGE, startupTimeoutS: env.RF_STARTUP_TIMEOUT_S, stepTimeoutS: env.RF_STEP_TIMEOUT_S },
-    policy: { maxInflight: env.RF_POLICY_MAX_INFLIGHT },
+    policy: { maxInflight: env.RF_POLICY_MAX_INFLIGHT, backoffMs: env.RF_POLICY_BACKOFF_MS },
     dashboard: {
       user: env.RF_DASHBOARD_USER,
       password: env.RF_DASHBOARD_PASSWORD,

@@ -100,6 +100,8 @@ export interface Config {
   policy: {
     /** Requests in flight at once to one policy endpoint, fleet-wide (a Redis semaphore). @defaultValue 64 */
     maxInflight: number;
+    /** First wait before a failed policy request is sent again (exponential, full jitter, capped at 30 s), ms. @defaultValue 1_000 */
+    backoffMs: number;
   };
   dashboard: {
     user: string | undefined;

@@ -51,6 +51,7 @@ const DOCS = {
   RF_STARTUP_TIMEOUT_S: { meaning: 'Default wait for the SWE-ReX server to come alive, seconds.' },
   RF_STEP_TIMEOUT_S: { meaning: 'Default per-step (per-command) timeout, seconds.' },
   RF_POLICY_MAX_INFLIGHT: { meaning: 'Chat-completion requests in flight at once to one policy endpoint (`policy.base_url`), across the whole fleet; a turn waits for a slot (not an error). Slots of a dead worker expire within 30 s.' },
+  RF_POLICY_BACKOFF_MS: { meaning: 'First wait before a policy request that failed for infrastructure reasons (connection, timeout, 429, 5xx) is sent again, milliseconds; doubles per retry (full jitter, at most 30 s), a Retry-After answer is honoured.' },
   RF_DASHBOARD_USER: { meaning: 'Dashboard basic-auth user.' },
   RF_DASHBOARD_PASSWORD: { secret: true, meaning: 'Dashboard basic-auth password.' },
   RF_DASHBOARD_TOKEN: { secret: true, meaning: 'Dashboard bearer token (alternative to user + password).' },

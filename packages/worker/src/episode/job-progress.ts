@@ -6,7 +6,7 @@
  * the object itself as JSON in the job's Progress tab; so one object gives both the ring (percent) and the
  * readable `step i/N` label.
  */
-import type { StepRecord } from '@rollout-fleet/shared';
+import type { StepRecord, TurnRecord } from '@rollout-fleet/shared';
 
 export interface EpisodeProgress {
   /** Percent of steps done, 0–100 (Bull Board's progress ring). */
@@ -25,17 +25,38 @@ export function stepProgress(done: number, total: number): EpisodeProgress {
   return { progress, step, total, label: `step ${step}/${total}` };
 }
 
+/** Progress of a policy episode after `done` model turns of at most `maxTurns` (`turn i/N`). */
+export function turnProgress(done: number, maxTurns: number): EpisodeProgress {
+  const progress = stepProgress(done, maxTurns);
+  return { ...progress, label: `turn ${progress.step}/${progress.total}` };
+}
+
+/**
+ * The job-log lines of one model turn: `turn 3/50 finish=tool_calls tokens=812+41 request=0.84s`, then
+ * `retries=N (codes)`, `slot-wait=…`, `format-error=<code>` when they apply; then one line per executed step.
+ */
+export function formatTurnLog(turn: Pick<TurnRecord, 'index' | 'finish_reason' | 'usage' | 'latency_ms' | 'retries' | 'retry_codes' | 'slot_wait_ms' | 'format_error'>, steps: readonly StepLogFields[], maxTurns: number): string {
+  const parts = [`turn ${turn.index + 1}/${maxTurns}`, `finish=${turn.finish_reason ?? '-'}`];
+  if (turn.usage !== null) parts.push(`tokens=${turn.usage.prompt_tokens}+${turn.usage.completion_tokens}`);
+  parts.push(`request=${formatSeconds(turn.latency_ms)}`);
+  if (turn.retries > 0) parts.push(`retries=${turn.retries} (${turn.retry_codes.join(',')})`);
+  if (turn.slot_wait_ms >= 1000) parts.push(`slot-wait=${formatSeconds(turn.slot_wait_ms)}`);
+  if (turn.format_error !== undefined) parts.push(`format-error=${turn.format_error.code}`);
+  return [parts.join(' '), ...steps.map((step) => `  ${formatStepLog(step)}`)].join('\n');
+}
+
 /** The fields of a step record one log line needs. */
 export type StepLogFields = Pick<StepRecord, 'index' | 'tool' | 'exit_code' | 'duration_ms' | 'timed_out'> &
   Partial<Pick<StepRecord, 'truncated' | 'error'>>;
 
 /**
  * One job-log line per step: `step 3/12 bash exit=0 1.24s`, then `timeout`, `error=<code>` or
- * `output-truncated` when they apply. `exit=-` when the command never produced an exit code.
+ * `output-truncated` when they apply. `exit=-` when the command never produced an exit code. Without `total`
+ * (policy episodes: the number of steps is not known ahead) the line starts `step 3`.
  */
-export function formatStepLog(step: StepLogFields, total: number): string {
+export function formatStepLog(step: StepLogFields, total?: number): string {
   const exit = step.exit_code === null ? '-' : String(step.exit_code);
-  const parts = [`step ${step.index + 1}/${total}`, step.tool, `exit=${exit}`, formatSeconds(step.duration_ms)];
+  const parts = [`step ${step.index + 1}${total === undefined ? '' : `/${total}`}`, step.tool, `exit=${exit}`, formatSeconds(step.duration_ms)];
   if (step.timed_out) parts.push('timeout');
   if (step.error !== undefined) parts.push(`error=${step.error.code}`);
   if (step.truncated === true) parts.push('output-truncated');

@@ -4,17 +4,30 @@
  * about retries. The attempt is bounded by the episode deadline and by `signal` (cancel, shutdown).
  */
 import {
+  PolicyClient,
+  RolloutError,
   toolCallToCommand,
+  toolProfile,
   type AgentEnv,
+  type ChatMessage,
   type Episode,
   type GradingReport,
   type Logger,
+  type Policy,
+  type PolicyRunInfo,
   type StepRecord,
+  type TokenTotals,
+  type ToolName,
+  type TurnRecord,
 } from '@rollout-fleet/shared';
 import { diffWorkingTree, gradeInSandbox } from '../grading/grade-in-sandbox.js';
 import type { WorkerMetrics } from '../metrics/worker-metrics.js';
 import type { SandboxRole, SandboxSupply, SuppliedSandbox } from '../supply/sandbox-supply.js';
+import type { InflightLimiter } from '../policy/inflight-limiter.js';
+import { createTurnRequester, type TurnRequester } from '../policy/turn-request.js';
+import { exitStatusOf, runPolicyLoop, workingDirOf, type PolicyRun } from './policy-driver.js';
 import { replayTrajectory } from './replay.js';
+import { createStepExecutor } from './step-executor.js';
 
 export interface AttemptDeps {
   /** The fleet's one door to sandboxes (rate, caps, warm pool, leases). */
@@ -24,6 +37,26 @@ export interface AttemptDeps {
   outputLimitBytes: number;
   freshEval: boolean;
   reward: { resolved: number; unresolved: number };
+  /** What policy episodes need; without it a policy episode fails as a configuration error. */
+  policy?: PolicyDeps;
+}
+
+export interface PolicyDeps {
+  /** Fleet-wide inflight slots per endpoint (RF_POLICY_MAX_INFLIGHT). */
+  limiter?: InflightLimiter;
+  /** First back-off of a retried turn, ms (RF_POLICY_BACKOFF_MS). */
+  backoffMs: number;
+  /** The value of an environment variable named by `policy.api_key_env` (never logged, never stored). */
+  secret: (name: string) => string | undefined;
+}
+
+/** What a policy episode adds to its result. */
+export interface PolicyOutcome {
+  exitStatus: string;
+  turns: TurnRecord[];
+  messages: ChatMessage[];
+  tokens: TokenTotals;
+  info: PolicyRunInfo;
 }
 
 export interface AttemptOutcome {
@@ -34,6 +67,8 @@ export interface AttemptOutcome {
   reward: number | null;
   sandboxId: string | null;
   timings: { sandboxAcquireMs: number; replayMs: number; gradeMs: number };
+  /** Set for policy episodes. */
+  policy?: PolicyOutcome;
 }
 
 export interface AttemptInput {
@@ -49,6 +84,8 @@ export interface AttemptInput {
    */
   startDeadline?: () => number;
   onStep?: (step: StepRecord, total: number) => Promise<void>;
+  /** Policy episodes: called after each model turn with the steps it executed (instead of onStep). */
+  onTurn?: (turn: TurnRecord, steps: StepRecord[], maxTurns: number) => Promise<void>;
   /** Reports the sandbox id as soon as it exists (logs, attempt records). */
   onSandbox?: (sandboxId: string) => void;
 }
@@ -59,6 +96,8 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
   // A lost lease stops the attempt like a cancel does: the sandbox may be reaped under us.
   const lost = new AbortController();
   input = { ...input, signal: AbortSignal.any([input.signal, lost.signal]) };
+  // A policy episode needs its endpoint's key before any sandbox is spent on it.
+  const requester = episode.policy ? turnRequesterFor(deps, episode.policy, input.logger) : undefined;
   const acquired = performance.now();
   const main = await openEnv(deps, input, 'main', lost);
   try {
@@ -69,29 +108,111 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
       main.extendDeadline(input.deadline);
     }
 
+    const countStep = (step: StepRecord): void => {
+      deps.metrics.steps.inc({ tool: step.tool });
+      deps.metrics.stepSeconds.observe({ tool: step.tool }, step.duration_ms / 1000);
+    };
     const replayStarted = performance.now();
-    const steps = await replayTrajectory({
-      shell: main.env,
-      trajectory: episode.trajectory,
-      stepTimeoutS: episode.limits.step_timeout_s,
-      outputLimitBytes: deps.outputLimitBytes,
-      toCommand: toolCallToCommand,
-      signal: input.signal,
-      onStep: async (step, total) => {
-        deps.metrics.steps.inc({ tool: step.tool });
-        deps.metrics.stepSeconds.observe({ tool: step.tool }, step.duration_ms / 1000);
-        await input.onStep?.(step, total);
-      },
-    });
+    let steps: StepRecord[];
+    let run: PolicyRun | undefined;
+    if (episode.policy && requester) {
+      run = await drivePolicy(deps, input, { env: main.env, policy: episode.policy, requester, countStep });
+      steps = run.steps;
+    } else {
+      steps = await replayTrajectory({
+        shell: main.env,
+        trajectory: episode.trajectory,
+        stepTimeoutS: episode.limits.step_timeout_s,
+        outputLimitBytes: deps.outputLimitBytes,
+        toCommand: toolCallToCommand,
+        signal: input.signal,
+        onStep: async (step, total) => {
+          countStep(step);
+          await input.onStep?.(step, total);
+        },
+      });
+    }
     timings.replayMs = performance.now() - replayStarted;
 
     const gradeStarted = performance.now();
     const graded = await grade(deps, input, main.env);
     timings.gradeMs = performance.now() - gradeStarted;
-    return { steps, ...graded, sandboxId: main.sandboxId, timings };
+    const policy = run && episode.policy ? policyOutcome(episode.policy, run, graded.patch) : undefined;
+    return { steps, ...graded, sandboxId: main.sandboxId, timings, ...(policy ? { policy } : {}) };
   } finally {
     await main.release();
   }
+}
+
+/** The policy driver over this sandbox's step executor, with the profile's own tool-call conversion. */
+async function drivePolicy(
+  deps: AttemptDeps,
+  input: AttemptInput,
+  o: { env: AgentEnv; policy: Policy; requester: TurnRequester; countStep: (step: StepRecord) => void },
+): Promise<PolicyRun> {
+  const { episode } = input;
+  const profile = toolProfile(o.policy.tool_profile);
+  const workingDir = workingDirOf(episode);
+  const maxTurns = o.policy.limits.max_turns;
+  const stepsSoFar: StepRecord[] = [];
+  return runPolicyLoop({
+    episode: { ...episode, policy: o.policy },
+    execute: createStepExecutor({
+      shell: o.env,
+      toCommand: (call) => profile.toCommand(call, { workingDir }),
+      stepTimeoutS: episode.limits.step_timeout_s,
+      outputLimitBytes: deps.outputLimitBytes,
+    }),
+    requestTurn: o.requester,
+    signal: input.signal,
+    onStep: (step) => {
+      stepsSoFar.push(step);
+      o.countStep(step);
+    },
+    onTurn: (turn) => input.onTurn?.(turn, turn.steps.map((i) => stepsSoFar[i]!), maxTurns),
+  });
+}
+
+/** The bundle's executables a sandbox needs: the episode's own, and those of its policy's tool profile. */
+function toolsFor(episode: Episode): ToolName[] {
+  if (!episode.policy) return episode.tools;
+  return [...new Set([...episode.tools, ...toolProfile(episode.policy.tool_profile).executables])];
+}
+
+function turnRequesterFor(deps: AttemptDeps, policy: Policy, logger: Logger): TurnRequester {
+  if (!deps.policy) throw new RolloutError('INTERNAL', 'this worker was started without policy support');
+  let apiKey: string | undefined;
+  if (policy.api_key_env !== undefined) {
+    apiKey = deps.policy.secret(policy.api_key_env);
+    if (apiKey === undefined || apiKey === '') {
+      throw new RolloutError('POLICY_KEY_MISSING', `policy.api_key_env names ${policy.api_key_env}, which is not set in this worker's environment (worker ${deps.workerId})`);
+    }
+  }
+  return createTurnRequester({
+    client: new PolicyClient({ baseUrl: policy.base_url, apiKey }),
+    baseUrl: policy.base_url,
+    ...(deps.policy.limiter ? { limiter: deps.policy.limiter } : {}),
+    retries: policy.limits.retries,
+    requestTimeoutMs: policy.limits.request_timeout_s * 1000,
+    minBackoffMs: deps.policy.backoffMs,
+    logger,
+  });
+}
+
+function policyOutcome(policy: Policy, run: PolicyRun, patch: string | null): PolicyOutcome {
+  return {
+    exitStatus: exitStatusOf(run.exit, patch),
+    turns: run.turns,
+    messages: run.messages,
+    tokens: run.tokens,
+    info: {
+      base_url: policy.base_url,
+      model: policy.model,
+      server_kind: policy.server_kind,
+      tool_profile: policy.tool_profile,
+      tools: toolProfile(policy.tool_profile).tools.map((tool) => structuredClone(tool) as unknown as Record<string, unknown>),
+    },
+  };
 }
 
 async function grade(
@@ -134,7 +255,7 @@ export async function openEnv(deps: AttemptDeps, input: AttemptInput, role: Sand
   const { episode, logger } = input;
   return deps.supply.acquire({
     sandbox: episode.sandbox,
-    tools: episode.tools,
+    tools: toolsFor(episode),
     role,
     runId: episode.run_id,
     jobId: input.jobId,
