@@ -4,17 +4,16 @@
  * an error; a dead holder's slot comes back by Redis expiry; aborting a wait holds nothing.
  */
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createKeyspace, type Keyspace } from '@rollout-fleet/shared';
+import { createKeyspace, createRedis, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
 import { InflightLimiter, endpointIdOf } from './inflight-limiter.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ENDPOINT = 'http://10.0.0.5:8000/v1';
 
-const connections: Redis[] = [];
-function connect(): Redis {
-  const redis = new Redis(REDIS_URL);
+const connections: RedisClient[] = [];
+function connect(): RedisClient {
+  const redis = createRedis(REDIS_URL);
   connections.push(redis);
   return redis;
 }

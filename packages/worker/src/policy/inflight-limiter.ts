@@ -9,8 +9,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { Redis } from 'ioredis';
-import type { Keyspace, Logger } from '@rollout-fleet/shared';
+import type { Keyspace, Logger, RedisClient } from '@rollout-fleet/shared';
 
 const ACQUIRE_SCRIPT = readFileSync(new URL('./inflight-acquire.lua', import.meta.url), 'utf8');
 const RENEW_SCRIPT = readFileSync(new URL('./inflight-renew.lua', import.meta.url), 'utf8');
@@ -45,7 +44,7 @@ export function endpointIdOf(baseUrl: string): string {
 type AcquireReply = [number, number, number?];
 
 export class InflightLimiter {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #keys: Keyspace;
   readonly #limit: number;
   readonly #ttlMs: number;
@@ -58,7 +57,7 @@ export class InflightLimiter {
   readonly #releases = new Map<string, number>();
   readonly #sha = new Map<string, string>();
 
-  constructor(redis: Redis, keys: Keyspace, options: InflightLimiterOptions) {
+  constructor(redis: RedisClient, keys: Keyspace, options: InflightLimiterOptions) {
     this.#redis = redis;
     this.#keys = keys;
     this.#limit = options.limit;
