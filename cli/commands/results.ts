@@ -10,7 +10,7 @@ import { EXIT } from '../exit-codes.js';
 
 interface ResultsFlags {
   run: string;
-  format: 'jsonl' | 'swebench';
+  format: 'jsonl' | 'swebench' | 'openai' | 'training';
   follow: boolean;
   after?: string;
   checkpoint?: string;
@@ -20,9 +20,16 @@ interface ResultsFlags {
 export function registerResults(program: Command): void {
   program
     .command('results')
-    .description('Stream a run\'s results as they complete (JSONL, or SWE-bench report.json).')
+    .description('Stream a run\'s results as they complete (JSONL, SWE-bench report.json, or training data of policy episodes).')
     .requiredOption('--run <id>', 'run id')
-    .addOption(new Option('--format <format>', 'output format').choices(['jsonl', 'swebench']).default('jsonl'))
+    .addOption(
+      new Option(
+        '--format <format>',
+        'jsonl: one result per line; swebench: report.json; openai: each policy episode\'s conversation as OpenAI messages + tools (SFT data, re-submittable as a replay); training: one record per model turn with prompt/completion token ids, logprobs and the episode reward',
+      )
+        .choices(['jsonl', 'swebench', 'openai', 'training'])
+        .default('jsonl'),
+    )
     .option('--follow', 'keep streaming new results until every episode of the run is done', false)
     .option('--after <cursor>', 'resume after this cursor (a stream id printed by an earlier read)')
     .option('--checkpoint <file>', 'read the cursor from this file if it exists and write the last cursor back')
@@ -39,7 +46,7 @@ async function runResults(flags: ResultsFlags): Promise<number> {
   try {
     const { config } = loadContext();
     const { streamResults } = await import('@rollout-fleet/producer');
-    const { createKeyspace, summarizeRun, toPythonJson } = await import('@rollout-fleet/shared');
+    const { createKeyspace, openAiExportOf, summarizeRun, toPythonJson, trainingRecordsOf } = await import('@rollout-fleet/shared');
     const { connectRedis } = await import('../runtime/redis.js');
     const redis = await connectRedis(config.redis);
     const controller = new AbortController();
@@ -50,6 +57,7 @@ async function runResults(flags: ResultsFlags): Promise<number> {
     let cursor = after;
     const reports: Record<string, GradingReport> = {};
     const entries: RunSummaryEntry[] = [];
+    const skipped = { episodes: 0, turnsWithoutIds: 0 };
     try {
       for await (const item of streamResults({
         redis,
@@ -62,7 +70,18 @@ async function runResults(flags: ResultsFlags): Promise<number> {
         cursor = item.streamId;
         const r = item.result;
         if (flags.format === 'jsonl') process.stdout.write(`${JSON.stringify(r)}\n`);
-        else {
+        else if (flags.format === 'openai') {
+          const record = openAiExportOf(r);
+          if (record === undefined) skipped.episodes += 1;
+          else process.stdout.write(`${JSON.stringify(record)}\n`);
+        } else if (flags.format === 'training') {
+          const records = trainingRecordsOf(r);
+          if (records.length === 0) skipped.episodes += 1;
+          for (const record of records) {
+            if (record.prompt_token_ids === null || record.completion_token_ids === null) skipped.turnsWithoutIds += 1;
+            process.stdout.write(`${JSON.stringify(record)}\n`);
+          }
+        } else {
           if (r.report) reports[r.instance_id] = r.report;
           entries.push({ instance_id: r.instance_id, model_patch: r.patch, report: r.report });
         }
@@ -76,6 +95,10 @@ async function runResults(flags: ResultsFlags): Promise<number> {
       process.stdout.write(`${toPythonJson(reports)}\n`);
       if (flags.summary) await writeFile(flags.summary, `${toPythonJson(summarizeRun(entries))}\n`);
     }
+    if (skipped.episodes > 0) {
+      console.error(`${skipped.episodes} result(s) skipped: ${flags.format === 'openai' ? 'not policy episodes, or failed' : 'no reward (failed or not graded), or not policy episodes'}`);
+    }
+    if (skipped.turnsWithoutIds > 0) console.error(`${skipped.turnsWithoutIds} turn(s) without token ids (the server returned none, or they disagreed with usage): see capture_problem in the results`);
     if (cursor) {
       console.error(`cursor ${cursor}`);
       if (flags.checkpoint) await writeFile(flags.checkpoint, `${cursor}\n`);

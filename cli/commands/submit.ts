@@ -21,6 +21,7 @@ interface SubmitFlags {
   force: boolean;
   dryRun: boolean;
   chunkSize: number;
+  policy?: string;
 }
 
 export function registerSubmit(program: Command): void {
@@ -29,7 +30,8 @@ export function registerSubmit(program: Command): void {
     .description('Validate episode files and enqueue them as one run (idempotent: re-submitting enqueues only what is missing).')
     .argument('<files...>', 'native JSON/JSONL episodes, SWE-agent .traj/.yaml, OpenAI tool-call messages, SWE-bench datasets')
     .requiredOption('--run <id>', 'run id (job id = run + episode + sample)')
-    .option('--samples <n>', 'rollouts per episode (an RL group)', positiveInteger, 1)
+    .option('--samples <n>', 'rollouts per episode (an RL group); with --policy, N policy episodes per dataset instance', positiveInteger, 1)
+    .option('--policy <file>', 'policy block (JSON or YAML) for every episode: the model at its endpoint chooses each action; a SWE-bench dataset becomes one policy episode per instance (see docs/policy.md)')
     .option('--image <image>', 'sandbox image for records that name none')
     .option('--image-template <template>', 'image per instance, e.g. swebench/sweb.eval.x86_64.{instance_id_1776}:latest')
     .option('--predictions <files...>', 'SWE-bench predictions (preds.json / .jsonl) to grade against the dataset files')
@@ -52,7 +54,7 @@ async function runSubmit(paths: string[], flags: SubmitFlags): Promise<number> {
   try {
     const { config, logger } = loadContext();
     const { validateInputs, formatProblem, submitRun } = await import('@rollout-fleet/producer');
-    const all = [...paths, ...(flags.predictions ?? [])];
+    const all = [...paths, ...(flags.predictions ?? []), ...(flags.policy ? [flags.policy] : [])];
     const files = [];
     for (const path of all) {
       try {
@@ -63,7 +65,9 @@ async function runSubmit(paths: string[], flags: SubmitFlags): Promise<number> {
       }
     }
     const image = flags.image ?? config.sandbox.image;
+    const policyFile = flags.policy ? files.pop() : undefined;
     const validated = validateInputs(files, {
+      ...(policyFile ? { policyFile } : {}),
       runId: flags.run,
       samples: flags.samples,
       gold: flags.gold,

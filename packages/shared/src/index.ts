@@ -206,3 +206,5 @@ export { errorForPolicyResponse, errorForPolicyTransport, isContextOverflow, par
 export type { PolicyErrorBody } from './policy-client/classify-policy-error.js';
 export { encodeTurnTokens, expandPromptIds } from './policy/turn-tokens.js';
 export type { FullTurnIds } from './policy/turn-tokens.js';
+export { openAiExportOf, trainingRecordsOf } from './policy/export-records.js';
+export type { OpenAiExportRecord, TrainingRecord } from './policy/export-records.js';

@@ -6,7 +6,7 @@ export type InputFormat = 'native' | 'swe-agent-traj' | 'openai-messages' | 'swe
 
 export const INPUT_FORMATS: readonly InputFormat[] = ['native', 'swe-agent-traj', 'openai-messages', 'swebench-dataset', 'swebench-predictions'];
 
-const NATIVE_KEYS = ['episode_id', 'run_id', 'sandbox', 'trajectory', 'eval', 'sample_index'];
+const NATIVE_KEYS = ['episode_id', 'run_id', 'sandbox', 'trajectory', 'eval', 'sample_index', 'policy'];
 const DATASET_KEYS = ['problem_statement', 'FAIL_TO_PASS', 'PASS_TO_PASS', 'test_patch'];
 
 function has(record: Record<string, unknown>, keys: readonly string[]): boolean {
@@ -28,8 +28,9 @@ export function classifyRecord(value: unknown): InputFormat | undefined {
   const trajectoryFile = Array.isArray(value['trajectory']) && has(value, ['info', 'history', 'environment', 'replay_config']);
   if (Array.isArray(value['history']) || trajectoryFile) return 'swe-agent-traj';
   if (Array.isArray(value['messages'])) return 'openai-messages';
-  if (has(value, DATASET_KEYS)) return 'swebench-dataset';
+  // Native episodes may carry a problem_statement (policy episodes); SWE-bench instances never carry native keys.
   if (has(value, NATIVE_KEYS)) return 'native';
+  if (has(value, DATASET_KEYS)) return 'swebench-dataset';
   if (isPrediction(value)) return 'swebench-predictions';
   const values = Object.values(value);
   if (values.length > 0 && values.every(isPrediction)) return 'swebench-predictions';

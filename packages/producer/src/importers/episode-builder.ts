@@ -1,4 +1,4 @@
-import type { EpisodeInput } from '@rollout-fleet/shared';
+import type { EpisodeInput, PolicyInput } from '@rollout-fleet/shared';
 import { formatLocation, problemAt, type RecordLocation } from '../validation/problem.js';
 import { imageForInstance, imageTemplateError } from './image-template.js';
 import { checkEpisode } from './schema-problems.js';
@@ -64,6 +64,10 @@ export interface EpisodeDraft {
   /** Omitted = the worker grades the sandbox's own `git diff`. */
   modelPatch?: string | null;
   eval?: EvalInput;
+  /** The task as a policy reads it (SWE-bench `problem_statement`). */
+  problemStatement?: string;
+  /** A policy block: the model chooses the actions (after `trajectory`, if any). */
+  policy?: PolicyInput;
   metadata: Record<string, string>;
 }
 
@@ -88,6 +92,8 @@ export function buildEpisodes(draft: EpisodeDraft, location: RecordLocation, opt
   if (draft.sampleIndex !== undefined) candidate['sample_index'] = draft.sampleIndex;
   if (draft.eval !== undefined) candidate['eval'] = draft.eval;
   if (draft.modelPatch !== undefined) candidate['model_patch'] = draft.modelPatch;
+  if (draft.problemStatement !== undefined) candidate['problem_statement'] = draft.problemStatement;
+  if (draft.policy !== undefined) candidate['policy'] = draft.policy;
   return finishEpisode(candidate, location, options);
 }
 

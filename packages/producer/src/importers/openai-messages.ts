@@ -15,7 +15,9 @@ import { emptyResult, mergeInto, type ImportOptions, type ImportResult, type Inp
  * Trajectory: every assistant `tool_calls` entry in order (several per message are fine), arguments parsed from
  * their JSON string; a malformed string becomes `{__raw}` (an error observation at replay, not a file error).
  * The `tool` message with the matching `tool_call_id` becomes the recorded observation. Every call is kept,
- * including `submit`/`finish`: in generic transcripts they are ordinary tools.
+ * including `finish`, except SWE-agent's argument-less `submit`: it ends an episode rather than running anything
+ * (a policy episode's exported messages end with it), so it is skipped and listed in `metadata.skipped_actions`,
+ * as the SWE-agent importer does.
  *
  * Optional record keys: `instance_id`, `episode_id`, `sample_index`, `model_patch` (or mini-swe-agent's
  * `info.submission`), `image_name`. Instance id default: `--instance` or the file stem for single-episode files,
@@ -64,7 +66,8 @@ function importConversation(value: unknown, location: RecordLocation, options: I
     return result;
   }
   const problems: Problem[] = [];
-  const trajectory = callsFromMessages(record['messages'], location, problems);
+  const skipped: string[] = [];
+  const trajectory = callsFromMessages(record['messages'], location, problems, skipped);
   if (problems.length > 0) {
     result.problems.push(...problems);
     return result;
@@ -83,7 +86,7 @@ function importConversation(value: unknown, location: RecordLocation, options: I
     instanceId,
     episodeId: typeof record['episode_id'] === 'string' ? record['episode_id'] : episodeIdFor(instanceId),
     trajectory,
-    metadata: { source_format: 'openai-messages' },
+    metadata: { source_format: 'openai-messages', ...(skipped.length > 0 ? { skipped_actions: skipped.join(',') } : {}) },
   };
   if (typeof record['sample_index'] === 'number') draft.sampleIndex = record['sample_index'];
   if (typeof record['image_name'] === 'string') draft.recordImage = record['image_name'];
@@ -98,7 +101,7 @@ function patchOf(record: Record<string, unknown>): string | undefined {
   return typeof submission === 'string' && submission !== '' ? submission : undefined;
 }
 
-function callsFromMessages(messages: readonly unknown[], location: RecordLocation, problems: Problem[]): ToolCallInput[] {
+function callsFromMessages(messages: readonly unknown[], location: RecordLocation, problems: Problem[], skipped: string[]): ToolCallInput[] {
   const observations = new Map<string, string>();
   for (const message of messages) {
     if (!isRecord(message) || message['role'] !== 'tool' || typeof message['tool_call_id'] !== 'string') continue;
@@ -119,7 +122,12 @@ function callsFromMessages(messages: readonly unknown[], location: RecordLocatio
         }));
         return;
       }
-      calls.push(toolCallInput(name, toolCall, fn, observations));
+      const call = toolCallInput(name, toolCall, fn, observations);
+      if (name === 'submit' && Object.keys(call.arguments).length === 0) {
+        skipped.push(name);
+        return;
+      }
+      calls.push(call);
     });
   });
   return calls;

@@ -4,8 +4,9 @@ import { testCommandForRepo } from './test-commands.js';
 import type { EvalInput, InputFile } from './types.js';
 
 /**
- * The SWE-bench instance fields grading needs (trajectories-and-grading.md §4). Other keys (problem_statement,
- * hints_text, created_at, ...) are ignored; v5 keys `eval_script` and `image_name` are used when present.
+ * The SWE-bench instance fields grading needs (trajectories-and-grading.md §4), and the problem statement a policy
+ * is given. Other keys (hints_text, created_at, ...) are ignored; v5 keys `eval_script` and `image_name` are used
+ * when present.
  */
 export interface SweBenchInstance {
   instance_id: string;
@@ -20,6 +21,8 @@ export interface SweBenchInstance {
   eval_script?: string;
   image_name?: string;
   test_cmd?: string;
+  /** The issue text a policy is given. */
+  problem_statement?: string;
 }
 
 export interface LocatedInstance {
@@ -61,7 +64,7 @@ function parseInstance(value: unknown, location: RecordLocation): { ok: true; in
   if (problems.length > 0) return { ok: false, problems };
 
   const instance: SweBenchInstance = { instance_id: instanceId, repo, FAIL_TO_PASS: failToPass, PASS_TO_PASS: passToPass };
-  for (const key of ['base_commit', 'patch', 'test_patch', 'eval_script', 'image_name', 'test_cmd'] as const) {
+  for (const key of ['base_commit', 'patch', 'test_patch', 'eval_script', 'image_name', 'test_cmd', 'problem_statement'] as const) {
     const v = value[key];
     if (typeof v === 'string' && v !== '') instance[key] = v;
   }

@@ -1,10 +1,13 @@
-import { EpisodeSchema, IdSchema, type Episode, type EpisodeInput } from '@rollout-fleet/shared';
+import { EpisodeSchema, IdSchema, type Episode, type EpisodeInput, type PolicyInput } from '@rollout-fleet/shared';
 import { detectFormat, type InputFormat } from '../importers/detect-format.js';
 import { imageTemplateError } from '../importers/image-template.js';
 import { importNativeEpisodes } from '../importers/native.js';
 import { importOpenAiMessages } from '../importers/openai-messages.js';
+import { readPolicyFile } from '../importers/policy-file.js';
+import { checkEpisode } from '../importers/schema-problems.js';
 import { importSweAgentTrajectory } from '../importers/swe-agent-traj.js';
 import { evalSpecForInstance, parseSweBenchInstances, type LocatedInstance, type SweBenchInstance } from '../importers/swebench-dataset.js';
+import { importSweBenchPolicyEpisodes } from '../importers/swebench-policy.js';
 import { importSweBenchGold, importSweBenchPredictions, type SweBenchImportOptions } from '../importers/swebench-predictions.js';
 import { emptyResult, mergeInto, type ImportOptions, type ImportResult, type InputFile } from '../importers/types.js';
 import { formatLocation, problemAt, type Problem, type RecordLocation } from './problem.js';
@@ -23,6 +26,11 @@ export interface ValidationOptions extends ImportOptions {
   testCommand?: string;
   /** Read every file as this format instead of detecting it. */
   format?: InputFormat;
+  /**
+   * A policy block (`submit --policy FILE`) for every episode that has none: the model chooses the actions (after
+   * an imported trajectory's). Dataset instances without an episode of their own become policy episodes.
+   */
+  policyFile?: InputFile;
 }
 
 export const DEFAULT_MAX_EPISODE_BYTES = 1 * MIB;
@@ -50,6 +58,12 @@ export function validateInputs(files: readonly InputFile[], options: ValidationO
   if (optionProblems.length > 0) return { episodes: [], locations: [], problems: optionProblems };
 
   const imported = emptyResult();
+  let policy: PolicyInput | undefined;
+  if (options.policyFile !== undefined) {
+    const read = readPolicyFile(options.policyFile);
+    if (read.problems.length > 0) return { episodes: [], locations: [], problems: read.problems };
+    policy = read.policy;
+  }
   const formats = new Map<InputFile, InputFormat>();
   for (const file of files) {
     const detected = options.format === undefined ? detectFormat(file) : { ok: true as const, format: options.format };
@@ -91,6 +105,7 @@ export function validateInputs(files: readonly InputFile[], options: ValidationO
     }
     mergeInto(imported, result);
   }
+  if (policy !== undefined) attachPolicy(imported, policy, datasetInstances, sweBenchOptions);
   if (options.gold === true) {
     if (datasetInstances.length === 0) {
       imported.problems.push(problemAt({ file: OPTIONS_FILE }, { field: 'gold', message: 'gold predictions need a SWE-bench dataset', hint: 'pass the dataset file too' }));
@@ -99,6 +114,33 @@ export function validateInputs(files: readonly InputFile[], options: ValidationO
   }
 
   return checkAll(imported, { options, instances });
+}
+
+/**
+ * `--policy`: episodes without a policy block get this one; dataset instances that no other input covers become
+ * policy episodes. A record that grades a given patch cannot also be written by a model: reported, not dropped.
+ */
+function attachPolicy(imported: ImportResult, policy: PolicyInput, instances: readonly LocatedInstance[], options: SweBenchImportOptions): void {
+  const covered = new Set<string>();
+  const episodes: EpisodeInput[] = [];
+  const locations: RecordLocation[] = [];
+  imported.episodes.forEach((episode, index) => {
+    const location = imported.locations[index] ?? { file: '(unknown)' };
+    covered.add(episode.instance_id);
+    if (episode.policy === undefined && episode.model_patch !== undefined) {
+      imported.problems.push(problemAt(location, {
+        field: 'model_patch',
+        message: 'this record grades a given patch; --policy lets the model write one',
+        hint: 'submit predictions in a run of their own, without --policy',
+      }));
+      return;
+    }
+    episodes.push(episode.policy === undefined ? { ...episode, policy } : episode);
+    locations.push(location);
+  });
+  imported.episodes = episodes;
+  imported.locations = locations;
+  mergeInto(imported, importSweBenchPolicyEpisodes(instances.filter((located) => !covered.has(located.instance.instance_id)), { ...options, policy }));
 }
 
 function importFile(file: InputFile, format: Exclude<InputFormat, 'swebench-dataset'>, options: SweBenchImportOptions): ImportResult {
@@ -129,6 +171,9 @@ function checkOptions(options: ValidationOptions): Problem[] {
       problems.push(problemAt(at, { field, message: `expected a whole number ≥ 1, got ${value}`, hint: 'raise the limit or leave it at its default' }));
     }
   }
+  if (options.gold === true && options.policyFile !== undefined) {
+    problems.push(problemAt(at, { field: 'gold', message: '--gold grades the dataset\'s own patches, --policy has a model write them', hint: 'use one of them per run' }));
+  }
   const templateError = options.imageTemplate === undefined ? undefined : imageTemplateError(options.imageTemplate);
   if (templateError !== undefined) problems.push(problemAt(at, { field: 'imageTemplate', message: templateError, hint: 'fix --image-template' }));
   return problems;
@@ -156,13 +201,15 @@ function checkAll(imported: ImportResult, context: CheckContext): ValidationResu
 
   imported.episodes.forEach((input, index) => {
     const location = imported.locations[index] ?? { file: '(unknown)' };
-    const parsed = EpisodeSchema.safeParse(withDatasetEval(input, context));
-    if (!parsed.success) {
-      // Importers check their output; reaching this is a bug in an importer, still reported as input.
-      report(problemAt(location, { message: parsed.error.issues.map((i) => i.message).join('; '), hint: 'report this: an importer produced an invalid episode' }));
+    const candidate = withDatasetEval(input, context);
+    const checked = checkEpisode(candidate, location);
+    if (!checked.ok) {
+      // A dataset's eval spec or an attached policy can make a valid import invalid (a template needing a problem
+      // statement the record lacks): said at the record, field by field.
+      for (const problem of checked.problems) report(problem);
       return;
     }
-    const episode = parsed.data;
+    const episode = EpisodeSchema.parse(candidate);
     let ok = true;
     if (episode.trajectory.length > maxSteps) {
       ok = false;
@@ -201,11 +248,20 @@ function checkAll(imported: ImportResult, context: CheckContext): ValidationResu
   return result;
 }
 
-/** Replayed trajectories know their instance but not how to grade it; a dataset passed alongside does. */
+/**
+ * Replayed trajectories know their instance but not how to grade it (nor, for a policy, its problem statement);
+ * a dataset passed alongside does.
+ */
 function withDatasetEval(input: EpisodeInput, context: CheckContext): EpisodeInput {
-  if (input.eval !== undefined) return input;
   const instance = context.instances.get(input.instance_id);
   if (instance === undefined) return input;
-  const testCommand = context.options.testCommand;
-  return { ...input, eval: evalSpecForInstance(instance, testCommand === undefined ? {} : { testCommand }) };
+  let out = input;
+  if (out.eval === undefined) {
+    const testCommand = context.options.testCommand;
+    out = { ...out, eval: evalSpecForInstance(instance, testCommand === undefined ? {} : { testCommand }) };
+  }
+  if (out.policy !== undefined && out.problem_statement === undefined && instance.problem_statement !== undefined) {
+    out = { ...out, problem_statement: instance.problem_statement };
+  }
+  return out;
 }
