@@ -108,7 +108,6 @@ export type {
   VefaasAction,
 } from './vefaas/control-plane-types.js';
 export { DEFAULT_RETRY, backoffDelayMs, withRetry } from './vefaas/retry-policy.js';
-export { abortableDelay } from './swerex/abortable-delay.js';
 export type { RetryEvent, RetryOptions } from './vefaas/retry-policy.js';
 export { SwerexClient } from './swerex/swerex-client.js';
 export type {
