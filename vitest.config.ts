@@ -6,8 +6,11 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     unstubEnvs: true,
+    // Finds or starts the Redis every test file uses (see the file).
+    globalSetup: ['test/support/global-setup.ts'],
     // Sandboxes and Redis are shared machine resources on a 2-core box: keep file-level parallelism modest.
     maxWorkers: 2,
-    retry: process.env.CI ? 1 : 0,
+    // No retries, in CI or here: a test that passes only on its second try is a bug to fix, not to hide.
+    retry: 0,
   },
 });

@@ -3,22 +3,26 @@
  * vefaas-local (real sandboxes under bubblewrap), submits the examples/ sweep, runs two worker processes,
  * shows progress, prints a results table and checks the outcomes against examples/expected.json.
  * Exit 0 only when every episode finished with its expected outcome.
+ *
+ * Where bubblewrap cannot run (not installed, user namespaces refused) the demo still runs, WITHOUT
+ * isolation, and says so in one line. That is safe only because nothing but the repository's own examples
+ * can reach those sandboxes: the demo takes no input, submits examples/sweep.jsonl alone, and its queue has
+ * a prefix of its own (`{rf-demo-<random>}`) that no other submitter can know.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
-import { createKeyspace, createLogger, createRedis, deleteKeysMatching, getRunStatus, ResultStore, type EpisodeJobData, type EpisodeResult } from '@rollout-fleet/shared';
+import { createKeyspace, createLogger, createRedis, deleteKeysMatching, findRedis, getRunStatus, ResultStore, type EpisodeJobData, type EpisodeResult } from '@rollout-fleet/shared';
 import { submitRun, validateInputs } from '@rollout-fleet/producer';
-import { startVefaasLocal } from '@rollout-fleet/vefaas-local';
+import { checkIsolation, startVefaasLocal } from '@rollout-fleet/vefaas-local';
 import { EXIT } from './exit-codes.js';
-import { findRedis } from './runtime/local-redis.js';
 import { progressLine } from './runtime/progress.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const WORKERS = 2;
-const PREFIX = '{rf-demo}';
 
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
@@ -37,7 +41,18 @@ async function main(): Promise<number> {
   }
   say(`redis      ${redisHandle.url} (${redisHandle.origin})`);
   const logger = createLogger({ level: 'warn', format: 'auto', destination: process.stderr });
-  const host = await startVefaasLocal({ imagesDir: `${root}examples/images`, logger: logger.child({ component: 'vefaas-local' }) });
+  const jail = checkIsolation();
+  if (!jail.bwrap) {
+    say(`isolation  OFF: bubblewrap cannot run here (${jail.reason ?? 'unknown reason'}); running only the bundled examples without isolation — install bubblewrap (sudo apt-get install -y bubblewrap) before running anything else`);
+  }
+  // Unguessable, so that no other submitter can put work on the queue these (maybe unjailed) sandboxes serve.
+  const PREFIX = `{rf-demo-${randomUUID().slice(0, 8)}}`;
+  const host = await startVefaasLocal({
+    imagesDir: `${root}examples/images`,
+    isolation: jail.bwrap ? 'bwrap' : 'none',
+    // The line above already says isolation is off; the host's own warning would repeat it.
+    logger: logger.child({ component: 'vefaas-local' }, jail.bwrap ? {} : { level: 'error' }),
+  });
   say(`vefaas     ${host.controlPlaneUrl} (sandboxes: ${host.isolation}), route ${host.gatewayUrl}`);
 
   const workers: ChildProcess[] = [];
@@ -120,6 +135,8 @@ async function main(): Promise<number> {
     await queue.obliterate({ force: true }).catch(() => undefined);
     await queue.close();
     queueConnection.disconnect();
+    // The prefix is new on every run: leave nothing of it behind (BullMQ's keys and ours).
+    await deleteKeysMatching(redis, `${PREFIX}:*`);
     await deleteKeysMatching(redis, `rf:${PREFIX}:*`);
     redis.disconnect();
     await host.close();

@@ -18,7 +18,9 @@ import {
   type VefaasClient,
   type VefaasTarget,
 } from '@rollout-fleet/shared';
-import { checkIsolation, startVefaasLocal, type VefaasLocalHandle, type VefaasLocalOptions } from '@rollout-fleet/vefaas-local';
+import { startVefaasLocal, type VefaasLocalHandle, type VefaasLocalOptions } from '@rollout-fleet/vefaas-local';
+import { describeWith } from '@rollout-fleet/shared/testing';
+import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
 
 const IMAGES_DIR = fileURLToPath(new URL('../examples/images', import.meta.url));
 const silent = createLogger({ level: 'silent', format: 'json' });
@@ -72,7 +74,7 @@ async function expectNothingLeft(host: Host, label: Record<string, string>): Pro
   );
 }
 
-describe.skipIf(!checkIsolation().bwrap)('AgentEnv against vefaas-local (bubblewrap)', () => {
+describeWith([bwrapNeed()], 'AgentEnv against vefaas-local (bubblewrap)', () => {
   let host: Host;
 
   beforeAll(async () => {
@@ -226,7 +228,7 @@ describe.skipIf(!checkIsolation().bwrap)('AgentEnv against vefaas-local (bubblew
   });
 });
 
-describe.skipIf(!checkIsolation().bwrap)('AgentEnv aborted while CreateSandbox is in flight', () => {
+describeWith([bwrapNeed()], 'AgentEnv aborted while CreateSandbox is in flight', () => {
   let host: Host;
 
   beforeAll(async () => {

@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EpisodeResultSchema } from '@rollout-fleet/shared';
+import { itWith } from '@rollout-fleet/shared/testing';
+import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
 import {
   SWEEP,
@@ -104,7 +106,7 @@ describe('rollout-fleet CLI: submit, status, results', () => {
     expect(await pipeline.queue.getJobCounts('waiting')).toEqual({ waiting: 6 });
   });
 
-  it('shows status and results of the run once a worker finished it; resubmitting then enqueues 0', async () => {
+  itWith([bwrapNeed()], 'shows status and results of the run once a worker finished it; resubmitting then enqueues 0', async () => {
 
     host = await startHost();
     worker = await startWorker({ config: pipeline.config, target: host.target, logger: silentLogger, concurrency: 3 });

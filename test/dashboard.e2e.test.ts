@@ -12,9 +12,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
-import { createRedis } from '@rollout-fleet/shared';
+import { createRedis, findOnPath } from '@rollout-fleet/shared';
+import { commandNeed, describeWith } from '@rollout-fleet/shared/testing';
+import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
 import { chromium, type BrowserContext } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import {
   ResultStore,
   createKeyspace,
@@ -35,7 +37,8 @@ import { startVefaasLocal, type VefaasLocalHandle } from '@rollout-fleet/vefaas-
 import { formatStepLog, startDashboard, startWorker, type Dashboard, type RunningWorker } from '@rollout-fleet/worker';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const CHROMIUM = '/usr/bin/chromium';
+// Debian's chromium, found on PATH (never a downloaded browser).
+const CHROMIUM = findOnPath('chromium') ?? 'chromium';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ARTIFACT = join(ROOT, 'artifacts/dashboard.png');
 const RUN_ARTIFACT = join(ROOT, 'artifacts/dashboard-run.png');
@@ -135,7 +138,7 @@ function sample(text: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
-describe('dashboard in a browser over a small real run', () => {
+describeWith([bwrapNeed(), commandNeed('chromium', 'chromium')], 'dashboard in a browser over a small real run', () => {
   let config: Config;
   let fleet: Fleet | undefined;
   let dashboard: Dashboard;

@@ -1,29 +1,77 @@
 /**
  * `npm run demo`, the README's main command, as a person runs it: a child process that embeds vefaas-local,
- * runs two worker processes, and exits 0 only when every outcome matches examples/expected.json.
+ * runs two worker processes, and exits 0 only when every outcome matches examples/expected.json. On a machine
+ * where bubblewrap cannot run, the demo still runs its own examples, without isolation, saying so in one line.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { describe, expect, it } from 'vitest';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeWith } from '@rollout-fleet/shared/testing';
+import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
+import { createRedis, keysMatching } from '@rollout-fleet/shared';
 import { ROOT, childEnv } from './support/pipeline-harness.js';
 
-describe('npm run demo', () => {
-  it('runs the examples sweep and reports every expected outcome', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/demo.ts'], {
-      cwd: ROOT,
-      env: childEnv({ ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}) }),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const [code] = (await once(child, 'exit')) as [number | null];
+async function runDemo(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/demo.ts'], {
+    cwd: ROOT,
+    env: childEnv({ ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}), ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, stdout, stderr };
+}
+
+function expectEveryOutcome(stdout: string): void {
+  expect(stdout).toMatch(/summary\s+6 episodes: 3 resolved, 3 unresolved, 0 failed; 0 unexpected/);
+  expect(stdout).toContain('demo: every outcome matches examples/expected.json');
+  for (const id of ['pyutils__calc-add', 'pyutils__fizz-order', 'pyutils__stats-mean']) {
+    expect(stdout).toMatch(new RegExp(`${id}\\s+true\\s+true`));
+  }
+}
+
+describeWith([bwrapNeed()], 'npm run demo', () => {
+  it('runs the examples sweep in bubblewrap sandboxes and reports every expected outcome', async () => {
+    const { code, stdout, stderr } = await runDemo({});
     expect({ code, stderr: stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
-    expect(stdout).toMatch(/summary\s+6 episodes: 3 resolved, 3 unresolved, 0 failed; 0 unexpected/);
-    expect(stdout).toContain('demo: every outcome matches examples/expected.json');
-    for (const id of ['pyutils__calc-add', 'pyutils__fizz-order', 'pyutils__stats-mean']) {
-      expect(stdout).toMatch(new RegExp(`${id}\\s+true\\s+true`));
+    expect(stdout).toMatch(/sandboxes: bwrap/);
+    expect(stdout).not.toContain('isolation  OFF');
+    expectEveryOutcome(stdout);
+  }, 120_000);
+});
+
+describe('npm run demo where bubblewrap cannot run', () => {
+  let shimDir: string;
+  beforeAll(async () => {
+    // A `bwrap` first on PATH that fails as bubblewrap does where user namespaces are refused.
+    shimDir = await mkdtemp(join(tmpdir(), 'rf-no-bwrap-'));
+    await writeFile(join(shimDir, 'bwrap'), '#!/bin/sh\necho "bwrap: No permissions to create new namespace" >&2\nexit 1\n');
+    await chmod(join(shimDir, 'bwrap'), 0o755);
+  });
+  afterAll(async () => {
+    if (shimDir) await rm(shimDir, { recursive: true, force: true });
+  });
+
+  it('runs its own examples without isolation, says so in one line, and leaves no keys behind', async () => {
+    const { code, stdout, stderr } = await runDemo({ PATH: `${shimDir}${delimiter}${process.env.PATH ?? ''}` });
+    expect({ code, stderr: stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
+    const lines = stdout.split('\n').filter((line) => /isolation/i.test(line) && /off/i.test(line));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^isolation {2}OFF: bubblewrap cannot run here \(a trial jail failed: bwrap: No permissions to create new namespace\); running only the bundled examples without isolation — install bubblewrap/);
+    expect(stdout).toMatch(/sandboxes: none/);
+    expect(stderr).not.toMatch(/ISOLATION IS OFF/);
+    expectEveryOutcome(stdout);
+    const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    try {
+      expect(await keysMatching(redis, '*rf-demo-*')).toEqual([]);
+    } finally {
+      redis.disconnect();
     }
   }, 120_000);
 });

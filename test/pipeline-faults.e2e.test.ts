@@ -5,7 +5,7 @@
  * out by the sandbox supply without spending an attempt; an episode whose every attempt fails for infra ends
  * `failed` / class infra with no reward (never 0).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
 import { jobIdFor, type Episode, type EpisodeResult } from '@rollout-fleet/shared';
 import { submitRun, validateInputs } from '@rollout-fleet/producer';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
@@ -25,10 +25,12 @@ import {
   type Host,
   type Pipeline,
 } from './support/pipeline-harness.js';
+import { describeWith } from '@rollout-fleet/shared/testing';
+import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
 
 const SEED = 7;
 
-describe('injected infrastructure faults', () => {
+describeWith([bwrapNeed()], 'injected infrastructure faults', () => {
   let host: Host;
   let sweep: Episode[];
   let pipeline: Pipeline | undefined;

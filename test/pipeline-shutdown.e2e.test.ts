@@ -3,7 +3,7 @@
  * grace period hands the job back without spending an attempt and kills the sandbox; another worker then
  * completes it. With fresh-eval, grading happens in a new sandbox from the image with the patch applied.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { jobIdFor } from '@rollout-fleet/shared';
 import { submitRun, validateInputs } from '@rollout-fleet/producer';
 import { startWorker } from '@rollout-fleet/worker';
@@ -21,8 +21,10 @@ import {
   type Host,
   type Pipeline,
 } from './support/pipeline-harness.js';
+import { describeWith } from '@rollout-fleet/shared/testing';
+import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
 
-describe('worker shutdown and fresh-eval grading', () => {
+describeWith([bwrapNeed()], 'worker shutdown and fresh-eval grading', () => {
   let host: Host;
   const pipelines: Pipeline[] = [];
 

@@ -4,7 +4,7 @@
  * and no sandbox is left. Both workers are real `rollout-fleet worker` child processes using the test's
  * vefaas-local "as the cloud"; short lock, stalled-check, lease and reaper timings keep it to seconds.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { jobIdFor, type EpisodeResult } from '@rollout-fleet/shared';
 import { submitRun } from '@rollout-fleet/producer';
 import {
@@ -23,11 +23,13 @@ import {
   type Host,
   type Pipeline,
 } from './support/pipeline-harness.js';
+import { describeWith } from '@rollout-fleet/shared/testing';
+import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
 
 const RUN = 'sigkill-e2e';
 const EPISODE = 'slow';
 
-describe('SIGKILL of a worker mid-episode', () => {
+describeWith([bwrapNeed()], 'SIGKILL of a worker mid-episode', () => {
   let host: Host;
   let pipeline: Pipeline;
   let workers: Array<ReturnType<typeof spawnWorker>> = [];

@@ -4,7 +4,7 @@
  * steps and reports are recorded, the job return value points at the result, a second submission of the
  * same run enqueues nothing and writes no duplicate, and no sandbox or lease is left behind.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { EpisodeResultSchema, jobIdFor, type EpisodeResult } from '@rollout-fleet/shared';
 import { submitRun, validateInputs } from '@rollout-fleet/producer';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
@@ -23,6 +23,8 @@ import {
   type Host,
   type Pipeline,
 } from './support/pipeline-harness.js';
+import { describeWith } from '@rollout-fleet/shared/testing';
+import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
 
 const RUN = 'sweep-e2e';
 const TIMEOUT_OBSERVATION =
@@ -30,7 +32,7 @@ const TIMEOUT_OBSERVATION =
   'completes more quickly. Note: A common source of this error is if the command is interactive or requires user ' +
   'input (it is impossible to receive user input in the current environment, so the command will never complete).';
 
-describe('examples sweep on vefaas-local + Redis', () => {
+describeWith([bwrapNeed()], 'examples sweep on vefaas-local + Redis', () => {
   let host: Host;
   let pipeline: Pipeline;
   let workers: RunningWorker[] = [];

@@ -11,7 +11,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '@rollout-fleet/shared';
-import { checkIsolation, startVefaasLocal, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
+import { startVefaasLocal, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
+import { describeWith } from '@rollout-fleet/shared/testing';
+import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(ROOT, 'bin/rollout-fleet.js');
@@ -58,7 +60,7 @@ function expectEveryStepOk(out: Finished): void {
   expect(out.stdout).toContain('verify: every step passed');
 }
 
-describe.skipIf(!checkIsolation().bwrap)('rollout-fleet verify', () => {
+describeWith([bwrapNeed()], 'rollout-fleet verify', () => {
   let cwd: string;
 
   beforeAll(async () => {

@@ -17,6 +17,7 @@ import {
   createLogger,
   createRedis,
   deleteKeysMatching,
+  findRedis,
   createVefaasClient,
   loadConfig,
   type Config,
@@ -24,6 +25,7 @@ import {
   type EpisodeInput,
   type EpisodeJobData,
   type EpisodeResult,
+  type FoundRedis,
   type Keyspace,
   type RedisClient,
   type VefaasClient,
@@ -31,7 +33,6 @@ import {
 import { submitRun } from '@rollout-fleet/producer';
 import { startVefaasLocal, type HostIsolation, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
-import { findRedis, type FoundRedis } from '../../cli/runtime/local-redis.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 export const IMAGES_DIR = `${root}examples/images`;

@@ -69,7 +69,10 @@ export { REDIS_URL_SCHEMES, RedisUrlError, describeRedisUrl, parseRedisUrl } fro
 export type { RedisClusterEndpoint, RedisConfig, RedisNode } from './redis/redis-url.js';
 export { hashTagOf, missingHashTagProblem } from './redis/hash-tag.js';
 export { deleteKeysMatching, keysMatching } from './redis/scan-keys.js';
+export { findRedis } from './redis/local-redis.js';
+export type { FoundRedis } from './redis/local-redis.js';
 export { freePort, isPortFree } from './net/free-port.js';
+export { findOnPath } from './system/find-on-path.js';
 export { DEFAULT_PREFIX, DEFAULT_QUEUE, createKeyspace, jobIdFor, jobNameFor, parseJobId } from './store/keys.js';
 export type { Keyspace } from './store/keys.js';
 export { ResultStore } from './store/result-store.js';

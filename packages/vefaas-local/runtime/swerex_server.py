@@ -24,6 +24,7 @@ sys.dont_write_bytecode = True
 import rex_models as models  # noqa: E402
 from rex_http import Handler, TcpServer, UnixServer, log  # noqa: E402
 from rex_multipart import boundary_of, parse_multipart  # noqa: E402
+from rex_path_alias import PathAliases, parse_alias  # noqa: E402
 from rex_runtime import Runtime  # noqa: E402
 
 VERSION = "1.4.0"
@@ -60,8 +61,9 @@ def _parse_json_body(body):
 
 
 class App(object):
-    def __init__(self, auth_token):
+    def __init__(self, auth_token, aliases=None):
         self.auth_token = auth_token
+        self.aliases = aliases or PathAliases([])
         self.runtime = Runtime()
         self.lock = threading.Lock()  # one request executes at a time (reference behaviour)
         self._slot_lock = threading.Lock()
@@ -82,12 +84,17 @@ class App(object):
     # -- layers: auth -> request id -> routing/validation -> runtime ----------------------------------
 
     def __call__(self, req):
+        # Without isolation, /testbed and /root are aliases of host directories: translated at this edge
+        # (multipart bodies carry raw file bytes; their target_path is translated in _upload instead).
+        if self.aliases and req.path != "/upload":
+            req.body = self.aliases.request_bytes(req.body)
         try:
             response = self.handle(req)
         except Exception as e:
             log("internal error: {!r}".format(e))
             response = Response(500, {"detail": "Internal Server Error"})
-        return response.status, response.headers, response.body
+        body = self.aliases.reply_bytes(response.body) if self.aliases else response.body
+        return response.status, response.headers, body
 
     def handle(self, req):
         denied = self._authenticate(req)
@@ -211,6 +218,8 @@ class App(object):
             unzip = models.BOOL(fields["unzip"].data.decode("utf-8", "replace"), ["body", "unzip"], errors)
         if errors:
             raise _Validation(errors)
+        if self.aliases:
+            target_path = self.aliases.to_real(target_path)
         return self.runtime.upload(file_part.data, target_path, unzip)
 
 
@@ -225,12 +234,12 @@ def _die_with_parent():
         os._exit(1)
 
 
-USAGE = "usage: swerex_server.py (--socket PATH | [--host HOST] [--port PORT]) --auth-token TOKEN [--cwd DIR] [--die-with-parent] | --version"
+USAGE = "usage: swerex_server.py (--socket PATH | [--host HOST] [--port PORT]) --auth-token TOKEN [--cwd DIR] [--die-with-parent] [--path-alias /ALIAS=/REAL ...] | --version"
 
 
 def _parse_args(argv):
     """argparse costs ~15 ms of start-up per sandbox; the option set is tiny."""
-    opts = {"host": "0.0.0.0", "port": 8000, "socket": None, "auth_token": None, "cwd": None, "die_with_parent": False}
+    opts = {"host": "0.0.0.0", "port": 8000, "socket": None, "auth_token": None, "cwd": None, "die_with_parent": False, "path_alias": []}
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -238,13 +247,19 @@ def _parse_args(argv):
         key = name[2:].replace("-", "_") if name.startswith("--") else None
         if key == "die_with_parent" and not eq:
             opts[key] = True
-        elif key in ("host", "port", "socket", "auth_token", "cwd"):
+        elif key in ("host", "port", "socket", "auth_token", "cwd", "path_alias"):
             if not eq:
                 i += 1
                 if i >= len(argv):
                     raise SystemExit("{}\nerror: {} expects a value".format(USAGE, name))
                 inline = argv[i]
-            opts[key] = int(inline) if key == "port" else inline
+            if key == "path_alias":
+                try:
+                    opts[key].append(parse_alias(inline))
+                except ValueError as e:
+                    raise SystemExit("{}\nerror: {}".format(USAGE, e))
+            else:
+                opts[key] = int(inline) if key == "port" else inline
         else:
             raise SystemExit("{}\nerror: unrecognized argument {}".format(USAGE, arg))
         i += 1
@@ -267,7 +282,7 @@ def main(argv=None):
     if opts["die_with_parent"]:
         _die_with_parent()
 
-    app = App(opts["auth_token"])
+    app = App(opts["auth_token"], PathAliases(opts["path_alias"]))
     Handler.app = app
     if opts["socket"]:
         if os.path.exists(opts["socket"]):

@@ -3,10 +3,11 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { startVefaasLocal, type VefaasLocalHandle } from './host.js';
-import { checkIsolation } from './sandbox/index.js';
 import { callAction, okResult, swerexCommand } from './testing/control-plane-caller.js';
+import { describeWith } from '@rollout-fleet/shared/testing';
+import { bwrapNeed } from './testing/bwrap-need.js';
 
 const TOKEN = 'real-token';
 
@@ -38,7 +39,7 @@ function isRunning(pid: number): boolean {
   }
 }
 
-describe.skipIf(!checkIsolation().bwrap)('vefaas-local with real bubblewrap sandboxes', () => {
+describeWith([bwrapNeed()], 'vefaas-local with real bubblewrap sandboxes', () => {
   let host: VefaasLocalHandle;
   let imagesDir: string;
 

@@ -18,10 +18,11 @@ import {
   type VefaasClient,
 } from '@rollout-fleet/shared';
 import type { Dispatcher } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startVefaasLocal, type VefaasLocalHandle } from './host.js';
-import { checkIsolation } from './sandbox/index.js';
 import { swerexCommand } from './testing/control-plane-caller.js';
+import { describeWith } from '@rollout-fleet/shared/testing';
+import { bwrapNeed } from './testing/bwrap-need.js';
 
 interface Seen {
   path: string;
@@ -70,7 +71,7 @@ function withoutQuery(path: string): string {
   return `${url.pathname}${url.search}`;
 }
 
-describe.skipIf(!checkIsolation().bwrap)('the shared SwerexClient through the vefaas-local gateway (bubblewrap)', () => {
+describeWith([bwrapNeed()], 'the shared SwerexClient through the vefaas-local gateway (bubblewrap)', () => {
   let host: VefaasLocalHandle;
   let vefaas: VefaasClient;
   const tokens = new Map<string, string>();

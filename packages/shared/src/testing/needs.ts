@@ -4,9 +4,8 @@
  * FAILS under CI (CI=true), naming what is missing and how to install it — CI must never pass by
  * skipping — and, on a developer's machine, skips the block with that reason printed once.
  */
-import { accessSync, constants } from 'node:fs';
-import { delimiter, join } from 'node:path';
 import { describe, it } from 'vitest';
+import { findOnPath } from '../system/find-on-path.js';
 
 export interface Need {
   /** What is needed, for people: "bubblewrap", "chromium". */
@@ -23,21 +22,6 @@ export function isCi(env: NodeJS.ProcessEnv = process.env): boolean {
   return value !== '' && value !== '0' && value !== 'false';
 }
 
-/** The absolute path of `command` on PATH, or undefined. */
-export function findOnPath(command: string, path = process.env.PATH ?? ''): string | undefined {
-  for (const dir of path.split(delimiter)) {
-    if (dir === '') continue;
-    const candidate = join(dir, command);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here; try the next directory
-    }
-  }
-  return undefined;
-}
-
 /** A program that must be on PATH, installed from the Debian package `debianPackage`. */
 export function commandNeed(command: string, debianPackage: string): Need {
   return {
@@ -51,8 +35,16 @@ function explain(unmet: readonly Need[]): string {
   return unmet.map((need) => `${need.what}: ${need.missing ?? ''} (install: ${need.install})`).join('; ');
 }
 
+function unmetOf(needs: readonly Need[]): Need[] {
+  return needs.filter((need) => need.missing !== undefined);
+}
+
+function ciFailure(title: string, unmet: readonly Need[]): Error {
+  return new Error(`this machine cannot run "${title}": ${explain(unmet)}. CI must provide it (.ci/run installs it); skipping would hide the failure.`);
+}
+
 export function describeWith(needs: readonly Need[], title: string, body: () => void, env: NodeJS.ProcessEnv = process.env): void {
-  const unmet = needs.filter((need) => need.missing !== undefined);
+  const unmet = unmetOf(needs);
   if (unmet.length === 0) {
     describe(title, body);
     return;
@@ -61,11 +53,28 @@ export function describeWith(needs: readonly Need[], title: string, body: () => 
   if (isCi(env)) {
     describe(title, () => {
       it(`needs ${unmet.map((n) => n.what).join(' and ')}`, () => {
-        throw new Error(`this machine cannot run "${title}": ${why}. CI must provide it (.ci/run installs it); skipping would hide the failure.`);
+        throw ciFailure(title, unmet);
       });
     });
     return;
   }
   console.warn(`skipped "${title}": ${why}`);
   describe.skip(title, body);
+}
+
+/** `it` with the same rule as `describeWith`, for one test of a block whose other tests need nothing. */
+export function itWith(needs: readonly Need[], title: string, fn: () => Promise<void> | void, timeoutMs?: number, env: NodeJS.ProcessEnv = process.env): void {
+  const unmet = unmetOf(needs);
+  if (unmet.length === 0) {
+    it(title, fn, timeoutMs);
+    return;
+  }
+  if (isCi(env)) {
+    it(title, () => {
+      throw ciFailure(title, unmet);
+    });
+    return;
+  }
+  console.warn(`skipped "${title}": ${explain(unmet)}`);
+  it.skip(title, fn);
 }

@@ -2,7 +2,7 @@
 // reconstructed tree and checks every observation. The recording comes from an older tool/template (tools spec
 // §3.11), so the test keeps, as data, the exact list of known differences per step and asserts that applying
 // exactly those to our output reproduces the recording, and that each of them is needed.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -140,7 +140,8 @@ beforeAll(() => {
 });
 afterAll(() => scratch.cleanup());
 
-describe.skipIf(!existsSync(DEMO))('replay of str_replace_anthropic_demo.yaml', () => {
+// The fixture is part of the repository (test/fixtures/): a missing file is a failure, never a skip.
+describe('replay of str_replace_anthropic_demo.yaml', () => {
   it('holds the expected calls: three str_replace_editor calls, then submit (not one of our tools)', () => {
     const calls = recordedCalls();
     expect(calls.map((call) => call.name)).toEqual(['str_replace_editor', 'str_replace_editor', 'str_replace_editor', 'submit']);

@@ -3,12 +3,13 @@
  * proves over the sandbox's socket must survive the proxy (status codes, 511 bodies, X-Request-ID replay,
  * multipart upload, long commands and interrupts).
  */
-import { afterAll, beforeAll, describe } from 'vitest';
-import { checkIsolation } from '../sandbox/index.js';
+import { afterAll, beforeAll } from 'vitest';
 import { startGatewayFixture, type GatewayFixture } from '../testing/gateway-fixture.js';
 import { describeSwerexConformance } from '../testing/swerex-conformance/index.js';
+import { describeWith } from '@rollout-fleet/shared/testing';
+import { bwrapNeed } from '../testing/bwrap-need.js';
 
-describe.skipIf(!checkIsolation().bwrap)('SWE-ReX conformance through the vefaas-local gateway', () => {
+describeWith([bwrapNeed()], 'SWE-ReX conformance through the vefaas-local gateway', () => {
   let fixture: GatewayFixture;
   beforeAll(async () => {
     fixture = await startGatewayFixture();

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { bwrapArgs } from './bwrap-args.js';
 import { JAIL, RUNTIME_DIR, stateLayout } from './jail-layout.js';
+import { describeWith } from '@rollout-fleet/shared/testing';
+import { bwrapNeed } from '../testing/bwrap-need.js';
 import { checkIsolation } from './check-isolation.js';
 
 const layout = stateLayout('/tmp/state', 'sb1');
@@ -27,7 +29,7 @@ describe('bwrapArgs', () => {
   });
 });
 
-describe('checkIsolation', () => {
+describeWith([bwrapNeed()], 'checkIsolation', () => {
   it('reports a working bubblewrap on this machine', () => {
     expect(checkIsolation()).toMatchObject({ bwrap: true, version: expect.stringMatching(/^bubblewrap /) });
   });

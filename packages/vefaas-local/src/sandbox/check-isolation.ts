@@ -1,9 +1,9 @@
 /** Probes whether the bubblewrap jail recipe can run on this machine (binary present, namespaces allowed). */
 import { spawnSync } from 'node:child_process';
+import { findOnPath } from '@rollout-fleet/shared';
 import { namespaceArgs, systemBindArgs } from './bwrap-args.js';
 import type { IsolationReport } from './types.js';
 
-const BWRAP = '/usr/bin/bwrap';
 const PROBE_TIMEOUT_MS = 10_000;
 
 let cached: IsolationReport | undefined;
@@ -15,7 +15,14 @@ export function checkIsolation(options: { refresh?: boolean } = {}): IsolationRe
   return cached;
 }
 
+/** bubblewrap as found on PATH (Debian installs /usr/bin/bwrap; other systems elsewhere). */
+export function bwrapPath(): string | undefined {
+  return findOnPath('bwrap');
+}
+
 function probe(): IsolationReport {
+  const BWRAP = bwrapPath();
+  if (BWRAP === undefined) return { bwrap: false, reason: 'bwrap is not on PATH' };
   const version = spawnSync(BWRAP, ['--version'], { encoding: 'utf8', timeout: PROBE_TIMEOUT_MS });
   if (version.error !== undefined) return { bwrap: false, reason: `${BWRAP} cannot run: ${version.error.message}` };
   const versionText = version.stdout.trim();

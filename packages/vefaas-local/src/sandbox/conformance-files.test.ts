@@ -2,13 +2,17 @@
 import { afterAll, beforeAll } from 'vitest';
 import { startTestSandbox, type SandboxFixture } from '../testing/sandbox-fixture.js';
 import { describeSwerexConformance } from '../testing/swerex-conformance/index.js';
+import { describeWith } from '@rollout-fleet/shared/testing';
+import { bwrapNeed } from '../testing/bwrap-need.js';
 
-let fixture: SandboxFixture;
-beforeAll(async () => {
-  fixture = await startTestSandbox();
-});
-afterAll(async () => {
-  await fixture?.cleanup();
-});
+describeWith([bwrapNeed()], 'SWE-ReX conformance (files) in a bubblewrap sandbox', () => {
+  let fixture: SandboxFixture;
+  beforeAll(async () => {
+    fixture = await startTestSandbox();
+  });
+  afterAll(async () => {
+    await fixture?.cleanup();
+  });
 
-describeSwerexConformance(() => fixture.target, ['files']);
+  describeSwerexConformance(() => fixture.target, ['files']);
+});

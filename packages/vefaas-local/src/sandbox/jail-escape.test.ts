@@ -5,66 +5,70 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestSandbox, type SandboxFixture } from '../testing/sandbox-fixture.js';
 import { RexCaller } from '../testing/swerex-conformance/rex-caller.js';
+import { describeWith } from '@rollout-fleet/shared/testing';
+import { bwrapNeed } from '../testing/bwrap-need.js';
 
-let fixture: SandboxFixture;
-let rex: RexCaller;
-beforeAll(async () => {
-  fixture = await startTestSandbox();
-  rex = new RexCaller(fixture.target);
-});
-afterAll(async () => {
-  await fixture?.cleanup();
-});
+describeWith([bwrapNeed()], 'escape attempts from a bubblewrap sandbox', () => {
+  let fixture: SandboxFixture;
+  let rex: RexCaller;
+  beforeAll(async () => {
+    fixture = await startTestSandbox();
+    rex = new RexCaller(fixture.target);
+  });
+  afterAll(async () => {
+    await fixture?.cleanup();
+  });
 
-function hostPortOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port }, () => {
-      socket.destroy();
-      resolve(true);
+  function hostPortOpen(port: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const socket = connect({ host: '127.0.0.1', port }, () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
     });
-    socket.once('error', () => resolve(false));
-  });
-}
+  }
 
-describe('inside the jail', () => {
-  it('sees the image at /testbed (git history intact), HOME=/root and cwd /testbed', async () => {
-    expect(await rex.sh('cat /testbed/hello.txt; git -C /testbed log --oneline | wc -l; echo $HOME; pwd')).toBe('hello from the image\n1\n/root\n/testbed\n');
-    expect(await rex.ok('/read_file', { path: '/testbed/module.py' })).toEqual({ content: 'def answer():\n    return 42\n' });
-  });
+  describe('inside the jail', () => {
+    it('sees the image at /testbed (git history intact), HOME=/root and cwd /testbed', async () => {
+      expect(await rex.sh('cat /testbed/hello.txt; git -C /testbed log --oneline | wc -l; echo $HOME; pwd')).toBe('hello from the image\n1\n/root\n/testbed\n');
+      expect(await rex.ok('/read_file', { path: '/testbed/module.py' })).toEqual({ content: 'def answer():\n    return 42\n' });
+    });
 
-  it('cannot read host files outside the jail', async () => {
-    // This checkout's own package.json: a host file that certainly exists, wherever the checkout is.
-    const hostFile = fileURLToPath(new URL('../../../../package.json', import.meta.url));
-    expect(existsSync(hostFile)).toBe(true);
-    const work = await rex.fails('/read_file', { path: hostFile });
-    expect(work.class_path).toBe('builtins.FileNotFoundError');
-    expect(existsSync('/root/.bashrc')).toBe(true);
-    const bashrc = await rex.fails('/read_file', { path: '/root/.bashrc' });
-    expect(bashrc.class_path).toBe('builtins.FileNotFoundError');
-    expect((await rex.execute('ls /home /work /sys 2>&1; cat /etc/shadow | wc -c')).stdout).toMatch(/No such file or directory[\s\S]*No such file or directory[\s\S]*No such file or directory[\s\S]*^0$/m);
-  });
+    it('cannot read host files outside the jail', async () => {
+      // This checkout's own package.json: a host file that certainly exists, wherever the checkout is.
+      const hostFile = fileURLToPath(new URL('../../../../package.json', import.meta.url));
+      expect(existsSync(hostFile)).toBe(true);
+      const work = await rex.fails('/read_file', { path: hostFile });
+      expect(work.class_path).toBe('builtins.FileNotFoundError');
+      expect(existsSync('/root/.bashrc')).toBe(true);
+      const bashrc = await rex.fails('/read_file', { path: '/root/.bashrc' });
+      expect(bashrc.class_path).toBe('builtins.FileNotFoundError');
+      expect((await rex.execute('ls /home /work /sys 2>&1; cat /etc/shadow | wc -c')).stdout).toMatch(/No such file or directory[\s\S]*No such file or directory[\s\S]*No such file or directory[\s\S]*^0$/m);
+    });
 
-  it('cannot write outside /testbed, /tmp and /root', async () => {
-    for (const path of ['/usr/escape', '/etc/escape', '/escape', '/opt/escape', '/opt/swerex-local/escape', '/run/escape', '/bin/escape']) {
-      const result = await rex.fails('/write_file', { path, content: 'x' });
-      expect(['builtins.OSError', 'builtins.PermissionError', 'builtins.FileNotFoundError'], path).toContain(result.class_path);
-    }
-    for (const path of ['/testbed/ok.txt', '/tmp/ok.txt', '/root/ok.txt']) expect(await rex.ok('/write_file', { path, content: 'ok' })).toEqual({});
-    expect(existsSync(`${fixture.sandbox.stateDir}/testbed/ok.txt`)).toBe(true);
-  });
+    it('cannot write outside /testbed, /tmp and /root', async () => {
+      for (const path of ['/usr/escape', '/etc/escape', '/escape', '/opt/escape', '/opt/swerex-local/escape', '/run/escape', '/bin/escape']) {
+        const result = await rex.fails('/write_file', { path, content: 'x' });
+        expect(['builtins.OSError', 'builtins.PermissionError', 'builtins.FileNotFoundError'], path).toContain(result.class_path);
+      }
+      for (const path of ['/testbed/ok.txt', '/tmp/ok.txt', '/root/ok.txt']) expect(await rex.ok('/write_file', { path, content: 'ok' })).toEqual({});
+      expect(existsSync(`${fixture.sandbox.stateDir}/testbed/ok.txt`)).toBe(true);
+    });
 
-  it('has no network (host Redis on 127.0.0.1:6379 is unreachable)', async () => {
-    const probe = 'import socket\ns = socket.socket()\ns.settimeout(2)\ntry:\n    s.connect(("127.0.0.1", 6379))\n    print("connected")\nexcept OSError as e:\n    print("refused", e.errno)\n';
-    const result = await rex.execute(['python3', '-c', probe]);
-    expect(result.stdout).toMatch(/^refused/);
-    if (await hostPortOpen(6379)) expect(result.stdout).not.toContain('connected');
-  });
+    it('has no network (host Redis on 127.0.0.1:6379 is unreachable)', async () => {
+      const probe = 'import socket\ns = socket.socket()\ns.settimeout(2)\ntry:\n    s.connect(("127.0.0.1", 6379))\n    print("connected")\nexcept OSError as e:\n    print("refused", e.errno)\n';
+      const result = await rex.execute(['python3', '-c', probe]);
+      expect(result.stdout).toMatch(/^refused/);
+      if (await hostPortOpen(6379)) expect(result.stdout).not.toContain('connected');
+    });
 
-  it('has no capabilities, cannot mount, and sees only its own processes', async () => {
-    expect(await rex.sh('grep CapEff /proc/self/status')).toBe('CapEff:\t0000000000000000\n');
-    expect((await rex.execute('mount -t tmpfs none /tmp 2>&1')).exit_code).not.toBe(0);
-    const pids = (await rex.sh("ls /proc | grep -E '^[0-9]+$' | wc -l")).trim();
-    expect(Number(pids)).toBeLessThan(10);
-    expect(await rex.sh('tr "\\0" " " < /proc/1/cmdline')).toMatch(/^(\/usr\/bin\/)?bwrap /);
+    it('has no capabilities, cannot mount, and sees only its own processes', async () => {
+      expect(await rex.sh('grep CapEff /proc/self/status')).toBe('CapEff:\t0000000000000000\n');
+      expect((await rex.execute('mount -t tmpfs none /tmp 2>&1')).exit_code).not.toBe(0);
+      const pids = (await rex.sh("ls /proc | grep -E '^[0-9]+$' | wc -l")).trim();
+      expect(Number(pids)).toBeLessThan(10);
+      expect(await rex.sh('tr "\\0" " " < /proc/1/cmdline')).toMatch(/^(\/usr\/bin\/)?bwrap /);
+    });
   });
 });

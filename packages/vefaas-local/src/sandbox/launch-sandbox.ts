@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { RolloutError } from '@rollout-fleet/shared';
 import { parseAuthToken } from './auth-token.js';
 import { bwrapArgs } from './bwrap-args.js';
+import { bwrapPath } from './check-isolation.js';
 import { buildImage } from './image-build.js';
 import { createSandboxCgroups, type SandboxCgroups } from './cgroup-limits.js';
 import { DEFAULT_PATH, JAIL, MAX_SOCKET_PATH_BYTES, RUNTIME_DIR, SERVER_SCRIPT, stateLayout, type StateLayout } from './jail-layout.js';
@@ -143,16 +144,22 @@ function buildArgv(launch: SandboxLaunch, layout: StateLayout, authToken: string
   const python = launch.pythonPath ?? '/usr/bin/python3';
   const jailed = launch.isolation === 'bwrap';
   const env: Record<string, string> = { PATH: DEFAULT_PATH, HOME: JAIL.home, ...launch.envs, TERM: 'dumb' };
-  // Without a jail, "/root" would be the host's home (and its .bashrc): point it at the private one instead.
+  // Without a jail, "/root" would be the host's home (and its .bashrc): point it at the private one instead,
+  // and give the sandbox its own temporary directory (the host's /tmp is shared by every sandbox).
   if (!jailed && env.HOME === JAIL.home) env.HOME = layout.home;
+  if (!jailed) env.TMPDIR = layout.tmp;
   // -E: ignore PYTHON* from the sandbox Envs; -s: no user site; -B: no .pyc next to the read-only runtime.
   const serverArgs = ['-E', '-s', '-B'];
   let command: string[];
   if (jailed) {
     command = [python, ...serverArgs, join(JAIL.runtime, SERVER_SCRIPT), '--socket', JAIL.socket, '--auth-token', authToken];
-    command = ['/usr/bin/bwrap', ...bwrapArgs({ layout, network: launch.network, env, hostname: launch.sandboxId.slice(0, 63), command })];
+    command = [bwrapPath() ?? 'bwrap', ...bwrapArgs({ layout, network: launch.network, env, hostname: launch.sandboxId.slice(0, 63), command })];
   } else {
-    command = ['/usr/bin/env', '-i', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), python, ...serverArgs, join(RUNTIME_DIR, SERVER_SCRIPT), '--socket', layout.socketPath, '--auth-token', authToken, '--die-with-parent', '--cwd', layout.testbed];
+    // No mount namespace: the server maps /testbed, /root and /tmp to this sandbox's directories at its edge,
+    // so episodes written for a jailed sandbox (SWE-bench images) find their paths and do not share /tmp.
+    const pairs = [[JAIL.testbed, layout.testbed], [JAIL.home, layout.home], [JAIL.tmp, layout.tmp]];
+    const aliases = pairs.flatMap(([alias, real]) => ['--path-alias', `${alias}=${real}`]);
+    command = ['/usr/bin/env', '-i', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), python, ...serverArgs, join(RUNTIME_DIR, SERVER_SCRIPT), '--socket', layout.socketPath, '--auth-token', authToken, '--die-with-parent', '--cwd', layout.testbed, ...aliases];
   }
   if (limits.memory === 'rlimit-as') command = ['prlimit', `--as=${launch.memoryMB * 1024 * 1024}`, '--', ...command];
   if (cgroups.procsFiles.length > 0) command = ['/bin/sh', '-c', JOIN_CGROUPS_SCRIPT, 'sh', String(cgroups.procsFiles.length), ...cgroups.procsFiles, ...command];

@@ -2,12 +2,14 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
+import { describeWith, itWith } from '@rollout-fleet/shared/testing';
+import { bwrapNeed } from '../testing/bwrap-need.js';
 import { makeImageTemplate, startTestSandbox, waitUntilAlive } from '../testing/sandbox-fixture.js';
 import { RexCaller } from '../testing/swerex-conformance/rex-caller.js';
 import { socketTarget } from '../testing/swerex-conformance/target.js';
@@ -17,7 +19,7 @@ import { isAlive } from './process-tree.js';
 
 const stillThere = (pids: number[]) => pids.filter((pid) => existsSync(`/proc/${pid}`));
 
-describe('kill()', () => {
+describeWith([bwrapNeed()], 'kill()', () => {
   it('kills every process of the sandbox (including background jobs), removes the state dir, and is idempotent', async () => {
     const fixture = await startTestSandbox();
     const rex = new RexCaller(fixture.target);
@@ -37,7 +39,7 @@ describe('kill()', () => {
   });
 });
 
-describe('parent death', () => {
+describeWith([bwrapNeed()], 'parent death', () => {
   it('takes the whole sandbox down when the launching process is SIGKILLed', async () => {
     const stateRoot = await mkdtemp(join(tmpdir(), 'rf-sb-'));
     const imageDir = await makeImageTemplate();
@@ -59,7 +61,7 @@ describe('parent death', () => {
 });
 
 describe('launch options', () => {
-  it('disables auth when the command carries no token', async () => {
+  itWith([bwrapNeed()], 'disables auth when the command carries no token', async () => {
     const fixture = await startTestSandbox({ command: 'python3 -m swerex.server' });
     expect(fixture.sandbox.authToken).toBe('');
     const rex = new RexCaller(fixture.target);
@@ -68,7 +70,7 @@ describe('launch options', () => {
     await fixture.cleanup();
   });
 
-  it("runs without isolation ('none') with a private HOME and the testbed as cwd", async () => {
+  it("runs without isolation ('none') with a private HOME and the testbed as cwd, seen as /root and /testbed", async () => {
     const stateRoot = await mkdtemp(join(tmpdir(), 'rf-sb-'));
     const imageDir = await makeImageTemplate();
     const sandbox = await launchSandbox({
@@ -85,7 +87,16 @@ describe('launch options', () => {
     await waitUntilAlive(sandbox);
     const target = socketTarget(sandbox.socketPath, 'tok');
     const rex = new RexCaller(target);
-    expect(await rex.sh('pwd; echo $HOME $MY_ENV $TERM; cat hello.txt')).toBe(`${sandbox.stateDir}/testbed\n${sandbox.stateDir}/root v dumb\nhello from the image\n`);
+    // The server translates /testbed and /root both ways: the host directories never show, the aliases work.
+    expect(await rex.sh('pwd; echo $HOME $MY_ENV $TERM; cat hello.txt')).toBe('/testbed\n/root v dumb\nhello from the image\n');
+    expect(await rex.sh('cat /testbed/hello.txt; cd /root && pwd; ls -d /testbedx 2>&1 | head -c 0')).toBe('hello from the image\n/root\n');
+    await rex.ok('/write_file', { path: '/testbed/sub/new.txt', content: 'written at /testbed/sub\n' });
+    expect(await readFile(join(sandbox.stateDir, 'testbed', 'sub', 'new.txt'), 'utf8')).toBe(`written at ${sandbox.stateDir}/testbed/sub\n`);
+    expect(await rex.ok('/read_file', { path: '/testbed/sub/new.txt' })).toEqual({ content: 'written at /testbed/sub\n' });
+    // Its own /tmp, not the host's (concurrent sandboxes write the same /tmp paths).
+    await rex.sh('echo mine > /tmp/rf-alias-probe');
+    expect(existsSync('/tmp/rf-alias-probe')).toBe(false);
+    expect(await readFile(join(sandbox.stateDir, 'tmp', 'rf-alias-probe'), 'utf8')).toBe('mine\n');
     await rex.execute('sleep 1000 >/dev/null 2>&1 &');
     const pids = await sandbox.listPids();
     await target.close();

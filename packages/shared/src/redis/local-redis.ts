@@ -4,7 +4,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createRedis, freePort } from '@rollout-fleet/shared';
+import { freePort } from '../net/free-port.js';
+import { createRedis } from './create-redis.js';
 
 export interface FoundRedis {
   url: string;

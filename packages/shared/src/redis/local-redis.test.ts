@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { once } from 'node:events';
-import { createRedis } from '@rollout-fleet/shared';
+import { createRedis } from './create-redis.js';
 import { describe, expect, it } from 'vitest';
 import { findRedis } from './local-redis.js';
 
