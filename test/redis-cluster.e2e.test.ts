@@ -103,8 +103,10 @@ describeWith([commandNeed('redis-server', 'redis-server'), commandNeed('redis-cl
 
   it('the workers\' reaper kills a sandbox whose lease expired in the cluster', async () => {
     const keys = createKeyspace(config.queue.prefix);
-    // A slot taken the way the supply takes one, whose holder then dies: it never renews, Redis expires it.
-    const stale = new LeaseStore(redis, keys, { ttlMs: 500 });
+    // A slot taken the way the supply takes one, whose holder then dies: its last renewal is its last word, and
+    // Redis expires the lease. (A long TTL while the test sets it up, then a last renewal of 1 ms: a short TTL
+    // from the start would race CreateSandbox on a busy machine.)
+    const stale = new LeaseStore(redis, keys, { ttlMs: 60_000 });
     const [ticket, owner] = [randomUUID(), randomUUID()];
     expect((await stale.reserve({ ticket, owner, target: 'default', spec: 's', maxLive: 1000, maxStarting: 1000 })).ok).toBe(true);
     const label = `${ticket}.1`;
@@ -116,7 +118,8 @@ describeWith([commandNeed('redis-server', 'redis-server'), commandNeed('redis-cl
       Metadata: { [FLEET_LABEL_KEY]: await ensureFleetId(redis, keys), [AGENT_ENV_LABEL_KEY]: label },
     });
     const sandboxId = created.SandboxId;
-    await stale.update(ticket, owner, { target: 'default', sandbox: sandboxId, spec: 's', leaveStarting: true });
+    expect(await stale.update(ticket, owner, { target: 'default', sandbox: sandboxId, spec: 's', leaveStarting: true })).toBe(true);
+    expect(await new LeaseStore(redis, keys, { ttlMs: 1 }).renew(ticket, owner)).toBe(true);
     await vi.waitFor(async () => {
       expect((await fleetSandboxes(host, config)).map((s) => s.id)).not.toContain(sandboxId);
       expect(await redis.zscore(keys.leases(), ticket)).toBeNull();
