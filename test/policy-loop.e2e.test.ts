@@ -11,6 +11,8 @@ import {
   EpisodeSchema,
   effectiveTemplates,
   expandPromptIds,
+  openAiExportOf,
+  trainingRecordsOf,
   renderTemplate,
   templateValuesOf,
   toolProfile,
@@ -27,9 +29,9 @@ import {
   type RecordedPolicyRequest,
   type ScriptedPolicyServer,
 } from '@rollout-fleet/shared/scripted-policy';
-import { submitRun } from '@rollout-fleet/producer';
+import { submitRun, validateInputs } from '@rollout-fleet/producer';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
-import { collectResults, configOf, fleetSandboxes, openPipeline, silentLogger, startHost, testEnv, type Host, type Pipeline } from './support/pipeline-harness.js';
+import { collectResults, configOf, fleetSandboxes, openPipeline, runCli, silentLogger, startHost, testEnv, type Host, type Pipeline } from './support/pipeline-harness.js';
 import { CALC_PROBLEM, FIX, POLICY_KEY, POLICY_KEY_ENV, WRONG_FIX, call, calcEval, calls, policyEpisode } from './support/policy-scripts.js';
 
 const RUN = 'policy-e2e';
@@ -78,6 +80,8 @@ describe('policy episodes on vefaas-local + Redis, against the scripted policy s
   let workers: RunningWorker[] = [];
   const results = new Map<string, EpisodeResult>();
   let firstTurnTotal = 0;
+  let env: Record<string, string> = {};
+  let evalSpec: NonNullable<EpisodeInput['eval']>;
 
   const result = (id: string): EpisodeResult => {
     const found = results.get(id);
@@ -90,9 +94,10 @@ describe('policy episodes on vefaas-local + Redis, against the scripted policy s
   beforeAll(async () => {
     host = await startHost();
     server = await startScriptedPolicyServer({ scripts: SCRIPTS, apiKey: POLICY_KEY });
-    const config = configOf(testEnv({ RF_POLICY_BACKOFF_MS: '20', RF_POLICY_MAX_INFLIGHT: '3' }));
+    env = testEnv({ RF_POLICY_BACKOFF_MS: '20', RF_POLICY_MAX_INFLIGHT: '3' });
+    const config = configOf(env);
     pipeline = openPipeline(config);
-    const evalSpec = await calcEval();
+    evalSpec = await calcEval();
     const base = { runId: RUN, baseUrl: server.baseUrl, evalSpec };
 
     // The first request of a sweagent episode, and the fix reply, in the scripted server's toy tokens: the budget
@@ -332,6 +337,52 @@ describe('policy episodes on vefaas-local + Redis, against the scripted policy s
     expect(prefix.steps.map((s) => [s.tool, s.turn, s.tool_call_id])).toEqual([['str_replace_editor', undefined, 'recorded-1'], ['bash', 0, prefix.turns![0]!.message.tool_calls![0]!.id]]);
     const opening = requests('prefix')[0]!.body!.messages as ChatMessage[];
     expect(opening.slice(2).map((m) => [m.role, m.tool_call_id ?? m.tool_calls?.[0]?.id])).toEqual([['assistant', 'recorded-1'], ['tool', 'recorded-1']]);
+  });
+
+  it('emits one step-wise training record per turn: the server\'s ids and logprobs with the episode reward', async () => {
+    const fix = result('fix');
+    const records = trainingRecordsOf(fix);
+    const sent = requests('fix');
+    expect(records).toHaveLength(4);
+    records.forEach((record, t) => {
+      expect(record).toMatchObject({ run_id: RUN, episode_id: 'fix', group: `${RUN}/fix`, turn: t, num_turns: 4, is_last_turn: t === 3, reward: 1, resolved: true, exit_status: 'submitted' });
+      expect(record.prompt_token_ids).toEqual(toyPromptIds(sent[t]!.body!.messages as never, sent[t]!.body!.tools));
+      expect(record.completion_token_ids).toHaveLength(fix.turns![t]!.usage!.completion_tokens);
+      expect(record.logprobs).toEqual(fix.turns![t]!.logprobs);
+    });
+    expect(trainingRecordsOf(result('persistent'))).toEqual([]);
+
+    // The CLI prints the same records, and says what it skipped.
+    const cli = await runCli(['results', '--run', RUN, '--format', 'training'], env);
+    expect(cli.code, cli.stderr).toBe(0);
+    const lines = cli.stdout.trim().split('\n').map((line) => JSON.parse(line) as { episode_id: string; turn: number });
+    expect(lines.filter((line) => line.episode_id === 'fix')).toEqual(records);
+    expect(cli.stderr).toMatch(/result\(s\) skipped: no reward/);
+    expect(cli.stderr).toMatch(/turn\(s\) without token ids/);
+  });
+
+  it('exports the conversation in OpenAI form; submitted again, it replays the same actions to the same patch and grade', async () => {
+    const fix = result('fix');
+    const cli = await runCli(['results', '--run', RUN, '--format', 'openai'], env);
+    expect(cli.code, cli.stderr).toBe(0);
+    const exported = cli.stdout.trim().split('\n').map((line) => JSON.parse(line) as { episode_id: string });
+    const record = exported.find((line) => line.episode_id === 'fix');
+    expect(record).toEqual(openAiExportOf(fix));
+    expect(record).toMatchObject({ tools: toolProfile('sweagent').tools, model: 'fix', reward: 1, exit_status: 'submitted' });
+
+    const replayRun = `${RUN}-replay`;
+    const validated = validateInputs([{ path: 'fix.openai.json', text: JSON.stringify(record) }], { runId: replayRun, image: 'pyutils' });
+    expect(validated.problems).toEqual([]);
+    const [episode] = validated.episodes;
+    expect(episode!.metadata).toMatchObject({ source_format: 'openai-messages', skipped_actions: 'submit' });
+    // An OpenAI transcript says nothing about grading: the task's eval spec goes with it, as a dataset would give it.
+    const withEval = EpisodeSchema.parse({ ...episode!, eval: evalSpec });
+    await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId: replayRun, episodes: [withEval] });
+    const [replayed] = await collectResults(pipeline, replayRun, 1);
+    expect(replayed!.exit_status).toBeUndefined();
+    expect(replayed!.steps.map((s) => [s.tool, s.command, s.exit_code])).toEqual(fix.steps.map((s) => [s.tool, s.command, s.exit_code]));
+    expect(replayed!.steps.map((s) => s.output)).toEqual(fix.steps.map((s) => s.output));
+    expect(replayed).toMatchObject({ status: 'completed', resolved: true, reward: 1, patch: fix.patch });
   });
 
   it('keeps the endpoint key out of results and leaves no sandbox behind', async () => {
