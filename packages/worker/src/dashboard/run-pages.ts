@@ -60,6 +60,48 @@ export interface RunPageInput {
   jobLink: (result: EpisodeResult) => string | undefined;
 }
 
+/** Policy episodes among `results`: exit statuses by count, token totals, turns. Undefined when there are none. */
+export interface PolicySummary {
+  episodes: number;
+  exitStatuses: Array<[string, number]>;
+  turns: { total: number; mean: number; max: number };
+  tokens: { prompt: number; completion: number; total: number };
+}
+
+export function summarizePolicyResults(results: readonly EpisodeResult[]): PolicySummary | undefined {
+  const policy = results.filter((r) => r.policy !== undefined);
+  if (policy.length === 0) return undefined;
+  const statuses = new Map<string, number>();
+  for (const r of policy) {
+    const status = r.status === 'failed' ? `failed (${r.failure?.code ?? 'unknown'})` : (r.exit_status ?? '–');
+    statuses.set(status, (statuses.get(status) ?? 0) + 1);
+  }
+  const turnCounts = policy.map((r) => r.turns?.length ?? 0);
+  const sum = (f: (r: EpisodeResult) => number): number => policy.reduce((n, r) => n + f(r), 0);
+  return {
+    episodes: policy.length,
+    exitStatuses: [...statuses].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])),
+    turns: { total: turnCounts.reduce((a, b) => a + b, 0), mean: turnCounts.reduce((a, b) => a + b, 0) / policy.length, max: Math.max(...turnCounts) },
+    tokens: { prompt: sum((r) => r.tokens?.prompt_tokens ?? 0), completion: sum((r) => r.tokens?.completion_tokens ?? 0), total: sum((r) => r.tokens?.total_tokens ?? 0) },
+  };
+}
+
+function renderPolicySummary(summary: PolicySummary, shown: number): RawHtml {
+  const facts: Array<[string, string | number]> = [
+    ['policy episodes', summary.episodes],
+    ['turns', `${summary.turns.total} (mean ${summary.turns.mean.toFixed(1)}, max ${summary.turns.max})`],
+    ['prompt tokens', summary.tokens.prompt.toLocaleString('en-US')],
+    ['completion tokens', summary.tokens.completion.toLocaleString('en-US')],
+    ['total tokens', summary.tokens.total.toLocaleString('en-US')],
+  ];
+  return html`<h2>Policy episodes</h2>
+<p><small>Over the ${shown} most recent results.</small></p>
+<table class="kv"><tbody>${facts.map(([k, v]) => html`<tr><td>${k}</td><td>${v}</td></tr>`)}</tbody></table>
+<h3>Exit statuses</h3>
+<table><thead><tr><th>exit status</th><th>episodes</th></tr></thead>
+<tbody>${summary.exitStatuses.map(([status, count]) => html`<tr><td>${status}</td><td>${count}</td></tr>`)}</tbody></table>`;
+}
+
 export function renderRunPage(input: RunPageInput): string {
   const { status, recent } = input;
   if (!status.exists) return page(`Run ${status.runId} · rollout-fleet`, html`<h1>Run ${status.runId}</h1><p>Unknown run.</p>`, false);
@@ -77,6 +119,7 @@ export function renderRunPage(input: RunPageInput): string {
     ['throughput', status.throughputPerS === null ? '–' : `${(status.throughputPerS * 60).toFixed(1)} / min`],
     ['ETA', formatDuration(status.etaS)],
   ];
+  const policy = summarizePolicyResults(recent);
   const rows = recent.map((r) => {
     const link = input.jobLink(r);
     const name = `${r.instance_id}#${r.sample_index}`;
@@ -84,12 +127,15 @@ export function renderRunPage(input: RunPageInput): string {
     return html`<tr><td>${link === undefined ? html`${name}` : html`<a href="${link}">${name}</a>`}</td>
 <td class="${r.status === 'failed' ? 'bad' : ''}">${r.status}${r.failure ? ` (${r.failure.code})` : ''}</td>
 <td>${resolvedCell}</td><td>${r.reward ?? '–'}</td><td>${r.steps.length}</td>
+${policy === undefined ? html`` : html`<td>${r.turns?.length ?? '–'}</td><td>${r.tokens ? r.tokens.total_tokens.toLocaleString('en-US') : '–'}</td><td>${r.exit_status ?? '–'}</td>`}
 <td>${formatDuration(r.timings.total_ms / 1000)}</td><td>${r.finished_at}</td></tr>`;
   });
   const body = html`<h1>Run ${status.runId}${status.cancelled ? ' (cancelled)' : ''}</h1>
 <table class="kv"><tbody>${facts.map(([k, v]) => html`<tr><td>${k}</td><td>${v}</td></tr>`)}</tbody></table>
+${policy === undefined ? html`` : renderPolicySummary(policy, recent.length)}
 <h2>Recent results</h2>
-${recent.length === 0 ? html`<p>No results yet.</p>` : html`<table><thead><tr><th>instance</th><th>status</th><th>resolved</th><th>reward</th><th>steps</th><th>duration</th><th>finished</th></tr></thead>
+${recent.length === 0 ? html`<p>No results yet.</p>` : html`<table><thead><tr><th>instance</th><th>status</th><th>resolved</th><th>reward</th><th>steps</th>
+${policy === undefined ? html`` : html`<th>turns</th><th>tokens</th><th>exit status</th>`}<th>duration</th><th>finished</th></tr></thead>
 <tbody>${rows}</tbody></table>`}
 <p><small>Refreshes every ${REFRESH_S} s. JSON: <a href="/api/runs/${encodeURI(status.runId)}">/api/runs/${status.runId}</a></small></p>`;
   return page(`Run ${status.runId} · rollout-fleet`, body, status.done < status.total);
