@@ -2,11 +2,13 @@
  * `npm run demo`: the whole product on one machine in under two minutes. Finds or starts Redis, embeds
  * vefaas-local (real sandboxes under bubblewrap), submits the examples/ sweep, runs two worker processes,
  * shows progress, prints a results table and checks the outcomes against examples/expected.json.
+ * `npm run demo -- --policy`: the same with a model choosing every action (a scripted policy server; see
+ * demo-policy.ts), checked against examples/policy/expected.json.
  * Exit 0 only when every episode finished with its expected outcome.
  *
  * Where bubblewrap cannot run (not installed, user namespaces refused) the demo still runs, WITHOUT
  * isolation, and says so in one line. That is safe only because nothing but the repository's own examples
- * can reach those sandboxes: the demo takes no input, submits examples/sweep.jsonl alone, and its queue has
+ * can reach those sandboxes: the demo takes no input, submits the bundled examples alone (examples/sweep.jsonl, or examples/policy/ with --policy), and its queue has
  * a prefix of its own (`{rf-demo-<random>}`) that no other submitter can know.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -18,6 +20,7 @@ import { Queue } from 'bullmq';
 import { createKeyspace, createLogger, createRedis, deleteKeysMatching, findRedis, getRunStatus, ResultStore, type EpisodeJobData, type EpisodeResult } from '@rollout-fleet/shared';
 import { submitRun, validateInputs } from '@rollout-fleet/producer';
 import { checkIsolation, startVefaasLocal } from '@rollout-fleet/vefaas-local';
+import { startPolicyDemo, type PolicyDemo } from './demo-policy.js';
 import { EXIT } from './exit-codes.js';
 import { progressLine } from './runtime/progress.js';
 
@@ -47,6 +50,8 @@ async function main(): Promise<number> {
   }
   // Unguessable, so that no other submitter can put work on the queue these (maybe unjailed) sandboxes serve.
   const PREFIX = `{rf-demo-${randomUUID().slice(0, 8)}}`;
+  const policyDemo: PolicyDemo | undefined = process.argv.includes('--policy') ? await startPolicyDemo(root) : undefined;
+  if (policyDemo) say(`policy     scripted OpenAI-compatible server ${policyDemo.server.baseUrl} (examples/policy/scripts.json)`);
   const host = await startVefaasLocal({
     imagesDir: `${root}examples/images`,
     isolation: jail.bwrap ? 'bwrap' : 'none',
@@ -63,11 +68,13 @@ async function main(): Promise<number> {
   try {
     const runId = `demo-${new Date().toISOString().replace(/[:.]/g, '-')}`;
     const sweep = `${root}examples/sweep.jsonl`;
-    const validated = validateInputs([{ path: sweep, text: await readFile(sweep, 'utf8') }], { runId });
-    if (validated.problems.length > 0) throw new Error(`examples/sweep.jsonl is invalid: ${validated.problems[0]!.message}`);
+    const validated = policyDemo
+      ? validateInputs(policyDemo.files, { runId, policyFile: policyDemo.policyFile })
+      : validateInputs([{ path: sweep, text: await readFile(sweep, 'utf8') }], { runId });
+    if (validated.problems.length > 0) throw new Error(`the examples are invalid: ${validated.problems[0]!.message}`);
     const expected = JSON.parse(await readFile(`${root}examples/expected.json`, 'utf8')) as Record<string, { resolved: boolean; note: string }>;
     const summary = await submitRun({ queue, redis, keys, runId, episodes: validated.episodes });
-    say(`submitted  run ${runId}: ${summary.enqueued} episodes from examples/sweep.jsonl`);
+    say(`submitted  run ${runId}: ${summary.enqueued} episodes from ${policyDemo ? 'examples/policy/tasks.jsonl + --policy examples/policy/policy.json' : 'examples/sweep.jsonl'}`);
 
     const env = {
       ...process.env,
@@ -81,6 +88,7 @@ async function main(): Promise<number> {
       VEFAAS_SECRET_KEY: host.secretAccessKey,
       // Retries are expected here (a timeout step, malformed calls are observations, not failures); keep the screen for results.
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
+      ...policyDemo?.env,
     };
     for (let i = 0; i < WORKERS; i += 1) {
       workers.push(spawn(process.execPath, [`${root}bin/rollout-fleet.js`, 'worker'], { env, stdio: ['ignore', 'inherit', 'inherit'] }));
@@ -104,9 +112,10 @@ async function main(): Promise<number> {
       progress.done();
     }
 
-    const rows = [['instance', 'resolved', 'expected', 'reward', 'steps', 'timeouts', 'errors', 'duration']];
-    let mismatches = 0;
-    for (const r of [...results].sort((a, b) => a.instance_id.localeCompare(b.instance_id))) {
+    const report = policyDemo?.report(results);
+    const rows = report?.rows ?? [['instance', 'resolved', 'expected', 'reward', 'steps', 'timeouts', 'errors', 'duration']];
+    let mismatches = report?.mismatches ?? 0;
+    for (const r of report ? [] : [...results].sort((a, b) => a.instance_id.localeCompare(b.instance_id))) {
       const want = expected[r.instance_id]?.resolved;
       const ok = r.status === 'completed' && r.resolved === want;
       if (!ok) mismatches += 1;
@@ -127,7 +136,8 @@ async function main(): Promise<number> {
     const failed = results.filter((r) => r.status === 'failed').length;
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     say(`summary    ${results.length} episodes: ${resolved} resolved, ${unresolved} unresolved, ${failed} failed; ${mismatches} unexpected — ${seconds}s`);
-    say(mismatches === 0 ? 'demo: every outcome matches examples/expected.json' : 'demo: some outcomes differ from examples/expected.json');
+    const expectedPath = policyDemo?.expectedPath ?? 'examples/expected.json';
+    say(mismatches === 0 ? `demo: every outcome matches ${expectedPath}` : `demo: some outcomes differ from ${expectedPath}`);
     return mismatches === 0 ? EXIT.OK : EXIT.FAILURE;
   } finally {
     for (const w of workers) w.kill('SIGTERM');
@@ -140,6 +150,7 @@ async function main(): Promise<number> {
     await deleteKeysMatching(redis, `rf:${PREFIX}:*`);
     redis.disconnect();
     await host.close();
+    await policyDemo?.close();
     await redisHandle.close();
   }
 }
