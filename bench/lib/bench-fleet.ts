@@ -48,7 +48,11 @@ export interface BenchFleet {
   config: Config;
   queue: Queue<EpisodeJobData>;
   /** Starts `count` workers of `concurrency` episodes each and waits until all are listening on the queue. */
-  startWorkers(o: { count: number; concurrency: number; processes: boolean }): Promise<void>;
+  /**
+   * `secrets`: environment variables policy episodes name for their endpoint key (`policy.api_key_env`), given to
+   * child processes as environment and to in-process workers as their secret lookup.
+   */
+  startWorkers(o: { count: number; concurrency: number; processes: boolean; secrets?: Record<string, string> }): Promise<void>;
   /** Enqueues the episodes and waits for every result (or the timeout); times are from just before the first enqueue. */
   submitAndWait(o: { runId: string; episodes: Episode[]; timeoutMs: number }): Promise<RunOutcome>;
   close(): Promise<void>;
@@ -96,11 +100,11 @@ export async function openBenchFleet(o: { isolation: HostIsolation }): Promise<B
   const inProcess: RunningWorker[] = [];
   const children: ChildProcess[] = [];
 
-  const startWorkers: BenchFleet['startWorkers'] = async ({ count, concurrency, processes }) => {
+  const startWorkers: BenchFleet['startWorkers'] = async ({ count, concurrency, processes, secrets = {} }) => {
     const target = { vefaas, functionId: host.functionId, gatewayUrl: host.gatewayUrl };
     for (let i = 0; i < count; i++) {
       if (!processes) {
-        inProcess.push(await startWorker({ config, target, logger, concurrency, workerId: `bench-${i}` }));
+        inProcess.push(await startWorker({ config, target, logger, concurrency, workerId: `bench-${i}`, secret: (name) => secrets[name] }));
         continue;
       }
       const env = {
@@ -115,6 +119,7 @@ export async function openBenchFleet(o: { isolation: HostIsolation }): Promise<B
         VEFAAS_SECRET_KEY: host.secretAccessKey,
         RF_SHUTDOWN_GRACE_S: String(SHUTDOWN_GRACE_S),
         LOG_LEVEL: 'error',
+        ...secrets,
       };
       children.push(spawn(process.execPath, [`${root}bin/rollout-fleet.js`, 'worker'], { env, stdio: ['ignore', 'ignore', 'inherit'] }));
     }

@@ -82,7 +82,9 @@ export function createTurnRequester(options: TurnRequesterOptions): TurnRequeste
         await abortableDelay(delayMs, signal);
         infraMs += performance.now() - waitStarted;
       } finally {
-        await slot?.release();
+        // Not awaited: the slot is free as soon as ZREM lands; the turn need not wait for the round trip
+        // (release() logs its own failures, and an unreleased slot expires by itself).
+        void slot?.release();
       }
     }
   };

@@ -1,0 +1,73 @@
+/**
+ * `rollout-fleet submit --policy FILE` and `results --format openai|training` as a user runs them (child
+ * processes): a SWE-bench dataset becomes N policy episodes per instance; a broken policy file is refused with
+ * exit 3, a message naming the file and field, nothing enqueued, and no secret echoed.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, configOf, openPipeline, runCli, testEnv, type Pipeline } from './support/pipeline-harness.js';
+
+const DATASET = `${ROOT}test/fixtures/swe-agent/swe-bench-lite-test.json`;
+const POLICY = {
+  base_url: 'http://10.0.0.5:8000/v1',
+  model: 'qwen-coder',
+  api_key_env: 'POLICY_API_KEY',
+  sampling: { temperature: 1, max_completion_tokens: 2048 },
+};
+
+describe('rollout-fleet submit --policy', () => {
+  let dir: string;
+  let env: Record<string, string>;
+  let pipeline: Pipeline;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'rf-cli-policy-'));
+    env = testEnv();
+    pipeline = openPipeline(configOf(env));
+  });
+
+  afterAll(async () => {
+    await pipeline?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('makes N policy episodes per dataset instance and enqueues them', async () => {
+    const policyPath = join(dir, 'policy.yaml');
+    await writeFile(policyPath, `base_url: ${POLICY.base_url}\nmodel: qwen-coder\napi_key_env: POLICY_API_KEY\nsampling:\n  temperature: 1\n  max_completion_tokens: 2048\n`);
+    const template = ['--image-template', 'swebench/sweb.eval.x86_64.{instance_id_1776}:latest'];
+    const dry = await runCli(['submit', DATASET, '--policy', policyPath, '--samples', '4', '--run', 'rl-dry', '--dry-run', ...template], env);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain('submit: 20 episode(s) valid; dry run, nothing enqueued');
+
+    const real = await runCli(['submit', DATASET, '--policy', policyPath, '--samples', '2', '--run', 'rl-1', ...template], env);
+    expect(real.code, real.stderr).toBe(0);
+    expect(real.stdout).toContain('run rl-1: 10 episode(s), 10 enqueued');
+    const jobs = await pipeline.queue.getJobs(['waiting']);
+    expect(jobs).toHaveLength(10);
+    const episode = jobs[0]!.data.episode as { policy?: { model: string; api_key_env: string }; problem_statement?: string };
+    expect(episode.policy).toMatchObject({ model: 'qwen-coder', api_key_env: 'POLICY_API_KEY' });
+    expect(episode.problem_statement).toBeTruthy();
+  });
+
+  it('refuses a broken policy file with exit 3, naming file and field, enqueueing nothing and echoing no key', async () => {
+    const policyPath = join(dir, 'bad-policy.json');
+    await writeFile(policyPath, JSON.stringify({ ...POLICY, api_key: 'sk-live-do-not-print-7731', sampling: { max_completion_tokens: 2048 } }));
+    const run = await runCli(['submit', DATASET, '--policy', policyPath, '--run', 'rl-bad'], env);
+    expect(run.code).toBe(3);
+    expect(run.stderr).toContain(`${policyPath}: policy.sampling.temperature: missing`);
+    expect(run.stderr).toMatch(/policy: .*api_key/);
+    expect(run.stderr).toContain('nothing was enqueued');
+    expect(`${run.stdout}${run.stderr}`).not.toContain('sk-live-do-not-print-7731');
+    expect(await pipeline.redis.exists(pipeline.keys.run('rl-bad'))).toBe(0);
+  });
+
+  it('documents --policy and the training export formats in --help', async () => {
+    const submit = await runCli(['submit', '--help'], env);
+    expect(submit.stdout).toContain('--policy <file>');
+    const results = await runCli(['results', '--help'], env);
+    expect(results.stdout).toMatch(/"openai"/);
+    expect(results.stdout).toMatch(/"training"/);
+  });
+});
