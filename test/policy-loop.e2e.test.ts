@@ -5,8 +5,11 @@
  * schema, sampling, capture flags, key, tool messages with their ids), what it recorded (turns, token ids and
  * logprobs against usage, steps, messages), and how every failure was classed and rewarded.
  */
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
+  createLogger,
+  jobIdFor,
   EpisodeResultSchema,
   EpisodeSchema,
   effectiveTemplates,
@@ -31,7 +34,7 @@ import {
 } from '@rollout-fleet/shared/scripted-policy';
 import { submitRun, validateInputs } from '@rollout-fleet/producer';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
-import { collectResults, configOf, fleetSandboxes, openPipeline, runCli, silentLogger, startHost, testEnv, type Host, type Pipeline } from './support/pipeline-harness.js';
+import { collectResults, configOf, fleetSandboxes, openPipeline, runCli, startHost, testEnv, type Host, type Pipeline } from './support/pipeline-harness.js';
 import { CALC_PROBLEM, FIX, POLICY_KEY, POLICY_KEY_ENV, WRONG_FIX, call, calcEval, calls, policyEpisode } from './support/policy-scripts.js';
 
 const RUN = 'policy-e2e';
@@ -66,6 +69,7 @@ const SCRIPTS: Record<string, PolicyScript> = {
   'key-missing': { turns: [calls(call.submit())] },
   'tokens-mismatch': { turns: [{ reply: { tool_calls: [FIX], tokens: 'mismatch' } }, calls(call.bash('true')), calls(call.submit())] },
   'turn-limit': { turns: [calls(call.bash('true')), calls(call.bash('true')), calls(call.submit())] },
+  wall: { turns: [calls(call.bash('sleep 1')), calls(call.submit())] },
   timeouts: { turns: [calls(call.bash('sleep 30')), calls(call.bash('sleep 30')), calls(call.bash('sleep 30')), calls(call.submit())] },
   prefix: { turns: [calls(call.bash('unused: turn 0 is the recorded call')), calls(call.bash(RUN_CHECK)), calls(call.submit())] },
   clamp: { turns: [calls(FIX), { reply: { content: 'So the next step would be', finish_reason: 'length' } }] },
@@ -82,6 +86,8 @@ describe('policy episodes on vefaas-local + Redis, against the scripted policy s
   let firstTurnTotal = 0;
   let env: Record<string, string> = {};
   let evalSpec: NonNullable<EpisodeInput['eval']>;
+  let logText = '';
+  let episodeIds: string[] = [];
 
   const result = (id: string): EpisodeResult => {
     const found = results.get(id);
@@ -118,6 +124,7 @@ describe('policy episodes on vefaas-local + Redis, against the scripted policy s
       policyEpisode({ ...base, id: 'persistent', policy: { limits: { request_timeout_s: 5, retries: 2 } } }),
       policyEpisode({ ...base, id: 'key-missing', policy: { api_key_env: 'POLICY_KEY_NOBODY_SET' } }),
       policyEpisode({ ...base, id: 'turn-limit', policy: { limits: { max_turns: 2 } } }),
+      policyEpisode({ ...base, id: 'wall', policy: { limits: { wall_s: 0.5 } } }),
       policyEpisode({ ...base, id: 'timeouts', episode: { limits: { step_timeout_s: 1, episode_deadline_s: 300 } } }),
       policyEpisode({ ...base, id: 'prefix', episode: { trajectory: [{ name: 'str_replace_editor', arguments: FIX.arguments as Record<string, unknown>, id: 'recorded-1' }] } }),
       policyEpisode({ ...base, id: 'clamp', policy: { max_model_len: firstTurnTotal + 40 } }),
@@ -125,9 +132,13 @@ describe('policy episodes on vefaas-local + Redis, against the scripted policy s
       ...OVERFLOWS.map((name) => policyEpisode({ ...base, id: `overflow-${name}`, policy: { server_kind: name.startsWith('sglang') ? 'sglang' : 'vllm' } })),
     ];
     const parsed = episodes.map((e) => EpisodeSchema.parse(e));
+    episodeIds = parsed.map((e) => e.episode_id);
     await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId: RUN, episodes: parsed, policy: { attempts: 2, backoffMs: 50, retentionS: 3600 } });
     const secret = (name: string): string | undefined => (name === POLICY_KEY_ENV ? POLICY_KEY : undefined);
-    workers = await Promise.all(['w1', 'w2'].map((workerId) => startWorker({ config, target: host.target, logger: silentLogger, concurrency: 4, workerId, secret })));
+    // Every log line of both workers, at debug, to check the key never reaches one.
+    const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => ((logText += chunk.toString()), done()) });
+    const logger = createLogger({ level: 'debug', format: 'json', destination: sink });
+    workers = await Promise.all(['w1', 'w2'].map((workerId) => startWorker({ config, target: host.target, logger, concurrency: 4, workerId, secret })));
     for (const r of await collectResults(pipeline, RUN, parsed.length)) results.set(r.episode_id, r);
   }, 240_000);
 
@@ -385,8 +396,23 @@ describe('policy episodes on vefaas-local + Redis, against the scripted policy s
     expect(replayed).toMatchObject({ status: 'completed', resolved: true, reward: 1, patch: fix.patch });
   });
 
-  it('keeps the endpoint key out of results and leaves no sandbox behind', async () => {
+  it('ends when the agent\'s own time runs out', () => {
+    expect(result('wall')).toMatchObject({ status: 'completed', exit_status: 'exit_total_execution_time', reward: 0 });
+    expect(requests('wall')).toHaveLength(1);
+  });
+
+  it('keeps the endpoint key out of results, job data and logs, worker logs, and leaves no sandbox behind', async () => {
     for (const r of results.values()) expect(JSON.stringify(r)).not.toContain(POLICY_KEY);
+    expect(logText).toContain('policy request failed; retrying this turn');
+    expect(logText).not.toContain(POLICY_KEY);
+    for (const id of episodeIds) {
+      const job = await pipeline.queue.getJob(jobIdFor(RUN, id, 0));
+      expect(JSON.stringify(job?.data)).not.toContain(POLICY_KEY);
+      const { logs } = await pipeline.queue.getJobLogs(jobIdFor(RUN, id, 0));
+      expect(logs.join('\n')).not.toContain(POLICY_KEY);
+    }
+    const { logs } = await pipeline.queue.getJobLogs(jobIdFor(RUN, 'retried', 0));
+    expect(logs.join('\n')).toMatch(/^turn 1\/50 finish=tool_calls tokens=\d+\+\d+ request=[\d.]+s retries=3 \(POLICY_THROTTLED,POLICY_SERVER_ERROR,POLICY_SERVER_ERROR\)\n  step 1 str_replace_editor exit=0/m);
     await vi.waitFor(async () => expect(await fleetSandboxes(host, pipeline.config)).toEqual([]), { timeout: 15_000, interval: 100 });
     // Every inflight slot was given back.
     const slotKeys = await pipeline.redis.keys(`rf:${pipeline.config.queue.prefix}:policy-inflight:*`);
