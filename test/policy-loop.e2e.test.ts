@@ -412,7 +412,7 @@ describe('policy episodes on vefaas-local + Redis, against the scripted policy s
       expect(logs.join('\n')).not.toContain(POLICY_KEY);
     }
     const { logs } = await pipeline.queue.getJobLogs(jobIdFor(RUN, 'retried', 0));
-    expect(logs.join('\n')).toMatch(/^turn 1\/50 finish=tool_calls tokens=\d+\+\d+ request=[\d.]+s retries=3 \(POLICY_THROTTLED,POLICY_SERVER_ERROR,POLICY_SERVER_ERROR\)\n  step 1 str_replace_editor exit=0/m);
+    expect(logs.join('\n')).toMatch(/^turn 1\/50 finish=tool_calls tokens=\d+\+\d+ request=[\d.]+s retries=3 \(POLICY_THROTTLED,POLICY_SERVER_ERROR,POLICY_SERVER_ERROR\)\n {2}step 1 str_replace_editor exit=0/m);
     await vi.waitFor(async () => expect(await fleetSandboxes(host, pipeline.config)).toEqual([]), { timeout: 15_000, interval: 100 });
     // Every inflight slot was given back.
     const slotKeys = await pipeline.redis.keys(`rf:${pipeline.config.queue.prefix}:policy-inflight:*`);
