@@ -72,12 +72,23 @@ describe('rollout-fleet CLI: submit, status, results', () => {
     const dupB = await file('dup-b.jsonl', [{ ...firstLine, sandbox: { image: 'python' } }]);
     const huge = 'x'.repeat(1100 * 1024);
     const oversized = await file('oversized.jsonl', [{ ...firstLine, episode_id: 'big', trajectory: [{ name: 'execute_bash', arguments: { command: `echo ${huge}` } }] }]);
+    // Used to end with "Maximum call stack size exceeded" (exit 1): nesting is bounded and located instead.
+    const deepJson = await file('deep.json', ['['.repeat(100_000) + ']'.repeat(100_000)]);
+    const deepArguments = await file('deep-arguments.jsonl', [firstLine, JSON.stringify({ ...firstLine, episode_id: 'deep' }).replace('"trajectory":[', `"trajectory":[{"name":"execute_bash","arguments":${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}},`)]);
+    // An editor's Latin-1 (or a binary file) must not be read with replacement characters: refused, with its line.
+    const latin1 = join(dir, 'latin1.jsonl');
+    await writeFile(latin1, Buffer.concat([Buffer.from(`${JSON.stringify(firstLine)}\n{"episode_id": "caf`), Buffer.from([0xe9]), Buffer.from('"}\n')]));
+    const deepYaml = await file('deep.yaml', ['history:', ...Array.from({ length: 2_000 }, (_u, i) => `${' '.repeat(i + 2)}- `), `${' '.repeat(2_002)}x`]);
 
     const cases = [
       { args: [badJson], where: `${badJson}:2: `, what: /not valid JSON/ },
       { args: [missing], where: `${missing}:1: trajectory[0].name: `, what: /missing/ },
       { args: [dupA, dupB], where: `${dupB}:1: episode_id: `, what: new RegExp(`duplicate episode .*first at ${dupA.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:1`) },
       { args: [oversized], where: `${oversized}:1: `, what: /episode is \d+ bytes serialized, over the limit of 1048576/ },
+      { args: [deepJson], where: `${deepJson}:1: `, what: /too deeply nested \(nested deeper than 128 levels\)/ },
+      { args: [deepArguments], where: `${deepArguments}:2: `, what: /too deeply nested/ },
+      { args: [latin1], where: `${latin1}:2: `, what: /not UTF-8 text \(byte 0xe9 at offset \d+ is not valid UTF-8\)/ },
+      { args: [deepYaml], where: `${deepYaml}:129: `, what: /too deeply nested/ },
     ];
     const runs = await Promise.all(cases.map((c) => runCli(['submit', ...c.args, '--run', RUN], env)));
     runs.forEach((run, i) => {

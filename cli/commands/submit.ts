@@ -53,19 +53,26 @@ async function runSubmit(paths: string[], flags: SubmitFlags): Promise<number> {
   const { loadContext, reportFailure } = await import('../runtime/context.js');
   try {
     const { config, logger } = loadContext();
-    const { validateInputs, formatProblem, submitRun } = await import('@rollout-fleet/producer');
+    const { decodeInputFile, validateInputs, formatProblem, submitRun } = await import('@rollout-fleet/producer');
     const all = [...paths, ...(flags.predictions ?? []), ...(flags.policy ? [flags.policy] : [])];
-    const files = [];
+    const decodedFiles: Array<{ path: string; text: string } | undefined> = [];
+    const undecodable = [];
     for (const path of all) {
+      let bytes: Buffer;
       try {
-        files.push({ path, text: await readFile(path, 'utf8') });
+        bytes = await readFile(path);
       } catch (err) {
         console.error(`submit: cannot read ${path}: ${(err as Error).message}; nothing was enqueued`);
         return EXIT.INVALID_INPUT;
       }
+      const decoded = decodeInputFile(path, bytes);
+      decodedFiles.push(decoded.ok ? decoded.file : undefined);
+      if (!decoded.ok) undecodable.push(decoded.problem);
     }
     const image = flags.image ?? config.sandbox.image;
-    const policyFile = flags.policy ? files.pop() : undefined;
+    // The policy file (last of `all`) is not an input of episodes.
+    const policyFile = flags.policy ? decodedFiles.pop() : undefined;
+    const files = decodedFiles.filter((file) => file !== undefined);
     const validated = validateInputs(files, {
       ...(policyFile ? { policyFile } : {}),
       runId: flags.run,
@@ -77,9 +84,10 @@ async function runSubmit(paths: string[], flags: SubmitFlags): Promise<number> {
       ...(flags.testCommand ? { testCommand: flags.testCommand } : {}),
       ...(flags.format ? { format: flags.format } : {}),
     });
-    if (validated.problems.length > 0) {
-      for (const problem of validated.problems) console.error(formatProblem(problem));
-      console.error(`submit: ${validated.problems.length} problem(s) in ${files.length} file(s); nothing was enqueued`);
+    const problems = [...undecodable, ...validated.problems];
+    if (problems.length > 0) {
+      for (const problem of problems) console.error(formatProblem(problem));
+      console.error(`submit: ${problems.length} problem(s) in ${all.length} file(s); nothing was enqueued`);
       return EXIT.INVALID_INPUT;
     }
     if (flags.dryRun) {

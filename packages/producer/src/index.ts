@@ -20,6 +20,9 @@ export { parseSweBenchInstances, evalSpecForInstance } from './importers/swebenc
 export type { SweBenchInstance, LocatedInstance } from './importers/swebench-dataset.js';
 export { testCommandForRepo } from './importers/test-commands.js';
 export { detectFormat, INPUT_FORMATS } from './importers/detect-format.js';
+export { decodeInputFile } from './importers/decode-input.js';
+export type { DecodedInput } from './importers/decode-input.js';
+export { MAX_NESTING_DEPTH } from './importers/nesting-depth.js';
 export type { InputFormat } from './importers/detect-format.js';
 export { imageForInstance } from './importers/image-template.js';
 export type { ImportOptions, ImportResult, Importer, InputFile } from './importers/types.js';

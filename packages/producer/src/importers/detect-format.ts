@@ -60,7 +60,9 @@ export function detectFormat(file: InputFile): { ok: true; format: InputFormat }
     const parsed = parseJsonText(file.text);
     if (!parsed.ok) {
       const problem = jsonSyntaxProblem(file, parsed);
-      if (parseJsonText(file.text.split('\n')[0] ?? '').ok) problem.hint = 'this looks like JSONL (one record per line): name the file *.jsonl';
+      const newline = file.text.indexOf('\n');
+      const firstLine = newline === -1 ? file.text : file.text.slice(0, newline);
+      if (parsed.reason === 'syntax' && parseJsonText(firstLine).ok) problem.hint = 'this looks like JSONL (one record per line): name the file *.jsonl';
       return { ok: false, problem };
     }
     sample = parsed.value;

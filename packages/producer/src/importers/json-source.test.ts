@@ -9,7 +9,7 @@ describe('JSON sources', () => {
     expect(jsonErrorOffset('[1,\n2,,]')).toBe(6);
     expect(jsonErrorOffset('{"a": "\\q"}')).toBe(7);
     const parsed = parseJsonText('{\n  "history": [\n}\n');
-    expect(parsed).toEqual({ ok: false, message: "Unexpected token '}'", line: 3 });
+    expect(parsed).toEqual({ ok: false, reason: 'syntax', message: "Unexpected token '}'", line: 3 });
     expect(parseJsonText('\ufeff{"a": 1}')).toEqual({ ok: true, value: { a: 1 } });
   });
 

@@ -1,8 +1,10 @@
 import { problemAt, type Problem, type RecordLocation } from '../validation/problem.js';
 import { jsonErrorOffset } from './json-error-offset.js';
+import { jsonNestingOverflow, MAX_NESTING_DEPTH } from './nesting-depth.js';
 import type { InputFile } from './types.js';
 
-export type JsonParse = { ok: true; value: unknown } | { ok: false; message: string; line?: number };
+/** A failed parse says why (`syntax`, or `depth`: valid JSON nested deeper than MAX_NESTING_DEPTH). */
+export type JsonParse = { ok: true; value: unknown } | { ok: false; reason: 'syntax' | 'depth'; message: string; line?: number };
 
 export interface JsonLine {
   line: number;
@@ -24,19 +26,42 @@ export function stripBom(text: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
-/** Parses JSON; on failure reports the 1-based line of the error. */
+/** 1-based line of `offset` in `text` (counted, not split: files can be large). */
+export function lineAt(text: string, offset: number): number {
+  let line = 1;
+  for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) line += 1;
+  return line;
+}
+
+/**
+ * The one JSON reader of the importers (files, JSONL lines, and JSON held in strings such as tool arguments).
+ * Never throws: a syntax error reports its 1-based line, and valid JSON nested deeper than MAX_NESTING_DEPTH is
+ * refused with the line where it gets too deep (see nesting-depth.ts for why).
+ */
 export function parseJsonText(text: string): JsonParse {
   const source = stripBom(text);
+  let value: unknown;
   try {
-    return { ok: true, value: JSON.parse(source) as unknown };
+    value = JSON.parse(source) as unknown;
   } catch (error) {
     // V8 quotes the whole input in some messages; keep only the reason.
     const raw = error instanceof Error ? error.message : String(error);
     const message = raw.replace(/, ".*" is not valid JSON$/s, '').replace(/ in JSON at position \d+.*$/s, '');
     const offset = jsonErrorOffset(source);
-    if (offset === undefined) return { ok: false, message };
-    return { ok: false, message, line: source.slice(0, offset).split('\n').length };
+    if (offset === undefined) return { ok: false, reason: 'syntax', message };
+    return { ok: false, reason: 'syntax', message, line: lineAt(source, offset) };
   }
+  const deep = jsonNestingOverflow(source);
+  if (deep === undefined) return { ok: true, value };
+  return { ok: false, reason: 'depth', message: `nested deeper than ${MAX_NESTING_DEPTH} levels`, line: lineAt(source, deep) };
+}
+
+/** Message and hint for a failed parse, worded for the person who wrote the file. */
+export function jsonParseText(parsed: { reason: 'syntax' | 'depth'; message: string }, syntaxHint: string): { message: string; hint: string } {
+  if (parsed.reason === 'depth') {
+    return { message: `too deeply nested (${parsed.message})`, hint: 'flatten the data: episodes never need that many levels of [ ] and { }' };
+  }
+  return { message: `not valid JSON (${parsed.message})`, hint: syntaxHint };
 }
 
 /** JSONL: one value per non-blank line; a line that does not parse is a problem naming its number. */
@@ -51,18 +76,16 @@ export function parseJsonLines(file: InputFile): { records: JsonLine[]; problems
     if (parsed.ok) {
       records.push({ line, value: parsed.value });
     } else {
-      problems.push(problemAt({ file: file.path, line }, {
-        message: `not valid JSON (${parsed.message})`,
-        hint: 'write exactly one JSON object per line (JSONL); no trailing commas, no multi-line objects',
-      }));
+      problems.push(problemAt({ file: file.path, line }, jsonParseText(parsed,
+        'write exactly one JSON object per line (JSONL); no trailing commas, no multi-line objects')));
     }
   });
   return { records, problems };
 }
 
-export function jsonSyntaxProblem(file: InputFile, parsed: { message: string; line?: number }): Problem {
+export function jsonSyntaxProblem(file: InputFile, parsed: { reason: 'syntax' | 'depth'; message: string; line?: number }): Problem {
   const location = parsed.line === undefined ? { file: file.path } : { file: file.path, line: parsed.line };
-  return problemAt(location, { message: `not valid JSON (${parsed.message})`, hint: 'fix the JSON syntax (a validator such as `jq . <file>` shows the spot)' });
+  return problemAt(location, jsonParseText(parsed, 'fix the JSON syntax (a validator such as `jq . <file>` shows the spot)'));
 }
 
 export function indexPath(index: number): string {

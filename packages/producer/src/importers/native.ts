@@ -59,10 +59,6 @@ function importRecord(value: unknown, location: RecordLocation, options: ImportO
 
 function parseStringArguments(call: unknown): unknown {
   if (!isRecord(call) || typeof call['arguments'] !== 'string') return call;
-  try {
-    const value: unknown = JSON.parse(call['arguments']);
-    return isRecord(value) ? { ...call, arguments: value } : call;
-  } catch {
-    return call;
-  }
+  const parsed = parseJsonText(call['arguments']);
+  return parsed.ok && isRecord(parsed.value) ? { ...call, arguments: parsed.value } : call;
 }

@@ -41,7 +41,8 @@ function lastName(path: readonly PropertyKey[]): string | undefined {
 function issueToProblem(issue: Issue, record: unknown, location: RecordLocation): Problem {
   const field = formatFieldPath(issue.path);
   const name = lastName(issue.path);
-  const specific = name === undefined ? undefined : FIELD_HINTS[name];
+  // Own keys only: a field called `constructor` must not find Object.prototype's.
+  const specific = name !== undefined && Object.hasOwn(FIELD_HINTS, name) ? FIELD_HINTS[name] : undefined;
   if (issue.code === 'invalid_type') {
     const received = valueAt(record, issue.path);
     const expected = expectedName(issue.expected);
@@ -66,6 +67,31 @@ export function checkEpisode(
   location: RecordLocation,
 ): { ok: true; episode: EpisodeInput } | { ok: false; problems: Problem[] } {
   const parsed = EpisodeSchema.safeParse(candidate);
-  if (parsed.success) return { ok: true, episode: candidate as EpisodeInput };
-  return { ok: false, problems: parsed.error.issues.map((issue) => issueToProblem(issue, candidate, location)) };
+  if (!parsed.success) return { ok: false, problems: parsed.error.issues.map((issue) => issueToProblem(issue, candidate, location)) };
+  const reserved = reservedKeyFields(candidate).map((field) => problemAt(location, {
+    field,
+    message: 'the key "__proto__" is not allowed here',
+    hint: 'rename the key: it would be dropped when the episode is read, so the replay would differ from the recording',
+  }));
+  if (reserved.length > 0) return { ok: false, problems: reserved };
+  return { ok: true, episode: candidate as EpisodeInput };
+}
+
+/**
+ * Fields of the free-form maps (tool arguments, sandbox env, metadata) that hold an own `__proto__` key. JSON.parse
+ * keeps such a key as data, but zod's record parsing (like any plain assignment) drops it: accepting it would
+ * replay other arguments than were recorded, silently.
+ */
+function reservedKeyFields(candidate: unknown): string[] {
+  if (!isRecord(candidate)) return [];
+  const maps: Array<[string, unknown]> = [['metadata', candidate['metadata']]];
+  const sandbox = candidate['sandbox'];
+  if (isRecord(sandbox)) maps.push(['sandbox.env', sandbox['env']]);
+  const trajectory = candidate['trajectory'];
+  if (Array.isArray(trajectory)) {
+    trajectory.forEach((call: unknown, index) => {
+      if (isRecord(call)) maps.push([`trajectory[${index}].arguments`, call['arguments']]);
+    });
+  }
+  return maps.filter(([, map]) => isRecord(map) && Object.hasOwn(map, '__proto__')).map(([field]) => `${field}.__proto__`);
 }

@@ -1,7 +1,8 @@
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { problemAt, type Problem, type RecordLocation } from '../validation/problem.js';
 import { buildEpisodes } from './episode-builder.js';
-import { describeType, fileExtension, fileStem, isRecord, jsonSyntaxProblem, parseJsonText } from './json-source.js';
+import { describeType, fileExtension, fileStem, isRecord, jsonSyntaxProblem, lineAt, parseJsonText } from './json-source.js';
+import { MAX_NESTING_DEPTH, yamlNestingOverflow } from './nesting-depth.js';
 import { contentText, toolCallInput } from './tool-arguments.js';
 import { emptyResult, type ImportOptions, type ImportResult, type InputFile, type ToolCallInput } from './types.js';
 
@@ -89,8 +90,18 @@ export function importSweAgentTrajectory(file: InputFile, options: ImportOptions
 function parseDocument(file: InputFile): { ok: true; value: unknown } | { ok: false; problem: Problem } {
   const ext = fileExtension(file.path);
   if (ext === 'yaml' || ext === 'yml') {
+    const deep = yamlNestingOverflow(file.text);
+    if (deep !== undefined) {
+      return {
+        ok: false,
+        problem: problemAt({ file: file.path, line: lineAt(file.text, deep) }, {
+          message: `too deeply nested (nested deeper than ${MAX_NESTING_DEPTH} levels)`,
+          hint: 'flatten the data: a demonstration never needs that many levels of lists and mappings',
+        }),
+      };
+    }
     try {
-      return { ok: true, value: parseYaml(file.text) as unknown };
+      return { ok: true, value: parseYaml(file.text, { logLevel: 'error' }) as unknown };
     } catch (error) {
       const line = error instanceof YAMLParseError ? error.linePos?.[0]?.line : undefined;
       const message = error instanceof Error ? error.message.split('\n')[0] ?? error.message : String(error);
@@ -211,12 +222,8 @@ function textCalls(actions: readonly TextAction[], skipped: string[]): ToolCallI
 function jsonObject(state: unknown): Record<string, unknown> | undefined {
   if (isRecord(state)) return state;
   if (typeof state !== 'string') return undefined;
-  try {
-    const value: unknown = JSON.parse(state);
-    return isRecord(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
+  const parsed = parseJsonText(state);
+  return parsed.ok && isRecord(parsed.value) ? parsed.value : undefined;
 }
 
 function firstWorkingDir(steps: readonly unknown[]): string | undefined {

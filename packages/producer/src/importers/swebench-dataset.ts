@@ -1,5 +1,5 @@
 import { problemAt, type Problem, type RecordLocation } from '../validation/problem.js';
-import { describeType, isRecord, readJsonRecords } from './json-source.js';
+import { describeType, isRecord, parseJsonText, readJsonRecords } from './json-source.js';
 import { testCommandForRepo } from './test-commands.js';
 import type { EvalInput, InputFile } from './types.js';
 
@@ -79,11 +79,8 @@ function testList(record: Record<string, unknown>, field: string, location: Reco
   let value = record[field];
   if (value === undefined || value === null) return [];
   if (typeof value === 'string') {
-    try {
-      value = JSON.parse(value) as unknown;
-    } catch {
-      value = undefined;
-    }
+    const parsed = parseJsonText(value);
+    value = parsed.ok ? parsed.value : undefined;
   }
   if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return value;
   problems.push(problemAt(location, {

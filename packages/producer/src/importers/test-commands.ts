@@ -14,5 +14,6 @@ const TEST_COMMANDS: Readonly<Record<string, string>> = {
 
 /** `django/django` → `./tests/runtests.py ...`; every other repo → `pytest -rA`. */
 export function testCommandForRepo(repo: string): string {
-  return TEST_COMMANDS[repo] ?? TEST_PYTEST;
+  // Own keys only: a repo named `constructor` or `toString` is just an unknown repo.
+  return Object.hasOwn(TEST_COMMANDS, repo) ? TEST_COMMANDS[repo]! : TEST_PYTEST;
 }

@@ -1,4 +1,4 @@
-import { isRecord } from './json-source.js';
+import { isRecord, parseJsonText } from './json-source.js';
 import type { ToolCallInput } from './types.js';
 
 /**
@@ -12,12 +12,8 @@ export function parseToolArguments(raw: unknown): Record<string, unknown> {
   if (isRecord(raw)) return raw;
   if (typeof raw !== 'string') return { __raw: JSON.stringify(raw) };
   if (raw.trim() === '') return {};
-  try {
-    const value: unknown = JSON.parse(raw);
-    return isRecord(value) ? value : { __raw: raw };
-  } catch {
-    return { __raw: raw };
-  }
+  const parsed = parseJsonText(raw);
+  return parsed.ok && isRecord(parsed.value) ? parsed.value : { __raw: raw };
 }
 
 /** Message content as text: a string, or the `text` of each content part joined; null/absent → undefined. */

@@ -31,11 +31,25 @@ export interface ProblemInit {
   code?: ProblemCode;
 }
 
+/** Longest message or field a problem shows; the rest is elided. */
+const MAX_PROBLEM_TEXT = 400;
+
+/**
+ * Messages quote the input (ids, keys, values); a 50 MB instance id must not become a 50 MB line on the terminal
+ * (nor a copy per problem in memory), so quoted text is cut here, once for every importer.
+ */
+function clipped(text: string): string {
+  if (text.length <= MAX_PROBLEM_TEXT) return text;
+  // Never cut a surrogate pair in two.
+  const end = /[\uD800-\uDBFF]/.test(text.charAt(MAX_PROBLEM_TEXT - 1)) ? MAX_PROBLEM_TEXT - 1 : MAX_PROBLEM_TEXT;
+  return `${text.slice(0, end)}… (${text.length - end} more characters)`;
+}
+
 export function problemAt(location: RecordLocation, init: ProblemInit): Problem {
-  const problem: Problem = { file: location.file, message: init.message, hint: init.hint, code: init.code ?? 'INPUT_INVALID' };
+  const problem: Problem = { file: location.file, message: clipped(init.message), hint: init.hint, code: init.code ?? 'INPUT_INVALID' };
   if (location.line !== undefined) problem.line = location.line;
-  if (location.path !== undefined) problem.path = location.path;
-  if (init.field !== undefined && init.field !== '') problem.field = init.field;
+  if (location.path !== undefined) problem.path = clipped(location.path);
+  if (init.field !== undefined && init.field !== '') problem.field = clipped(init.field);
   return problem;
 }
 

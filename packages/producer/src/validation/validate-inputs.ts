@@ -78,6 +78,9 @@ export function validateInputs(files: readonly InputFile[], options: ValidationO
     if (format !== 'swebench-dataset') continue;
     const parsed = parseSweBenchInstances(file);
     imported.problems.push(...parsed.problems);
+    if (parsed.instances.length === 0 && parsed.problems.length === 0) {
+      imported.problems.push(problemAt({ file: file.path }, { message: 'no instances in this file', hint: 'remove it from the inputs or add SWE-bench instances' }));
+    }
     for (const located of parsed.instances) {
       const id = located.instance.instance_id;
       const first = instanceLocations.get(id);
@@ -113,6 +116,14 @@ export function validateInputs(files: readonly InputFile[], options: ValidationO
     mergeInto(imported, importSweBenchGold(datasetInstances, sweBenchOptions));
   }
 
+  const datasetFile = [...formats].find(([, format]) => format === 'swebench-dataset')?.[0];
+  if (datasetFile !== undefined && imported.episodes.length === 0 && imported.problems.length === 0) {
+    // A dataset says how to grade, not what: alone it would be a run of nothing.
+    imported.problems.push(problemAt({ file: datasetFile.path }, {
+      message: 'a SWE-bench dataset alone makes no episodes',
+      hint: 'pass predictions to grade (--predictions preds.json), --gold, or trajectories of its instances',
+    }));
+  }
   return checkAll(imported, { options, instances });
 }
 
@@ -191,8 +202,9 @@ function checkAll(imported: ImportResult, context: CheckContext): ValidationResu
   const result: ValidationResult = { episodes: [], locations: [], problems: [...imported.problems] };
   const reported = new Set<string>();
   const report = (problem: Problem): void => {
-    // Samples of one record share their size problems: say it once.
-    const key = JSON.stringify([problem.file, problem.line, problem.path, problem.field, problem.message]);
+    // Samples of one record share their size problems: say it once (their sizes differ by the digits of sample_index).
+    const what = problem.code === 'INPUT_TOO_LARGE' ? problem.code : problem.message;
+    const key = JSON.stringify([problem.file, problem.line, problem.path, problem.field, what]);
     if (reported.has(key)) return;
     reported.add(key);
     result.problems.push(problem);
