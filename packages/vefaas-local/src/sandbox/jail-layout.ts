@@ -2,11 +2,14 @@
  * Where things live: host-side state directory layout and the paths the server sees inside the jail.
  *
  * <stateRoot>/<sandboxId>/
- *   testbed/  → /testbed (copy of the image template; the server's cwd)
- *   tmp/      → /tmp
- *   root/     → /root (HOME)
+ *   testbed/  → /testbed with isolation 'none' (copy of the image template; the server's cwd)
+ *   tmp/      → /tmp      (isolation 'none')
+ *   root/     → /root     (HOME; isolation 'none')
  *   run/      → /run/swerex (holds swerex.sock, reached from the host)
+ *   etc/      → /etc/passwd, /etc/group, /etc/hosts inside the jail (generated)
  *   server.log  (server stdout/stderr; not visible inside)
+ * In the bubblewrap jail /testbed, /tmp and /root are private tmpfs mounts instead (bounded; nothing written
+ * there reaches the host's disk) and /testbed is filled from the image at start (read-only at /opt/swerex-image).
  */
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +24,7 @@ export const JAIL = {
   home: '/root',
   run: '/run/swerex',
   runtime: '/opt/swerex-local',
+  image: '/opt/swerex-image',
   socket: '/run/swerex/swerex.sock',
 } as const;
 
@@ -30,6 +34,7 @@ export interface StateLayout {
   tmp: string;
   home: string;
   run: string;
+  etc: string;
   socketPath: string;
   logPath: string;
 }
@@ -43,6 +48,7 @@ export function stateLayout(stateRoot: string, sandboxId: string): StateLayout {
     tmp: join(stateDir, 'tmp'),
     home: join(stateDir, 'root'),
     run,
+    etc: join(stateDir, 'etc'),
     socketPath: join(run, 'swerex.sock'),
     logPath: join(stateDir, 'server.log'),
   };

@@ -9,27 +9,35 @@
 import { spawn } from 'node:child_process';
 import { execFile } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { chmod, mkdir, rm } from 'node:fs/promises';
+import { chmod, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { RolloutError } from '@rollout-fleet/shared';
 import { parseAuthToken } from './auth-token.js';
 import { bwrapArgs } from './bwrap-args.js';
-import { bwrapPath } from './check-isolation.js';
+import { bwrapPath, checkIsolation } from './check-isolation.js';
 import { buildImage } from './image-build.js';
-import { createSandboxCgroups, type SandboxCgroups } from './cgroup-limits.js';
+import { createSandboxCgroups } from './cgroups/sandbox-cgroups.js';
+import type { SandboxCgroups } from './cgroups/types.js';
 import { DEFAULT_PATH, JAIL, MAX_SOCKET_PATH_BYTES, RUNTIME_DIR, SERVER_SCRIPT, stateLayout, type StateLayout } from './jail-layout.js';
 import { isAlive, killPids, processTree } from './process-tree.js';
-import type { EnforcedLimits, SandboxExit, SandboxLaunch, SandboxProcess } from './types.js';
+import type { EnforcedLimits, IsolationReport, SandboxExit, SandboxLaunch, SandboxProcess } from './types.js';
 
 const execFileAsync = promisify(execFile);
 const SECOND = 1000;
 const DEFAULT_MAX_PROCESSES = 1024;
+const DEFAULT_DISK_MB = 4096;
+const MB = 1024 * 1024;
+/** The socket directory is the jail's one writable host directory: more than this in it is not a socket. */
+const RUN_DIR_MAX_BYTES = 1 * MB;
+const RUN_DIR_CHECK_MS = 1 * SECOND;
 const KILL_WAIT_MS = 10 * SECOND;
 const SANDBOX_ID = /^[A-Za-z0-9_.-]{1,128}$/;
 
 /** Joins the cgroups given as the first `$1` arguments, then execs the rest. */
 const JOIN_CGROUPS_SCRIPT = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 126; shift; n=$((n-1)); done; exec "$@"';
+/** Inside the jail: fills the /testbed tmpfs from the read-only image, then execs the server (exit 125: copy failed). */
+const FILL_TESTBED_SCRIPT = `cp -a --no-preserve=ownership ${JAIL.image}/. ${JAIL.testbed}/ || exit 125; exec "$@"`;
 
 export async function launchSandbox(launch: SandboxLaunch): Promise<SandboxProcess> {
   if (!SANDBOX_ID.test(launch.sandboxId) || launch.sandboxId === '.' || launch.sandboxId === '..') {
@@ -39,7 +47,8 @@ export async function launchSandbox(launch: SandboxLaunch): Promise<SandboxProce
   if (Buffer.byteLength(layout.socketPath) > MAX_SOCKET_PATH_BYTES) {
     throw new RolloutError('CONFIG_INVALID', `socket path ${layout.socketPath} exceeds ${MAX_SOCKET_PATH_BYTES} bytes; use a shorter state root`);
   }
-  await prepareStateDir(layout, launch.imageDir);
+  const jailed = launch.isolation === 'bwrap';
+  const imageSource = await prepareStateDir(layout, launch, jailed);
 
   const authToken = parseAuthToken(launch.command);
   const cgroups = await createSandboxCgroups({
@@ -47,18 +56,21 @@ export async function launchSandbox(launch: SandboxLaunch): Promise<SandboxProce
     memoryMB: launch.memoryMB,
     cpuMilli: launch.cpuMilli,
     maxProcesses: launch.maxProcesses ?? DEFAULT_MAX_PROCESSES,
-  });
+  }, launch.cgroup);
+  const jailFeatures = jailed ? checkIsolation() : undefined;
+  const via = cgroups === null ? undefined : (`cgroup-${cgroups.version}` as const);
   const limits: EnforcedLimits = {
-    memory: cgroups.memory ? 'cgroup-v1' : 'rlimit-as',
-    processes: cgroups.pids ? 'cgroup-v1' : 'none',
-    cpu: cgroups.cpu ? 'cgroup-v1' : 'none',
+    memory: cgroups?.memory === true && via !== undefined ? via : 'rlimit-as',
+    processes: cgroups?.pids === true && via !== undefined ? via : 'none',
+    cpu: cgroups?.cpu === true && via !== undefined ? via : 'none',
+    disk: !jailed ? 'none' : jailFeatures?.tmpfsSize === true ? 'tmpfs-size' : cgroups?.memory === true ? 'memory' : 'none',
   };
-  const argv = buildArgv(launch, layout, authToken, limits, cgroups);
+  const argv = buildArgv({ launch, layout, authToken, limits, cgroups, imageSource, jailFeatures });
 
   const logFd = openSync(layout.logPath, 'a');
   let child;
   try {
-    child = spawn(argv[0] as string, argv.slice(1), { stdio: ['ignore', logFd, logFd], detached: true, env: { PATH: DEFAULT_PATH } });
+      child = spawn(argv[0] as string, argv.slice(1), { stdio: ['ignore', logFd, logFd], detached: true, env: { PATH: DEFAULT_PATH } });
   } finally {
     closeSync(logFd);
   }
@@ -70,7 +82,7 @@ export async function launchSandbox(launch: SandboxLaunch): Promise<SandboxProce
     child.once('spawn', resolve);
     child.once('error', (err) => reject(new RolloutError('SANDBOX_START_FAILED', `could not start sandbox ${launch.sandboxId}: ${err.message}`, { cause: err })));
   }).catch(async (err: unknown) => {
-    await cgroups.remove();
+    await cgroups?.remove();
     await rm(layout.stateDir, { recursive: true, force: true });
     throw err;
   });
@@ -78,11 +90,22 @@ export async function launchSandbox(launch: SandboxLaunch): Promise<SandboxProce
 
   const listPids = async (): Promise<number[]> => {
     const pids = new Set(await processTree(pid));
-    for (const member of await cgroups.members()) if (await isAlive(member)) pids.add(member);
+    for (const member of (await cgroups?.members()) ?? []) if (await isAlive(member)) pids.add(member);
     return [...pids];
   };
   let killing: Promise<void> | null = null;
+  // The socket directory is bound from the host: a sandbox that writes files there is writing to the host's
+  // disk, outside its tmpfs quota. Nothing legitimate does; such a sandbox is killed (the instance dies).
+  const runDirWatch = jailed
+    ? setInterval(() => {
+        void runDirBytes(layout.run).then((bytes) => {
+          if (bytes > RUN_DIR_MAX_BYTES) void kill();
+        });
+      }, RUN_DIR_CHECK_MS).unref()
+    : undefined;
+  void exited.then(() => clearInterval(runDirWatch));
   const kill = (): Promise<void> => {
+    clearInterval(runDirWatch);
     killing ??= (async () => {
       const before = await listPids();
       const inner = before.filter((p) => p !== pid);
@@ -95,8 +118,8 @@ export async function launchSandbox(launch: SandboxLaunch): Promise<SandboxProce
       }
       killPids([pid, ...inner]);
       await exited;
-      await waitUntilGone(async () => [...inner, ...(await cgroups.members())]);
-      await cgroups.remove();
+      await waitUntilGone(async () => [...inner, ...((await cgroups?.members()) ?? [])]);
+      await cgroups?.remove();
       await rm(layout.stateDir, { recursive: true, force: true });
     })();
     return killing;
@@ -116,31 +139,77 @@ export async function launchSandbox(launch: SandboxLaunch): Promise<SandboxProce
   };
 }
 
-async function prepareStateDir(layout: StateLayout, imageDir: string | null): Promise<void> {
+/**
+ * Creates the state directory. With the jail: the socket directory and the generated /etc files, and returns the
+ * image directory to bind (the jail copies it into its /testbed tmpfs). Without: host /testbed, /tmp and /root,
+ * the image copied into /testbed here.
+ */
+async function prepareStateDir(layout: StateLayout, launch: SandboxLaunch, jailed: boolean): Promise<string | null> {
   await mkdir(layout.stateDir, { recursive: false, mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return mkdir(layout.stateDir, { recursive: true, mode: 0o700 });
     // EEXIST: a live sandbox with this id, or leftovers of a dead host (see removeSandboxLeftovers).
     throw new RolloutError('SANDBOX_START_FAILED', `state directory ${layout.stateDir} already exists`, { cause: err });
   });
-  for (const dir of [layout.testbed, layout.home, layout.run]) await mkdir(dir, { recursive: true, mode: 0o755 });
-  await mkdir(layout.tmp, { recursive: true });
-  await chmod(layout.tmp, 0o1777);
-  if (imageDir !== null) {
-    // cp keeps .git, symlinks and modes; ownership becomes the host user (uid 0 inside the jail's user ns).
-    try {
-      const source = await buildImage(imageDir, join(layout.stateDir, '..', '.images'));
-      await execFileAsync('cp', ['-a', '--no-preserve=ownership', '--reflink=auto', `${source}/.`, layout.testbed]);
-    } catch (err) {
-      await rm(layout.stateDir, { recursive: true, force: true });
-      throw new RolloutError('SANDBOX_START_FAILED', `could not copy image template ${imageDir}`, {
-        cause: err,
-        details: { errorCode: 'function_initialize_failed' },
-      });
-    }
+  await mkdir(layout.run, { recursive: true, mode: 0o755 });
+  if (jailed) {
+    await writeJailEtc(layout.etc, launch.sandboxId.slice(0, 63));
+  } else {
+    for (const dir of [layout.testbed, layout.home]) await mkdir(dir, { recursive: true, mode: 0o755 });
+    await mkdir(layout.tmp, { recursive: true });
+    await chmod(layout.tmp, 0o1777);
+  }
+  if (launch.imageDir === null) return null;
+  try {
+    const source = await buildImage(launch.imageDir, join(layout.stateDir, '..', '.images'));
+    if (jailed) return source;
+    // cp keeps .git, symlinks and modes; ownership becomes the host user.
+    await execFileAsync('cp', ['-a', '--no-preserve=ownership', '--reflink=auto', `${source}/.`, layout.testbed]);
+    return null;
+  } catch (err) {
+    await rm(layout.stateDir, { recursive: true, force: true });
+    throw new RolloutError('SANDBOX_START_FAILED', `could not copy image template ${launch.imageDir}`, {
+      cause: err,
+      details: { errorCode: 'function_initialize_failed' },
+    });
   }
 }
 
-function buildArgv(launch: SandboxLaunch, layout: StateLayout, authToken: string, limits: EnforcedLimits, cgroups: SandboxCgroups): string[] {
+/** passwd, group and hosts for the jail: its own user and name, none of the host's accounts or host names. */
+async function writeJailEtc(dir: string, hostname: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o755 });
+  const uid = process.getuid?.() ?? 0;
+  const gid = process.getgid?.() ?? 0;
+  // bwrap keeps this process's uid inside the jail; give it a name and the jail's HOME.
+  const own = uid === 0 ? [] : [`sandbox:x:${uid}:${gid}:sandbox:${JAIL.home}:/bin/bash`];
+  const ownGroup = gid === 0 ? [] : [`sandbox:x:${gid}:`];
+  await writeFile(join(dir, 'passwd'), [`root:x:0:0:root:${JAIL.home}:/bin/bash`, ...own, 'nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin', ''].join('\n'));
+  await writeFile(join(dir, 'group'), ['root:x:0:', ...ownGroup, 'nogroup:x:65534:', ''].join('\n'));
+  await writeFile(join(dir, 'hosts'), ['127.0.0.1\tlocalhost', `127.0.1.1\t${hostname}`, '::1\tlocalhost ip6-localhost ip6-loopback', ''].join('\n'));
+}
+
+/** Bytes in regular files directly under `dir` (the socket directory holds one socket and nothing else). */
+async function runDirBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const name of await readdir(dir).catch(() => [])) {
+    const info = await stat(join(dir, name)).catch(() => undefined);
+    if (info?.isFile() === true) total += info.size;
+    else if (info?.isDirectory() === true) total += RUN_DIR_MAX_BYTES + 1; // no directories either
+  }
+  return total;
+}
+
+interface ArgvInput {
+  launch: SandboxLaunch;
+  layout: StateLayout;
+  authToken: string;
+  limits: EnforcedLimits;
+  cgroups: SandboxCgroups | null;
+  imageSource: string | null;
+  jailFeatures: IsolationReport | undefined;
+}
+
+function buildArgv(input: ArgvInput): string[] {
+  const { launch, layout, authToken, limits, cgroups, imageSource } = input;
   const python = launch.pythonPath ?? '/usr/bin/python3';
   const jailed = launch.isolation === 'bwrap';
   const env: Record<string, string> = { PATH: DEFAULT_PATH, HOME: JAIL.home, ...launch.envs, TERM: 'dumb' };
@@ -153,7 +222,17 @@ function buildArgv(launch: SandboxLaunch, layout: StateLayout, authToken: string
   let command: string[];
   if (jailed) {
     command = [python, ...serverArgs, join(JAIL.runtime, SERVER_SCRIPT), '--socket', JAIL.socket, '--auth-token', authToken];
-    command = [bwrapPath() ?? 'bwrap', ...bwrapArgs({ layout, network: launch.network, env, hostname: launch.sandboxId.slice(0, 63), command })];
+    if (imageSource !== null) command = ['/bin/sh', '-c', FILL_TESTBED_SCRIPT, 'sh', ...command];
+    command = [bwrapPath() ?? 'bwrap', ...bwrapArgs({
+      layout,
+      network: launch.network,
+      env,
+      hostname: launch.sandboxId.slice(0, 63),
+      tmpfsBytes: input.jailFeatures?.tmpfsSize === true ? (launch.diskMB ?? DEFAULT_DISK_MB) * MB : undefined,
+      tmpfsPerms: input.jailFeatures?.tmpfsPerms === true,
+      imageSource,
+      command,
+    })];
   } else {
     // No mount namespace: the server maps /testbed, /root and /tmp to this sandbox's directories at its edge,
     // so episodes written for a jailed sandbox (SWE-bench images) find their paths and do not share /tmp.
@@ -161,8 +240,8 @@ function buildArgv(launch: SandboxLaunch, layout: StateLayout, authToken: string
     const aliases = pairs.flatMap(([alias, real]) => ['--path-alias', `${alias}=${real}`]);
     command = ['/usr/bin/env', '-i', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), python, ...serverArgs, join(RUNTIME_DIR, SERVER_SCRIPT), '--socket', layout.socketPath, '--auth-token', authToken, '--die-with-parent', '--cwd', layout.testbed, ...aliases];
   }
-  if (limits.memory === 'rlimit-as') command = ['prlimit', `--as=${launch.memoryMB * 1024 * 1024}`, '--', ...command];
-  if (cgroups.procsFiles.length > 0) command = ['/bin/sh', '-c', JOIN_CGROUPS_SCRIPT, 'sh', String(cgroups.procsFiles.length), ...cgroups.procsFiles, ...command];
+  if (limits.memory === 'rlimit-as') command = ['prlimit', `--as=${launch.memoryMB * MB}`, '--', ...command];
+  if (cgroups !== null && cgroups.procsFiles.length > 0) command = ['/bin/sh', '-c', JOIN_CGROUPS_SCRIPT, 'sh', String(cgroups.procsFiles.length), ...cgroups.procsFiles, ...command];
   return command;
 }
 

@@ -4,11 +4,11 @@
  */
 import { readFile, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { sandboxCgroupDirs } from './cgroup-limits.js';
+import { sandboxCgroupDirs, type CgroupOptions } from './cgroups/sandbox-cgroups.js';
 import { killPids } from './process-tree.js';
 
-export async function removeSandboxLeftovers(options: { stateRoot: string; sandboxId: string; cgroupRoot?: string }): Promise<void> {
-  const dirs = sandboxCgroupDirs(options.sandboxId, options.cgroupRoot);
+export async function removeSandboxLeftovers(options: { stateRoot: string; sandboxId: string; cgroup?: CgroupOptions }): Promise<void> {
+  const dirs = await sandboxCgroupDirs(options.sandboxId, options.cgroup);
   for (const dir of dirs) {
     const procs = await readFile(join(dir, 'cgroup.procs'), 'utf8').catch(() => '');
     killPids(procs.split('\n').filter((line) => line.trim() !== '').map(Number));

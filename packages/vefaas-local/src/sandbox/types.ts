@@ -1,4 +1,5 @@
 /** Public shapes of the per-sandbox runtime: one SWE-ReX server process tree per sandbox. */
+import type { CgroupOptions } from './cgroups/sandbox-cgroups.js';
 
 export type Isolation = 'bwrap' | 'none';
 
@@ -11,9 +12,9 @@ export interface SandboxLaunch {
   imageDir: string | null;
   /** Sandbox Envs; they override the defaults (PATH, HOME=/root) except TERM, which stays `dumb`. */
   envs: Record<string, string>;
-  /** Memory limit of the whole process tree (cgroup v1 memory controller; fallback RLIMIT_AS per process). */
+  /** Memory limit of the whole process tree (cgroup v2 or v1 memory controller; fallback RLIMIT_AS per process). */
   memoryMB: number;
-  /** CPU quota in thousandths of a core (cgroup v1 cpu controller); not enforced without it. */
+  /** CPU quota in thousandths of a core (cgroup cpu controller); not enforced without it. */
   cpuMilli: number;
   /** Share the host network namespace; false = loopback only. */
   network: boolean;
@@ -22,7 +23,7 @@ export interface SandboxLaunch {
   /** Parent of the per-sandbox state directory `<stateRoot>/<sandboxId>`. Keep it short: the socket path must fit 107 bytes. */
   stateRoot: string;
   /**
-   * Maximum number of processes (threads count) in the sandbox (cgroup v1 pids controller).
+   * Maximum number of processes (threads count) in the sandbox (cgroup pids controller).
    * @defaultValue 1024
    */
   maxProcesses?: number;
@@ -31,13 +32,26 @@ export interface SandboxLaunch {
    * @defaultValue '/usr/bin/python3'
    */
   pythonPath?: string;
+  /**
+   * Size of each writable directory of the jail (/testbed, /tmp, /root are tmpfs mounts of this size; writing
+   * more fails with ENOSPC). tmpfs pages count against the memory limit too. @defaultValue 4096
+   */
+  diskMB?: number;
+  /** Where cgroups live and, for cgroup v2, a delegated parent. @defaultValue detected (see sandbox-cgroups.ts) */
+  cgroup?: CgroupOptions;
 }
 
 /** How each limit is enforced for one sandbox (what the host could set up here). */
 export interface EnforcedLimits {
-  memory: 'cgroup-v1' | 'rlimit-as' | 'none';
-  processes: 'cgroup-v1' | 'none';
-  cpu: 'cgroup-v1' | 'none';
+  /** RLIMIT_AS (per process, no cgroup) is the weak fallback: it does not bound a tree of processes. */
+  memory: 'cgroup-v1' | 'cgroup-v2' | 'rlimit-as' | 'none';
+  processes: 'cgroup-v1' | 'cgroup-v2' | 'none';
+  cpu: 'cgroup-v1' | 'cgroup-v2' | 'none';
+  /**
+   * Writable space: `tmpfs-size` = sized tmpfs mounts (ENOSPC at diskMB); `memory` = unsized tmpfs, bounded only
+   * by the memory cgroup that charges its pages; `none` = the host's disk (isolation 'none').
+   */
+  disk: 'tmpfs-size' | 'memory' | 'none';
 }
 
 export interface SandboxExit {
@@ -69,6 +83,9 @@ export interface SandboxProcess {
 export interface IsolationReport {
   /** True when a bubblewrap jail with the sandbox recipe can be started here. */
   bwrap: boolean;
+  /** bwrap knows `--size` (sized tmpfs, bubblewrap ≥ 0.7) and `--perms`. */
+  tmpfsSize?: boolean;
+  tmpfsPerms?: boolean;
   /** `bubblewrap 0.8.0` style version string when the binary runs. */
   version?: string;
   /** Why bwrap is unusable. */

@@ -1,5 +1,5 @@
 /**
- * Per-sandbox cgroup v1 groups (memory, pids, cpu) under `<root>/<controller>/rollout-fleet/<sandboxId>`.
+ * cgroup v1: one group per controller under `<root>/<controller>/rollout-fleet/<sandboxId>`.
  *
  * A controller is used only when its hierarchy is mounted and writable here; the caller falls back to
  * RLIMIT_AS for memory when the memory controller is missing. Membership is inherited by every fork, so
@@ -7,47 +7,21 @@
  */
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { CONTROLLERS, CPU_PERIOD_US, GROUP_PARENT, cpuQuotaUs, type CgroupLimits, type Controller, type SandboxCgroups } from './types.js';
 
-const GROUP_PARENT = 'rollout-fleet';
-const CPU_PERIOD_US = 100_000;
-
-export interface CgroupLimits {
-  sandboxId: string;
-  memoryMB: number;
-  cpuMilli: number;
-  maxProcesses: number;
-  /** @defaultValue '/sys/fs/cgroup' */
-  root?: string;
-}
-
-export interface SandboxCgroups {
-  memory: boolean;
-  pids: boolean;
-  cpu: boolean;
-  /** `cgroup.procs` files the launcher joins before exec'ing the jail. */
-  procsFiles: string[];
-  /** Host pids currently in the sandbox's groups. */
-  members(): Promise<number[]>;
-  /** Removes the groups; they must be empty. */
-  remove(): Promise<void>;
-}
-
-const CONTROLLERS = ['memory', 'pids', 'cpu'] as const;
-
-/** The group directories a sandbox may own (whether or not they exist). */
-export function sandboxCgroupDirs(sandboxId: string, root = '/sys/fs/cgroup'): string[] {
+/** The group directories a sandbox may own under a v1 root (whether or not they exist). */
+export function v1GroupDirs(sandboxId: string, root: string): string[] {
   return CONTROLLERS.map((controller) => join(root, controller, GROUP_PARENT, sandboxId));
 }
 
-export async function createSandboxCgroups(limits: CgroupLimits): Promise<SandboxCgroups> {
-  const root = limits.root ?? '/sys/fs/cgroup';
+export async function createV1Groups(limits: CgroupLimits, root: string): Promise<SandboxCgroups> {
   const dirs: string[] = [];
-  const settings: Record<'memory' | 'pids' | 'cpu', Array<[string, string]>> = {
+  const settings: Record<Controller, Array<[string, string]>> = {
     memory: [['memory.limit_in_bytes', String(limits.memoryMB * 1024 * 1024)]],
     pids: [['pids.max', String(limits.maxProcesses)]],
     cpu: [
       ['cpu.cfs_period_us', String(CPU_PERIOD_US)],
-      ['cpu.cfs_quota_us', String(Math.max(1000, Math.round((limits.cpuMilli * CPU_PERIOD_US) / 1000)))],
+      ['cpu.cfs_quota_us', String(cpuQuotaUs(limits.cpuMilli))],
     ],
   };
   const enabled = { memory: false, pids: false, cpu: false };
@@ -72,18 +46,22 @@ export async function createSandboxCgroups(limits: CgroupLimits): Promise<Sandbo
   }
   const procsFiles = dirs.map((dir) => join(dir, 'cgroup.procs'));
   return {
+    version: 'v1',
     ...enabled,
     procsFiles,
-    async members() {
-      const pids = new Set<number>();
-      for (const file of procsFiles) {
-        const text = await readFile(file, 'utf8').catch(() => '');
-        for (const line of text.split('\n')) if (line.trim() !== '') pids.add(Number(line));
-      }
-      return [...pids];
-    },
+    members: () => readMembers(procsFiles),
     async remove() {
       for (const dir of dirs) await rmdir(dir).catch(() => undefined);
     },
   };
+}
+
+/** Pids listed in `cgroup.procs` files (missing files count as empty). */
+export async function readMembers(procsFiles: readonly string[]): Promise<number[]> {
+  const pids = new Set<number>();
+  for (const file of procsFiles) {
+    const text = await readFile(file, 'utf8').catch(() => '');
+    for (const line of text.split('\n')) if (line.trim() !== '') pids.add(Number(line));
+  }
+  return [...pids];
 }
