@@ -50,6 +50,8 @@ const RESOLVES = 'pyutils__calc-add';
 const UNRESOLVED = 'pyutils__text-reverse';
 /** A copy of RESOLVES whose image does not exist: the sandbox never starts (infra failure); one attempt. */
 const NO_IMAGE = 'pyutils__no-such-image';
+/** A sandbox env value (a token a trainer passes into its sandboxes): the dashboard must never show it. */
+const ENV_SECRET = `sk-env-${randomUUID()}`;
 
 interface SmallRun {
   runId: string;
@@ -75,8 +77,12 @@ async function smallRunEpisodes(runId: string): Promise<Episode[]> {
     .filter((line) => line.trim() !== '')
     .map((line) => JSON.parse(line) as Record<string, unknown>);
   const pick = (id: string): Record<string, unknown> => records.find((r) => r['episode_id'] === id) ?? {};
-  const broken = { ...pick(RESOLVES), episode_id: NO_IMAGE, instance_id: NO_IMAGE, sandbox: { image: 'no-such-image' } };
-  const text = [pick(RESOLVES), pick(UNRESOLVED), broken].map((r) => JSON.stringify(r)).join('\n');
+  const withEnv = (record: Record<string, unknown>): Record<string, unknown> => ({
+    ...record,
+    sandbox: { ...(record['sandbox'] as Record<string, unknown>), env: { API_TOKEN: ENV_SECRET, PIP_PROGRESS_BAR: 'off' } },
+  });
+  const broken = withEnv({ ...pick(RESOLVES), episode_id: NO_IMAGE, instance_id: NO_IMAGE, sandbox: { image: 'no-such-image' } });
+  const text = [withEnv(pick(RESOLVES)), pick(UNRESOLVED), broken].map((r) => JSON.stringify(r)).join('\n');
   const validated = validateInputs([{ path, text }], { runId });
   expect(validated.problems).toEqual([]);
   return validated.episodes;
@@ -233,6 +239,51 @@ describeWith([bwrapNeed(), commandNeed('chromium', 'chromium')], 'dashboard in a
 
     await mkdir(join(ARTIFACT, '..'), { recursive: true });
     await page.screenshot({ path: ARTIFACT, fullPage: true });
+  });
+
+  it('never shows a sandbox env value: job data, logs and failures are redacted on the page and in Bull Board’s API', async () => {
+    // A log line that quotes the token, as a careless step or tool might.
+    const queue = new Queue<EpisodeJobData>(config.queue.name, { connection: { url: REDIS_URL }, prefix: config.queue.prefix });
+    const resolvedId = jobIdFor(run.runId, RESOLVES, 0);
+    const failedId = jobIdFor(run.runId, NO_IMAGE, 0);
+    try {
+      const job = await queue.getJob(resolvedId);
+      expect(job?.data.episode.sandbox.env['API_TOKEN']).toBe(ENV_SECRET);
+      await job?.log(`debug: API_TOKEN=${ENV_SECRET}`);
+    } finally {
+      await queue.close();
+    }
+
+    const page = context.pages()[0] ?? (await context.newPage());
+    await page.goto(`${dashboard.url}queue/${config.queue.name}/${encodeURIComponent(resolvedId)}`);
+    await page.getByText(`${RESOLVES}#0`).first().waitFor();
+    await page.getByRole('tab', { name: 'Data' }).click();
+    // Bull Board's data view folds nested objects: open sandbox, then env.
+    const expand = (label: string) => page.locator(`xpath=//*[@role="treeitem"][span[normalize-space()="${label}:"]]/span[@aria-label="expand JSON"]`).first();
+    await expand('sandbox').click();
+    await expand('env').click();
+    await page.getByText('API_TOKEN').first().waitFor();
+    await page.getByText('[REDACTED]').first().waitFor();
+    expect(await page.content()).not.toContain(ENV_SECRET);
+    await page.getByRole('tab', { name: 'Logs' }).click();
+    await page.getByText('debug: API_TOKEN=[REDACTED]').first().waitFor();
+    expect(await page.content()).not.toContain(ENV_SECRET);
+
+    // What the page is built from: the job, the job lists (with the failed job's reason) and the logs.
+    const bodies = await Promise.all([
+      get(`${dashboard.url}api/queues/${config.queue.name}/${encodeURIComponent(resolvedId)}`),
+      get(`${dashboard.url}api/queues/${config.queue.name}/${encodeURIComponent(failedId)}`),
+      get(`${dashboard.url}api/queues/${config.queue.name}/${encodeURIComponent(resolvedId)}/logs`),
+      get(`${dashboard.url}api/queues?activeQueue=${config.queue.name}&status=completed&page=1`),
+      get(`${dashboard.url}api/queues?activeQueue=${config.queue.name}&status=failed&page=1`),
+    ].map(async (response) => {
+      const res = await response;
+      expect(res.status).toBe(200);
+      return res.text();
+    }));
+    for (const body of bodies) expect(body).not.toContain(ENV_SECRET);
+    expect(bodies[0]).toContain('"API_TOKEN":"[REDACTED]"');
+    expect(bodies[2]).toContain('debug: API_TOKEN=[REDACTED]');
   });
 
   it('serves the run’s counts at /api/runs/<runId> and a run page listing its results', async () => {

@@ -4,6 +4,7 @@ import type { FunctionDefaults } from './control-plane/action-context.js';
 import type { SignatureVerifier } from './control-plane/signature.js';
 import type { FaultConfig } from './faults/fault-config.js';
 import type { DeadInstanceResponse } from './gateway/gateway.js';
+import type { CgroupOptions } from './sandbox/cgroups/sandbox-cgroups.js';
 
 export type Isolation = 'bwrap' | 'none' | 'emulated';
 
@@ -63,6 +64,15 @@ export interface VefaasLocalOptions {
   functionDefaults?: Partial<FunctionDefaults>;
   /** Give real sandboxes network access. @defaultValue false */
   sandboxNetwork?: boolean;
+  /**
+   * Size of each writable directory of a jailed sandbox (/testbed, /tmp, /root are sized tmpfs mounts).
+   * @defaultValue 4096 (MB)
+   */
+  sandboxDiskMB?: number;
+  /** Most processes (threads count) one sandbox may have. @defaultValue 1024 */
+  sandboxMaxProcesses?: number;
+  /** cgroup root and, for cgroup v2, a delegated parent directory. @defaultValue detected (sandbox-cgroups.ts) */
+  cgroup?: CgroupOptions;
   /** Emulated mode: images that exist (others → Failed function_initialize_failed). @defaultValue every image */
   emulatedImages?: readonly string[];
   /** Register process 'exit' hook that SIGKILLs every sandbox pid. @defaultValue true */

@@ -2,7 +2,8 @@
  * vefaas-local host: one HTTP server carrying the control plane, the gateway route and the local extras.
  *   POST /?Action=<Name>&Version=2024-06-06   control plane (control-plane/control-plane.ts)
  *   <prefix>/...                              gateway route, default prefix /fn/<functionId> (gateway/gateway.ts)
- *   GET /healthz                              {ok, functionId, isolation, sandboxes:{total, Starting, Ready, Failed, Terminating}, liveInstances}
+ *   GET /healthz                              {ok, functionId, isolation, limits (what sandboxes are bounded by here; null when
+ *                                             emulated), sandboxes:{total, Starting, Ready, Failed, Terminating}, liveInstances}
  *   /_admin/...                               fault injection and instance death (faults/admin.ts)
  * `close()` (and the CLI on SIGINT/SIGTERM) kills every sandbox before resolving.
  */
@@ -26,7 +27,9 @@ import { createGateway, defaultDeadInstance, type GatewaySettings } from './gate
 import type { Isolation, VefaasLocalOptions } from './host-options.js';
 import { sendJson } from './http-util.js';
 import { SandboxManager } from './registry/sandbox-manager.js';
+import type { CgroupOptions } from './sandbox/cgroups/sandbox-cgroups.js';
 import { removeSandboxLeftovers } from './sandbox/leftovers.js';
+import { describeUnenforced, type LimitsReport } from './sandbox/limits-report.js';
 import type { SandboxStatus } from './registry/sandbox-record.js';
 
 const SECOND = 1000;
@@ -43,6 +46,8 @@ export interface VefaasLocalHandle {
   /** True when the credentials were generated here (the CLI prints the secret once in that case). */
   credentialsGenerated: boolean;
   isolation: Isolation;
+  /** What sandboxes are bounded by on this machine (null when emulated); also in /healthz. */
+  limits: LimitsReport | null;
   faults: FaultController;
   /** Sandboxes whose instance may still be running. */
   liveSandboxes(): number;
@@ -69,8 +74,8 @@ export async function startVefaasLocal(options: VefaasLocalOptions = {}): Promis
   const stateRoot = options.stateRoot ?? (isolation === 'emulated' ? '' : await mkdtemp(join(tmpdir(), 'vefaas-local-')));
   // A given state dir may hold what a crashed host left (state dirs, empty cgroups); no sandbox of a
   // previous host is alive (they die with it), so everything there is debris.
-  if (!ownsStateRoot && stateRoot !== '') await sweepLeftovers(stateRoot, logger);
-  const backend = await createBackend({ options, isolation, stateRoot, requestTimeoutMs, logger });
+  if (!ownsStateRoot && stateRoot !== '') await sweepLeftovers(stateRoot, options.cgroup, logger);
+  const { backend, limits } = await createBackend({ options, isolation, stateRoot, requestTimeoutMs, logger });
 
   const faults = new FaultController(options.faults ?? {});
   const manager = new SandboxManager({
@@ -102,7 +107,7 @@ export async function startVefaasLocal(options: VefaasLocalOptions = {}): Promis
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://vefaas-local');
     if (url.pathname === '/healthz' && req.method === 'GET') {
-      return sendJson(res, 200, { ok: true, functionId, isolation, sandboxes: manager.counts(), liveInstances: manager.liveInstances() });
+      return sendJson(res, 200, { ok: true, functionId, isolation, limits, sandboxes: manager.counts(), liveInstances: manager.liveInstances() });
     }
     if (url.pathname.startsWith(ADMIN_PREFIX)) return handleAdmin(req, res, url);
     const isControlPlane = url.pathname === '/' && (url.searchParams.has('Action') || (req.method === 'POST' && prefix !== ''));
@@ -163,6 +168,7 @@ export async function startVefaasLocal(options: VefaasLocalOptions = {}): Promis
     secretAccessKey: primary.secretAccessKey,
     credentialsGenerated,
     isolation,
+    limits,
     faults,
     liveSandboxes: () => manager.liveInstances(),
     sandboxCounts: () => manager.counts(),
@@ -210,14 +216,16 @@ async function createBackend(input: {
   stateRoot: string;
   requestTimeoutMs: number;
   logger: Logger;
-}): Promise<SandboxBackend> {
+}): Promise<{ backend: SandboxBackend; limits: LimitsReport | null }> {
   const { options, isolation, logger } = input;
   const runtime = await loadSandboxRuntime();
   if (isolation === 'emulated') {
-    return new EmulatedBackend({
+    const backend = new EmulatedBackend({
       parseAuthToken: runtime.parseAuthToken,
       ...(options.emulatedImages === undefined ? {} : { knownImages: options.emulatedImages }),
     });
+    // Emulated sandboxes run no processes: there is nothing to limit.
+    return { backend, limits: null };
   }
   if (isolation === 'bwrap') {
     const check = await runtime.checkIsolation();
@@ -231,19 +239,29 @@ async function createBackend(input: {
   } else {
     logger.warn('ISOLATION IS OFF: sandbox commands run as this user with full access to this machine');
   }
-  return new ProcessBackend({
+  const limits = await runtime.probeLimits({ isolation, ...(options.cgroup === undefined ? {} : { cgroup: options.cgroup }) });
+  if (limits.unenforced.length > 0) {
+    logger.warn({ limits }, `sandbox limits NOT enforced on this machine: ${describeUnenforced(limits)}`);
+  } else {
+    logger.info({ limits }, `sandbox limits enforced (cgroup ${limits.cgroup}: memory, processes, cpu; disk: sized tmpfs)`);
+  }
+  const backend = new ProcessBackend({
     runtime,
     isolation,
     imagesDir: options.imagesDir ?? null,
     stateRoot: input.stateRoot,
     network: options.sandboxNetwork ?? false,
     requestTimeoutMs: input.requestTimeoutMs,
+    ...(options.sandboxDiskMB === undefined ? {} : { diskMB: options.sandboxDiskMB }),
+    ...(options.sandboxMaxProcesses === undefined ? {} : { maxProcesses: options.sandboxMaxProcesses }),
+    ...(options.cgroup === undefined ? {} : { cgroup: options.cgroup }),
   });
+  return { backend, limits };
 }
 
-async function sweepLeftovers(stateRoot: string, logger: Logger): Promise<void> {
+async function sweepLeftovers(stateRoot: string, cgroup: CgroupOptions | undefined, logger: Logger): Promise<void> {
   const entries = await readdir(stateRoot, { withFileTypes: true }).catch(() => []);
   const stale = entries.filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => e.name);
-  for (const sandboxId of stale) await removeSandboxLeftovers({ stateRoot, sandboxId });
+  for (const sandboxId of stale) await removeSandboxLeftovers({ stateRoot, sandboxId, ...(cgroup === undefined ? {} : { cgroup }) });
   if (stale.length > 0) logger.warn({ stateRoot, removed: stale.length }, 'removed leftovers of a previous host');
 }

@@ -9,3 +9,5 @@ export type { DeadInstanceResponse } from './gateway/gateway.js';
 export type { SandboxStatus } from './registry/sandbox-record.js';
 export { launchSandbox, parseAuthToken, resolveImage, imageTemplateName, checkIsolation, removeSandboxLeftovers, isSwerexAlive, IMAGE_NOT_FOUND_ERROR_CODE } from './sandbox/index.js';
 export type { EnforcedLimits, IsolationReport, Isolation, SandboxExit, SandboxLaunch, SandboxProcess } from './sandbox/index.js';
+export { probeSandboxLimits } from './sandbox/index.js';
+export type { CgroupOptions, LimitsReport, UnenforcedLimit } from './sandbox/index.js';

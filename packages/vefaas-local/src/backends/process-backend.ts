@@ -3,6 +3,7 @@
  * SWE-ReX server on a unix socket. The gateway talks to it through one keep-alive undici Client per sandbox.
  */
 import { Client } from 'undici';
+import type { CgroupOptions } from '../sandbox/cgroups/sandbox-cgroups.js';
 import { type ExitInfo, type InstanceLaunch, LaunchError, type RunningInstance, type SandboxBackend } from './backend.js';
 
 const SECOND = 1000;
@@ -19,6 +20,9 @@ export interface SandboxRuntime {
     network: boolean;
     isolation: 'bwrap' | 'none';
     stateRoot: string;
+    diskMB?: number;
+    maxProcesses?: number;
+    cgroup?: CgroupOptions;
   }): Promise<{
     sandboxId: string;
     socketPath: string;
@@ -36,6 +40,9 @@ export interface ProcessBackendOptions {
   imagesDir: string | null;
   stateRoot: string;
   network: boolean;
+  diskMB?: number;
+  maxProcesses?: number;
+  cgroup?: CgroupOptions;
   /** Per-request timeout of the per-sandbox client (the gateway's request timeout). */
   requestTimeoutMs: number;
 }
@@ -72,6 +79,9 @@ export class ProcessBackend implements SandboxBackend {
       network: this.options.network,
       isolation: this.options.isolation,
       stateRoot: this.options.stateRoot,
+      ...(this.options.diskMB === undefined ? {} : { diskMB: this.options.diskMB }),
+      ...(this.options.maxProcesses === undefined ? {} : { maxProcesses: this.options.maxProcesses }),
+      ...(this.options.cgroup === undefined ? {} : { cgroup: this.options.cgroup }),
     });
     const client = new Client('http://localhost', {
       socketPath: sandbox.socketPath,

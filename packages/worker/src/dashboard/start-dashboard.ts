@@ -1,6 +1,7 @@
 /**
  * `rollout-fleet dashboard`: Bull Board for the fleet's queues, plus /metrics, /api/runs and /runs pages,
- * all behind one authentication layer (see auth.ts) and one CSRF guard for writes (see csrf.ts).
+ * all behind one authentication layer (see auth.ts) and one CSRF guard for writes (see csrf.ts). Job data is
+ * shown through the shared redaction (redacting-adapter.ts): no sandbox env value or other secret is displayed.
  * Routes:
  *   /metrics                       Prometheus text (public only with RF_METRICS_PUBLIC)
  *   /api/runs, /api/runs/<id>      JSON run summaries          /runs, /runs/<id>   HTML run pages
@@ -9,7 +10,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import { Queue } from 'bullmq';
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -18,6 +18,7 @@ import { createDashboardAuth } from './auth.js';
 import { csrfGuard } from './csrf.js';
 import { createDashboardMetrics } from './dashboard-metrics.js';
 import { hostForUrl } from './loopback.js';
+import { RedactingBullMQAdapter } from './redacting-adapter.js';
 import { runRoutes } from './run-routes.js';
 
 export interface StartDashboardOptions {
@@ -69,7 +70,8 @@ export async function startDashboard(options: StartDashboardOptions): Promise<Da
   const board = new ExpressAdapter();
   board.setBasePath('/');
   createBullBoard({
-    queues: queues.map((q) => new BullMQAdapter(q, { readOnlyMode: config.dashboard.readOnly, description: `prefix ${config.queue.prefix}` })),
+    // Job data is shown redacted (sandbox env values, tokens, keys): see redacting-adapter.ts.
+    queues: queues.map((q) => new RedactingBullMQAdapter(q, { readOnlyMode: config.dashboard.readOnly, description: `prefix ${config.queue.prefix}` })),
     serverAdapter: board,
     options: {
       uiConfig: {
