@@ -55,4 +55,20 @@ describe('rollout-fleet sandbox-host', () => {
     expect(output).toContain('VEFAAS_ACCESS_KEY=AKLTmine');
     expect(output).not.toContain('very-secret-sk');
   });
+
+  it('refuses the remote-code-execution configuration with exit 3 and says why', async () => {
+    const cases = [
+      { args: ['--host', '0.0.0.0', '--no-verify-signatures', '--isolation', 'none'], why: /isolation 'none'/ },
+      { args: ['--host', '0.0.0.0', '--no-verify-signatures', '--isolation', 'emulated', '--gateway-key', 'gk'], why: /without signature verification/ },
+      { args: ['--host', '0.0.0.0', '--isolation', 'emulated'], why: /without a gateway key \(--gateway-key\)/ },
+    ];
+    for (const { args, why } of cases) {
+      const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'sandbox-host', '--port', '0', '--log-level', 'silent', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      const [code] = (await once(child, 'exit')) as [number | null];
+      expect({ code, stderr }).toMatchObject({ code: 3, stderr: expect.stringMatching(why) });
+      expect(stderr).toMatch(/^sandbox-host: vefaas-local: refusing listening on 0\.0\.0\.0/);
+    }
+  });
 });

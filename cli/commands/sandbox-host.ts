@@ -2,11 +2,14 @@
  * `rollout-fleet sandbox-host`: runs vefaas-local (control plane + gateway + sandboxes) until SIGINT/SIGTERM,
  * then kills every sandbox and exits 0. Prints the endpoint, function id and route on stdout; logs go to stderr.
  * The secret key is printed only when it was generated here (once), never when it was given.
+ * Beyond loopback it refuses to start (exit 3) unless signatures are verified and a gateway key is set, and
+ * never with --isolation none; /_admin then needs --admin-key. It says at start-up which sandbox limits
+ * (memory, processes, cpu, disk) this machine cannot enforce.
  */
 import { readFile } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
 import { EXIT } from '../exit-codes.js';
-import { nonNegativeInteger, portNumber } from '../runtime/option-parsers.js';
+import { nonNegativeInteger, portNumber, positiveInteger } from '../runtime/option-parsers.js';
 
 interface SandboxHostFlags {
   port: number;
@@ -19,7 +22,10 @@ interface SandboxHostFlags {
   secretKey?: string;
   verifySignatures: boolean;
   gatewayKey?: string;
+  adminKey?: string;
   gatewayPrefix?: string;
+  sandboxDiskMb?: number;
+  cgroupParent?: string;
   faults?: string;
   seed?: number;
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
@@ -39,9 +45,13 @@ export function registerSandboxHost(program: Command): void {
     .option('--secret-key <sk>', 'secret key of --access-key (default: generated and printed once)')
     .option('--no-verify-signatures', 'accept unsigned control-plane requests (local experiments only)')
     .option('--gateway-key <key>', 'require this key on the gateway route (Authorization header or query)')
+    .option('--admin-key <key>', 'require this key on /_admin (Authorization: Bearer); without it /_admin is closed beyond loopback')
     .option('--gateway-prefix <path>', 'route prefix of the gateway (default: /fn/<function id>)')
     .option('--faults <file>', 'JSON fault-injection config (see the README)')
     .option('--seed <n>', 'seed of the fault dice (overrides the file)', nonNegativeInteger)
+    .option('--sandbox-disk-mb <n>', 'size of each writable directory of a sandbox (/testbed, /tmp, /root tmpfs)', positiveInteger)
+    .option('--cgroup-parent <dir>', 'cgroup v2: a delegated directory to create sandbox groups in (default: found)')
+    .addHelpText('after', '\nBeyond loopback (--host 0.0.0.0, a LAN address) it starts only with signature verification and --gateway-key,\nnever with --isolation none. Exit codes: 0 stopped cleanly, 2 usage, 3 refused configuration, 4 could not start.')
     .addOption(new Option('--log-level <level>', 'log level').choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'))
     .action(async (flags: SandboxHostFlags) => {
       process.exitCode = await runSandboxHost(flags);
@@ -53,9 +63,9 @@ async function runSandboxHost(flags: SandboxHostFlags): Promise<number> {
     console.error('sandbox-host: give both --access-key and --secret-key, or neither');
     return EXIT.USAGE;
   }
-  const { createLogger } = await import('@rollout-fleet/shared');
+  const { createLogger, RolloutError } = await import('@rollout-fleet/shared');
   const { startVefaasLocal, parseFaultConfig } = await import('@rollout-fleet/vefaas-local');
-  const logger = createLogger({ level: flags.logLevel, destination: process.stderr, secrets: [flags.secretKey, flags.gatewayKey], name: 'sandbox-host' });
+  const logger = createLogger({ level: flags.logLevel, destination: process.stderr, secrets: [flags.secretKey, flags.gatewayKey, flags.adminKey], name: 'sandbox-host' });
 
   let faults;
   try {
@@ -75,6 +85,9 @@ async function runSandboxHost(flags: SandboxHostFlags): Promise<number> {
       logger,
       faults,
       verifySignatures: flags.verifySignatures,
+      ...(flags.adminKey === undefined ? {} : { adminKey: flags.adminKey }),
+      ...(flags.sandboxDiskMb === undefined ? {} : { sandboxDiskMB: flags.sandboxDiskMb }),
+      ...(flags.cgroupParent === undefined ? {} : { cgroup: { parent: flags.cgroupParent } }),
       ...(flags.images === undefined ? {} : { imagesDir: flags.images }),
       ...(flags.stateDir === undefined ? {} : { stateRoot: flags.stateDir }),
       ...(flags.functionId === undefined ? {} : { functionId: flags.functionId }),
@@ -88,7 +101,7 @@ async function runSandboxHost(flags: SandboxHostFlags): Promise<number> {
     });
   } catch (err) {
     console.error(`sandbox-host: ${(err as Error).message}`);
-    return EXIT.UNAVAILABLE;
+    return err instanceof RolloutError && err.code === 'CONFIG_INVALID' ? EXIT.INVALID_INPUT : EXIT.UNAVAILABLE;
   }
 
   // Listen before printing: whoever reads the banner may signal us at once.
@@ -116,6 +129,11 @@ async function runSandboxHost(flags: SandboxHostFlags): Promise<number> {
     lines.push(`  VEFAAS_SECRET_KEY=${host.secretAccessKey}    <- generated for this run; shown only once`);
   }
   if (!flags.verifySignatures) lines.push('  (signature verification is OFF)');
+  if (host.limits !== null) {
+    const { enforced, unenforced } = host.limits;
+    lines.push(`  sandbox limits: memory ${enforced.memory}, processes ${enforced.processes}, cpu ${enforced.cpu}, disk ${enforced.disk}`);
+    for (const u of unenforced) lines.push(`  NOT ENFORCED: ${u.limit} (${u.why})`);
+  }
   lines.push(`  health: ${host.controlPlaneUrl}/healthz   faults: ${host.controlPlaneUrl}/_admin/faults`);
   console.log(lines.join('\n'));
 

@@ -60,6 +60,7 @@ export { renderConfigTable } from './config/config-table.js';
 export { childLogger, createLogger } from './logging/create-logger.js';
 export type { CreateLoggerOptions, LogContext, Logger } from './logging/create-logger.js';
 export { isSecretKey, redactDeep, redactSecrets } from './logging/redact.js';
+export { isLoopbackHost } from './net/loopback.js';
 export { redactJobData, redactJobText, jobSecrets, MIN_SCRUBBED_LENGTH } from './logging/redact-job-data.js';
 export { LOG_FORMATS, LOG_LEVELS } from './logging/levels.js';
 export type { LogFormat, LogLevel } from './logging/levels.js';

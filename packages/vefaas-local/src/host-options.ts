@@ -25,8 +25,13 @@ export interface GatewayOptions {
 export interface VefaasLocalOptions {
   /** @defaultValue 0 (any free port) */
   port?: number;
-  /** @defaultValue '127.0.0.1' */
+  /**
+   * Address to bind. Beyond loopback the host refuses to start unless signatures are verified and a gateway key
+   * is set, and never with isolation 'none' (see exposure.ts). @defaultValue '127.0.0.1'
+   */
   host?: string;
+  /** Key required on /_admin (Authorization: Bearer). Without it /_admin is open on loopback, closed elsewhere. */
+  adminKey?: string;
   /** How sandboxes run. 'none' is explicit opt-out of isolation. @defaultValue 'bwrap' */
   isolation?: Isolation;
   /** Directory of unpacked images (see the sandbox runtime's resolveImage). */

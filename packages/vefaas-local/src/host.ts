@@ -4,7 +4,8 @@
  *   <prefix>/...                              gateway route, default prefix /fn/<functionId> (gateway/gateway.ts)
  *   GET /healthz                              {ok, functionId, isolation, limits (what sandboxes are bounded by here; null when
  *                                             emulated), sandboxes:{total, Starting, Ready, Failed, Terminating}, liveInstances}
- *   /_admin/...                               fault injection and instance death (faults/admin.ts)
+ *   /_admin/...                               fault injection and instance death (faults/admin.ts), behind exposure.ts
+ * Beyond loopback it refuses to start unless signatures are verified and a gateway key is set (exposure.ts).
  * `close()` (and the CLI on SIGINT/SIGTERM) kills every sandbox before resolving.
  */
 import { randomBytes } from 'node:crypto';
@@ -21,6 +22,7 @@ import { loadSandboxRuntime } from './backends/sandbox-runtime.js';
 import type { ControlPlaneSettings } from './control-plane/action-context.js';
 import { createControlPlane } from './control-plane/control-plane.js';
 import type { SignatureVerifier } from './control-plane/signature.js';
+import { guardAdmin, exposureProblem } from './exposure.js';
 import { ADMIN_PREFIX, createAdmin } from './faults/admin.js';
 import { FaultController } from './faults/fault-controller.js';
 import { createGateway, defaultDeadInstance, type GatewaySettings } from './gateway/gateway.js';
@@ -62,6 +64,15 @@ export interface VefaasLocalHandle {
 export async function startVefaasLocal(options: VefaasLocalOptions = {}): Promise<VefaasLocalHandle> {
   const logger = options.logger ?? createLogger({ level: 'silent' });
   const isolation = options.isolation ?? 'bwrap';
+  const bindHost = options.host ?? '127.0.0.1';
+  // Checked before anything is created: a refused host leaves nothing behind.
+  const refused = exposureProblem({
+    host: bindHost,
+    isolation,
+    verifiesSignatures: options.verifier !== undefined || options.verifySignatures !== false,
+    gatewayKey: options.gateway?.key ?? null,
+  });
+  if (refused !== undefined) throw new RolloutError('CONFIG_INVALID', `vefaas-local: ${refused}`);
   const functionId = options.functionId ?? `fn-${randomBytes(6).toString('hex')}`;
   const region = options.region ?? 'cn-beijing';
   const credentialsGenerated = options.credentials === undefined;
@@ -102,7 +113,7 @@ export async function startVefaasLocal(options: VefaasLocalOptions = {}): Promis
     deadInstance: { ...defaultDeadInstance, ...options.gateway?.deadInstance },
   };
   const handleGateway = createGateway({ settings: gatewaySettings, manager, faults, logger });
-  const handleAdmin = createAdmin({ faults, manager });
+  const handleAdmin = guardAdmin(createAdmin({ faults, manager }), { host: bindHost, adminKey: options.adminKey ?? null });
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://vefaas-local');
@@ -125,7 +136,7 @@ export async function startVefaasLocal(options: VefaasLocalOptions = {}): Promis
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+    server.listen(options.port ?? 0, bindHost, () => resolve());
   });
   const address = server.address() as AddressInfo;
   const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;

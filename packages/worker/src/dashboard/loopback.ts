@@ -1,14 +1,8 @@
 import { isIP } from 'node:net';
+import { isLoopbackHost } from '@rollout-fleet/shared';
 
-/** True for addresses only this machine can reach: 127.0.0.0/8, ::1, ::ffff:127.x and `localhost`. */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  const lower = bare.toLowerCase();
-  if (lower === 'localhost' || lower.endsWith('.localhost')) return true;
-  if (isIP(lower) === 4) return lower.startsWith('127.');
-  if (isIP(lower) === 6) return lower === '::1' || lower === '0:0:0:0:0:0:0:1' || /^::ffff:127\./.test(lower);
-  return false;
-}
+// One definition for every server of the project (dashboard, vefaas-local): it lives in shared.
+export { isLoopbackHost };
 
 /** The request's Host header (`name[:port]`, IPv6 in brackets) names a loopback address. */
 export function isLoopbackHostHeader(hostHeader: string | undefined): boolean {
