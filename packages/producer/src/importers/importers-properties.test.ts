@@ -38,7 +38,9 @@ function assertLocated(problem: Problem, files: readonly InputFile[]): void {
 /** The contract of validateInputs for any input: it returns, and what it returns is either located problems or valid episodes. */
 function assertOutcome(files: readonly InputFile[], options: ValidationOptions): void {
   const result = validateInputs(files, options);
-  for (const problem of result.problems) assertLocated(problem, files);
+  // The policy file is an input too: its problems name it.
+  const inputs = options.policyFile === undefined ? files : [...files, options.policyFile];
+  for (const problem of result.problems) assertLocated(problem, inputs);
   expect(result.locations).toHaveLength(result.episodes.length);
   for (const [index, episode] of result.episodes.entries()) {
     expect(EpisodeSchema.safeParse(episode).success).toBe(true);

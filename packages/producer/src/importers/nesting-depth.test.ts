@@ -56,6 +56,9 @@ describe('nesting depth', () => {
     expect(onlyProblem('demo.yaml', flow)).toMatchObject({ line: 1, message: 'too deeply nested (nested deeper than 128 levels)' });
     const block = ['history:', ...Array.from({ length: 3_000 }, (_u, i) => `${' '.repeat(i + 2)}- `), `${' '.repeat(3_002)}x`].join('\n');
     expect(onlyProblem('demo.yml', block)).toMatchObject({ line: MAX_NESTING_DEPTH + 1 });
+    // The policy file (`submit --policy`) is read by the same YAML reader.
+    const policy = validateInputs([{ path: 'e.jsonl', text: episodeLine('{}') }], { ...options, policyFile: { path: 'policy.yaml', text: block } });
+    expect(policy.problems).toMatchObject([{ file: 'policy.yaml', line: MAX_NESTING_DEPTH + 1, message: 'too deeply nested (nested deeper than 128 levels)' }]);
     expect(yamlNestingOverflow('a: {b: [[1]]}', 4)).toBeUndefined();
     expect(yamlNestingOverflow('a: {b: [[1]]}', 3)).toBe(8);
   });

@@ -1,8 +1,8 @@
 import { PolicySchema, type PolicyInput } from '@rollout-fleet/shared';
-import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { problemAt, type Problem } from '../validation/problem.js';
 import { describeType, fileExtension, formatFieldPath, isRecord, jsonSyntaxProblem, parseJsonText } from './json-source.js';
 import type { InputFile } from './types.js';
+import { parseYamlText, yamlParseText } from './yaml-source.js';
 
 /**
  * `submit --policy FILE`: one policy block (JSON, or YAML for `.yaml`/`.yml`) attached to every episode of the
@@ -15,13 +15,9 @@ export function readPolicyFile(file: InputFile): { policy?: PolicyInput; problem
   let document: unknown;
   const ext = fileExtension(file.path);
   if (ext === 'yaml' || ext === 'yml') {
-    try {
-      document = parseYaml(file.text) as unknown;
-    } catch (error) {
-      const line = error instanceof YAMLParseError ? error.linePos?.[0]?.line : undefined;
-      const message = error instanceof Error ? (error.message.split('\n')[0] ?? error.message) : String(error);
-      return { problems: [problemAt(line === undefined ? at : { ...at, line }, { message: `not valid YAML (${message})`, hint: 'fix the YAML syntax of the policy file' })] };
-    }
+    const parsed = parseYamlText(file.text);
+    if (!parsed.ok) return { problems: [problemAt(parsed.line === undefined ? at : { ...at, line: parsed.line }, yamlParseText(parsed, 'fix the YAML syntax of the policy file'))] };
+    document = parsed.value;
   } else {
     const parsed = parseJsonText(file.text);
     if (!parsed.ok) return { problems: [jsonSyntaxProblem(file, parsed)] };

@@ -1,8 +1,7 @@
-import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { problemAt, type Problem, type RecordLocation } from '../validation/problem.js';
 import { buildEpisodes } from './episode-builder.js';
-import { describeType, fileExtension, fileStem, isRecord, jsonSyntaxProblem, lineAt, parseJsonText } from './json-source.js';
-import { MAX_NESTING_DEPTH, yamlNestingOverflow } from './nesting-depth.js';
+import { describeType, fileExtension, fileStem, isRecord, jsonSyntaxProblem, parseJsonText } from './json-source.js';
+import { parseYamlText, yamlParseText } from './yaml-source.js';
 import { contentText, toolCallInput } from './tool-arguments.js';
 import { emptyResult, type ImportOptions, type ImportResult, type InputFile, type ToolCallInput } from './types.js';
 
@@ -90,29 +89,10 @@ export function importSweAgentTrajectory(file: InputFile, options: ImportOptions
 function parseDocument(file: InputFile): { ok: true; value: unknown } | { ok: false; problem: Problem } {
   const ext = fileExtension(file.path);
   if (ext === 'yaml' || ext === 'yml') {
-    const deep = yamlNestingOverflow(file.text);
-    if (deep !== undefined) {
-      return {
-        ok: false,
-        problem: problemAt({ file: file.path, line: lineAt(file.text, deep) }, {
-          message: `too deeply nested (nested deeper than ${MAX_NESTING_DEPTH} levels)`,
-          hint: 'flatten the data: a demonstration never needs that many levels of lists and mappings',
-        }),
-      };
-    }
-    try {
-      return { ok: true, value: parseYaml(file.text, { logLevel: 'error' }) as unknown };
-    } catch (error) {
-      const line = error instanceof YAMLParseError ? error.linePos?.[0]?.line : undefined;
-      const message = error instanceof Error ? error.message.split('\n')[0] ?? error.message : String(error);
-      return {
-        ok: false,
-        problem: problemAt(line === undefined ? { file: file.path } : { file: file.path, line }, {
-          message: `not valid YAML (${message})`,
-          hint: 'fix the YAML syntax; a demonstration is a mapping with a "history" list',
-        }),
-      };
-    }
+    const parsed = parseYamlText(file.text);
+    if (parsed.ok) return parsed;
+    const at = parsed.line === undefined ? { file: file.path } : { file: file.path, line: parsed.line };
+    return { ok: false, problem: problemAt(at, yamlParseText(parsed, 'fix the YAML syntax; a demonstration is a mapping with a "history" list')) };
   }
   const parsed = parseJsonText(file.text);
   return parsed.ok ? parsed : { ok: false, problem: jsonSyntaxProblem(file, parsed) };

@@ -234,6 +234,22 @@ export const arbitraryFile: fc.Arbitrary<InputFile> = fc.record({
   text: fc.oneof(fc.string({ unit: 'binary', maxLength: 200 }), fc.json({ maxDepth: 5 }), fc.jsonValue({ maxDepth: 4 }).map((v) => toYaml(v))),
 });
 
+/** `submit --policy FILE`: a valid block (JSON or YAML, bare or wrapped), one with odd values, or any text. */
+const policyFile: fc.Arbitrary<InputFile> = fc.oneof(
+  fc.record({
+    base_url: fc.oneof(fc.constant('http://10.0.0.5:8000/v1'), text()),
+    model: fc.oneof(fc.constant('qwen-coder'), text()),
+    api_key_env: fc.oneof(fc.constant('POLICY_API_KEY'), fc.constantFrom(...PROTOTYPE_KEYS)),
+    sampling: fc.oneof(fc.constant({ temperature: 1, max_completion_tokens: 2048 }), fc.jsonValue({ maxDepth: 2 })),
+  }, { requiredKeys: ['base_url', 'model'] }).chain((block) => fc.constantFrom(
+    { path: 'policy.json', text: JSON.stringify(block) },
+    { path: 'policy.json', text: JSON.stringify({ policy: block }) },
+    { path: 'policy.yaml', text: toYaml(block) },
+  )),
+  fc.integer({ min: 100, max: 3_000 }).map((n) => ({ path: 'policy.yaml', text: `policy:\n  sampling: ${'['.repeat(n)}${']'.repeat(n)}\n` })),
+  fc.record({ path: fc.constantFrom('policy.json', 'policy.yml', 'policy'), text: fc.string({ unit: 'binary', maxLength: 60 }) }),
+);
+
 /** Options as a caller might pass them, including wrong ones (they must become problems too). */
 export const validationOptions: fc.Arbitrary<ValidationOptions> = fc.record({
   runId: fc.oneof({ weight: 8, arbitrary: fc.constant('run-1') }, { weight: 1, arbitrary: fc.string({ maxLength: 8 }) }),
@@ -245,4 +261,5 @@ export const validationOptions: fc.Arbitrary<ValidationOptions> = fc.record({
   testCommand: text(),
   format: fc.constantFrom(...INPUT_FORMATS),
   maxEpisodeBytes: fc.constantFrom(1 << 20, 1024),
+  policyFile,
 }, { requiredKeys: ['runId'] });
