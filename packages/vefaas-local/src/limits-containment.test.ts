@@ -12,8 +12,10 @@ import { join } from 'node:path';
 import { closeSharedDispatchers, dispatcherFor } from '@rollout-fleet/shared';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describeWith } from '@rollout-fleet/shared/testing';
 import { startVefaasLocal, type VefaasLocalHandle } from './host.js';
 import { sandboxCgroupDirs } from './sandbox/cgroups/sandbox-cgroups.js';
+import { bwrapNeed } from './testing/bwrap-need.js';
 import { okResult, swerexCommand } from './testing/control-plane-caller.js';
 import { makeImageTemplate } from './testing/sandbox-fixture.js';
 import { dispatcherTarget } from './testing/swerex-conformance/index.js';
@@ -56,71 +58,73 @@ async function sandboxStatus(id: string): Promise<string> {
   return Status;
 }
 
-beforeAll(async () => {
-  imageDir = await makeImageTemplate();
-  host = await startVefaasLocal({ isolation: 'bwrap', sandboxDiskMB: DISK_MB, sandboxMaxProcesses: MAX_PROCESSES });
-});
-
-afterAll(async () => {
-  await closeSharedDispatchers();
-  await host?.close();
-  if (imageDir) await rm(imageDir, { recursive: true, force: true });
-});
-
-describe('sandbox limits under attack', () => {
-  it('contains a fork bomb, a memory hog and a disk filler while a bystander keeps being served', async () => {
-    // Never run a bomb this host cannot contain: fail instead.
-    expect(host.limits?.enforced).toMatchObject({ processes: expect.stringMatching(/^cgroup-v[12]$/), memory: expect.stringMatching(/^cgroup-v[12]$/), disk: 'tmpfs-size' });
-    const [bomb, hog, filler, bystander] = await Promise.all([createSandbox(), createSandbox(), createSandbox(), createSandbox()]);
-    const freeBefore = statfsSync(tmpdir()).bavail * statfsSync(tmpdir()).bsize;
-
-    const attacks = Promise.all([
-      // The classic shell bomb; /execute gives up after 5 s, the bomb goes on (bounded) until the sandbox dies.
-      bomb!.rex.raw('/execute', { command: ['bash', '-c', 'bomb() { bomb | bomb & }; bomb 2>/dev/null'], shell: false, timeout: 5 }),
-      hog!.rex.execute(['python3', '-c', "b = bytearray(2 << 30); print('allocated')"], { timeout: 30 }),
-      filler!.rex.execute('dd if=/dev/zero of=/testbed/fill bs=1M count=2000 2>&1; dd if=/dev/zero of=/tmp/fill bs=1M count=2000 2>&1; ls -l /testbed/fill /tmp/fill', { timeout: 30 }),
-    ]);
-    // While they run, the bystander answers every call within a few seconds, and so does the host.
-    let answered = 0;
-    let attacking = true;
-    const bystanding = (async () => {
-      while (attacking) {
-        const started = Date.now();
-        expect(await bystander!.rex.sh('echo alive')).toBe('alive\n');
-        expect(Date.now() - started).toBeLessThan(5_000);
-        answered += 1;
-      }
-    })();
-    const [bombed, hogged, filled] = await attacks;
-    attacking = false;
-    await bystanding;
-    expect(answered).toBeGreaterThan(0);
-
-    expect(bombed.status).toBeLessThan(600);
-    // The bomb ran into the pids limit (the kernel counts refused forks in pids.events) and stays under it.
-    const pidsDir = (await sandboxCgroupDirs(bomb!.id)).find((dir) => dir.includes('/pids/')) ?? (await sandboxCgroupDirs(bomb!.id))[0]!;
-    await vi.waitFor(async () => expect(Number(/max (\d+)/.exec(await readFile(join(pidsDir, 'pids.events'), 'utf8'))?.[1])).toBeGreaterThan(0), { timeout: 10_000, interval: 100 });
-    expect(Number(await readFile(join(pidsDir, 'pids.current'), 'utf8'))).toBeLessThanOrEqual(MAX_PROCESSES);
-    // The memory hog is killed by the kernel (SIGKILL from the cgroup OOM killer), the server survives it.
-    expect(hogged).toMatchObject({ stdout: '', exit_code: -9 });
-    expect(await hog!.rex.sh('echo still here')).toBe('still here\n');
-    // The disk filler stops at the quota with ENOSPC; the host's disk did not pay for it.
-    expect(filled.stdout).toMatch(/No space left on device[\s\S]*No space left on device/);
-    const sizes = [...String(filled.stdout).matchAll(/^\S+\s+\d+\s+\S+\s+\S+\s+(\d+)\s.*\/(testbed|tmp)\/fill$/gm)].map((m) => Number(m[1]));
-    expect(sizes).toHaveLength(2);
-    for (const size of sizes) expect(size).toBeLessThanOrEqual(DISK_MB * MB);
-    const freeAfter = statfsSync(tmpdir()).bavail * statfsSync(tmpdir()).bsize;
-    // Uncontained, that was 4 GB; other processes on the machine may write a little meanwhile.
-    expect(freeBefore - freeAfter).toBeLessThan(1024 * MB);
-
-    const health = await request(`${host.controlPlaneUrl}/healthz`);
-    expect(await health.body.json()).toMatchObject({ ok: true, limits: { unenforced: [] } });
-    for (const sandbox of [bomb, hog, filler, bystander]) expect(await sandboxStatus(sandbox!.id)).toBe('Ready');
+describeWith([bwrapNeed()], 'sandbox limits', () => {
+  beforeAll(async () => {
+    imageDir = await makeImageTemplate();
+    host = await startVefaasLocal({ isolation: 'bwrap', sandboxDiskMB: DISK_MB, sandboxMaxProcesses: MAX_PROCESSES });
   });
 
-  it('kills a sandbox that writes into its socket directory (the one host directory it can write)', async () => {
-    const sandbox = await createSandbox();
-    await sandbox.rex.sh(`head -c ${2 * MB} /dev/zero > /run/swerex/fill; echo done`);
-    await vi.waitFor(async () => expect(await sandboxStatus(sandbox.id)).not.toBe('Ready'), { timeout: 10_000, interval: 200 });
+  afterAll(async () => {
+    await closeSharedDispatchers();
+    await host?.close();
+    if (imageDir) await rm(imageDir, { recursive: true, force: true });
+  });
+
+  describe('under attack', () => {
+    it('contains a fork bomb, a memory hog and a disk filler while a bystander keeps being served', async () => {
+      // Never run a bomb this host cannot contain: fail instead.
+      expect(host.limits?.enforced).toMatchObject({ processes: expect.stringMatching(/^cgroup-v[12]$/), memory: expect.stringMatching(/^cgroup-v[12]$/), disk: 'tmpfs-size' });
+      const [bomb, hog, filler, bystander] = await Promise.all([createSandbox(), createSandbox(), createSandbox(), createSandbox()]);
+      const freeBefore = statfsSync(tmpdir()).bavail * statfsSync(tmpdir()).bsize;
+
+      const attacks = Promise.all([
+        // The classic shell bomb; /execute gives up after 5 s, the bomb goes on (bounded) until the sandbox dies.
+        bomb!.rex.raw('/execute', { command: ['bash', '-c', 'bomb() { bomb | bomb & }; bomb 2>/dev/null'], shell: false, timeout: 5 }),
+        hog!.rex.execute(['python3', '-c', "b = bytearray(2 << 30); print('allocated')"], { timeout: 30 }),
+        filler!.rex.execute('dd if=/dev/zero of=/testbed/fill bs=1M count=2000 2>&1; dd if=/dev/zero of=/tmp/fill bs=1M count=2000 2>&1; ls -l /testbed/fill /tmp/fill', { timeout: 30 }),
+      ]);
+      // While they run, the bystander answers every call within a few seconds, and so does the host.
+      let answered = 0;
+      let attacking = true;
+      const bystanding = (async () => {
+        while (attacking) {
+          const started = Date.now();
+          expect(await bystander!.rex.sh('echo alive')).toBe('alive\n');
+          expect(Date.now() - started).toBeLessThan(5_000);
+          answered += 1;
+        }
+      })();
+      const [bombed, hogged, filled] = await attacks;
+      attacking = false;
+      await bystanding;
+      expect(answered).toBeGreaterThan(0);
+
+      expect(bombed.status).toBeLessThan(600);
+      // The bomb ran into the pids limit (the kernel counts refused forks in pids.events) and stays under it.
+      const pidsDir = (await sandboxCgroupDirs(bomb!.id)).find((dir) => dir.includes('/pids/')) ?? (await sandboxCgroupDirs(bomb!.id))[0]!;
+      await vi.waitFor(async () => expect(Number(/max (\d+)/.exec(await readFile(join(pidsDir, 'pids.events'), 'utf8'))?.[1])).toBeGreaterThan(0), { timeout: 10_000, interval: 100 });
+      expect(Number(await readFile(join(pidsDir, 'pids.current'), 'utf8'))).toBeLessThanOrEqual(MAX_PROCESSES);
+      // The memory hog is killed by the kernel (SIGKILL from the cgroup OOM killer), the server survives it.
+      expect(hogged).toMatchObject({ stdout: '', exit_code: -9 });
+      expect(await hog!.rex.sh('echo still here')).toBe('still here\n');
+      // The disk filler stops at the quota with ENOSPC; the host's disk did not pay for it.
+      expect(filled.stdout).toMatch(/No space left on device[\s\S]*No space left on device/);
+      const sizes = [...String(filled.stdout).matchAll(/^\S+\s+\d+\s+\S+\s+\S+\s+(\d+)\s.*\/(testbed|tmp)\/fill$/gm)].map((m) => Number(m[1]));
+      expect(sizes).toHaveLength(2);
+      for (const size of sizes) expect(size).toBeLessThanOrEqual(DISK_MB * MB);
+      const freeAfter = statfsSync(tmpdir()).bavail * statfsSync(tmpdir()).bsize;
+      // Uncontained, that was 4 GB; other processes on the machine may write a little meanwhile.
+      expect(freeBefore - freeAfter).toBeLessThan(1024 * MB);
+
+      const health = await request(`${host.controlPlaneUrl}/healthz`);
+      expect(await health.body.json()).toMatchObject({ ok: true, limits: { unenforced: [] } });
+      for (const sandbox of [bomb, hog, filler, bystander]) expect(await sandboxStatus(sandbox!.id)).toBe('Ready');
+    });
+
+    it('kills a sandbox that writes into its socket directory (the one host directory it can write)', async () => {
+      const sandbox = await createSandbox();
+      await sandbox.rex.sh(`head -c ${2 * MB} /dev/zero > /run/swerex/fill; echo done`);
+      await vi.waitFor(async () => expect(await sandboxStatus(sandbox.id)).not.toBe('Ready'), { timeout: 10_000, interval: 200 });
+    });
   });
 });

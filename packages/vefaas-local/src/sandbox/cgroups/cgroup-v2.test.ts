@@ -8,6 +8,8 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { describeWith } from '@rollout-fleet/shared/testing';
+import { bwrapNeed } from '../../testing/bwrap-need.js';
 import { startTestSandbox } from '../../testing/sandbox-fixture.js';
 import { probeSandboxLimits } from '../limits-report.js';
 import { cgroupHost, createSandboxCgroups, sandboxCgroupDirs } from './sandbox-cgroups.js';
@@ -94,22 +96,25 @@ describe('cgroup v2 on a cgroupfs-shaped tree', () => {
     expect(report.notes).toContain('this process is in the root cgroup or its cgroup is unknown: nothing to delegate from');
   });
 
-  it('a real bubblewrap sandbox joins its v2 group before the jail starts', async () => {
-    const root = await fakeCgroupfs({ '': 'cpu memory pids', 'rollout-fleet': 'cpu memory pids' });
-    const fixture = await startTestSandbox({ memoryMB: 600, cpuMilli: 500, maxProcesses: 77, cgroup: { root } });
-    try {
-      expect(fixture.sandbox.limits).toEqual({ memory: 'cgroup-v2', processes: 'cgroup-v2', cpu: 'cgroup-v2', disk: 'tmpfs-size' });
-      const dir = join(root, 'rollout-fleet', fixture.sandbox.sandboxId);
-      expect(await read(join(dir, 'memory.max'))).toBe(String(600 * MB));
-      expect(await read(join(dir, 'cpu.max'))).toBe('50000 100000');
-      // The launcher's shell wrote its own pid, then exec'd bwrap: the group's member is the sandbox's outer process.
-      expect(Number((await read(join(dir, 'cgroup.procs'))).trim())).toBe(fixture.sandbox.pid);
-      // No RLIMIT_AS fallback when the memory controller is there.
-      expect(await read(`/proc/${fixture.sandbox.pid}/limits`)).toMatch(/Max address space\s+unlimited/);
-    } finally {
-      await fixture.cleanup();
-    }
-  });
+});
+
+describeWith([bwrapNeed()], 'cgroup v2 on a cgroupfs-shaped tree, with a real sandbox', () => {
+    it('a real bubblewrap sandbox joins its v2 group before the jail starts', async () => {
+      const root = await fakeCgroupfs({ '': 'cpu memory pids', 'rollout-fleet': 'cpu memory pids' });
+      const fixture = await startTestSandbox({ memoryMB: 600, cpuMilli: 500, maxProcesses: 77, cgroup: { root } });
+      try {
+        expect(fixture.sandbox.limits).toEqual({ memory: 'cgroup-v2', processes: 'cgroup-v2', cpu: 'cgroup-v2', disk: 'tmpfs-size' });
+        const dir = join(root, 'rollout-fleet', fixture.sandbox.sandboxId);
+        expect(await read(join(dir, 'memory.max'))).toBe(String(600 * MB));
+        expect(await read(join(dir, 'cpu.max'))).toBe('50000 100000');
+        // The launcher's shell wrote its own pid, then exec'd bwrap: the group's member is the sandbox's outer process.
+        expect(Number((await read(join(dir, 'cgroup.procs'))).trim())).toBe(fixture.sandbox.pid);
+        // No RLIMIT_AS fallback when the memory controller is there.
+        expect(await read(`/proc/${fixture.sandbox.pid}/limits`)).toMatch(/Max address space\s+unlimited/);
+      } finally {
+        await fixture.cleanup();
+      }
+    });
 });
 
 const realV2 = existsSync('/sys/fs/cgroup/cgroup.controllers');
