@@ -99,7 +99,7 @@ async function main(): Promise<number> {
     const results: EpisodeResult[] = [];
     const progress = progressLine('episodes');
     const ticker = setInterval(() => {
-      void getRunStatus({ queue, redis, keys, runId }).then((s) => progress.update(s.done, s.total, `active ${s.active}`));
+      void getRunStatus({ redis, keys, runId }).then((s) => progress.update(s.done, s.total, `active ${s.active}`));
     }, 500);
     try {
       for await (const item of store.follow(runId, { until: async () => results.length >= summary.total })) {

@@ -105,6 +105,21 @@ describe('rollout-fleet CLI: submit, status, results', () => {
     expect(await pipeline.redis.exists(pipeline.keys.run(RUN))).toBe(0);
   });
 
+  it('announces a run for warm pools with --announce: nothing enqueued, the announcement recorded (a dry run leaves it)', async () => {
+    const announced = await runCli(['submit', SWEEP, '--run', 'next-batch', '--announce'], env);
+    expect(announced.stderr).toBe('');
+    expect(announced.code).toBe(0);
+    expect(announced.stdout).toMatch(/^run next-batch: announced 6 sandbox\(es\) of \d+ kind\(s\) for warm pools; nothing enqueued$/m);
+    const keys = pipeline.keys;
+    const counts = Object.values(await pipeline.redis.hgetall(keys.announced('next-batch'))).map(Number);
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(6);
+    expect(await pipeline.redis.sismember(keys.announcedRuns(), 'next-batch')).toBe(1);
+    expect(await pipeline.queue.getJobCounts('waiting')).toEqual({ waiting: 0 });
+    const submitted = await runCli(['submit', SWEEP, '--run', 'next-batch', '--dry-run'], env);
+    expect(submitted.code).toBe(0);
+    expect(await pipeline.redis.exists(keys.announced('next-batch'))).toBe(1);
+  });
+
   it('submits the sweep with a summary line, and a resubmission enqueues 0', async () => {
     const submitted = await runCli(['submit', SWEEP, '--run', RUN], env);
     expect(submitted.code, submitted.stderr).toBe(0);

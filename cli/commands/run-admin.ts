@@ -44,7 +44,7 @@ export function registerRunAdmin(program: Command): void {
     .action(async (flags: { run: string; json: boolean }) => {
       process.exitCode = await withQueue('status', async (q) => {
         const { getRunStatus } = await import('@rollout-fleet/shared');
-        const status = await getRunStatus({ queue: q.queue, redis: q.redis, keys: q.keys, runId: flags.run });
+        const status = await getRunStatus({ redis: q.redis, keys: q.keys, runId: flags.run });
         if (!status.exists) {
           console.error(`status: no run "${flags.run}" (submit it first)`);
           return EXIT.INVALID_INPUT;

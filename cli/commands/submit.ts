@@ -20,6 +20,8 @@ interface SubmitFlags {
   format?: 'native' | 'swe-agent-traj' | 'openai-messages' | 'swebench-dataset' | 'swebench-predictions';
   force: boolean;
   dryRun: boolean;
+  announce: boolean;
+  announceTtl: number;
   chunkSize: number;
   policy?: string;
 }
@@ -41,8 +43,16 @@ export function registerSubmit(program: Command): void {
     .addOption(new Option('--format <format>', 'read every file as this format').choices(['native', 'swe-agent-traj', 'openai-messages', 'swebench-dataset', 'swebench-predictions']))
     .option('--force', 're-run episodes that already have a result', false)
     .option('--dry-run', 'validate only; enqueue nothing', false)
+    .option('--announce', 'validate and announce the run\'s sandboxes for warm pools; enqueue nothing (submit it later, without --announce)', false)
+    .option('--announce-ttl <s>', 'seconds an announcement stays if the run is never submitted', positiveInteger, 3600)
     .option('--chunk-size <n>', 'episodes per enqueue round trip', positiveInteger, 500)
-    .addHelpText('after', '\nExit codes: 0 enqueued (or nothing missing), 3 invalid input (nothing enqueued), 4 Redis unreachable.')
+    .addHelpText(
+      'after',
+      '\nAn RL trainer knows its next batch while it trains on this one: `submit next.jsonl --run batch-8 --announce`\n' +
+        'lets the workers\' warm pools (RF_WARM_POOL_MAX) get those images ready; `submit next.jsonl --run batch-8`\n' +
+        'later enqueues them (and retires the announcement).\n' +
+        '\nExit codes: 0 enqueued / announced (or nothing missing), 3 invalid input (nothing enqueued), 4 Redis unreachable.',
+    )
     .action(async (files: string[], flags: SubmitFlags) => {
       process.exitCode = await runSubmit(files, flags);
     });
@@ -97,6 +107,12 @@ async function runSubmit(paths: string[], flags: SubmitFlags): Promise<number> {
     const { openQueue } = await import('../runtime/redis.js');
     const q = await openQueue(config);
     try {
+      if (flags.announce) {
+        const { announceDemand } = await import('@rollout-fleet/shared');
+        const announced = await announceDemand({ redis: q.redis, keys: q.keys, runId: flags.run, episodes: validated.episodes, ttlS: flags.announceTtl });
+        console.log(`run ${flags.run}: announced ${announced.sandboxes} sandbox(es) of ${announced.specs} kind(s) for warm pools; nothing enqueued`);
+        return EXIT.OK;
+      }
       const progress = progressLine('enqueue');
       const summary = await submitRun({
         queue: q.queue,

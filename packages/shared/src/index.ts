@@ -175,6 +175,8 @@ export type {
   WriteFileResponse,
 } from './swerex/models.js';
 export { getRunStatus } from './store/run-status.js';
+export { announceDemand, clearAnnouncement, readDemand, readSpec, recordRunSpecs } from './store/sandbox-demand.js';
+export type { SpecRecord } from './store/sandbox-demand.js';
 export type { RunStatus } from './store/run-status.js';
 export { toolCallToCommand } from './tools/tool-call-to-command.js';
 export type { ToolCallError, ToolCallInput, ToolCommandResult } from './tools/tool-call-to-command.js';
@@ -192,6 +194,7 @@ export { EDITOR_HISTORY_FILE, TOOL_BUNDLE_DIR, TOOL_INSTALL_DIR, TOOL_INSTALL_RO
 export { AGENT_ENV_LABEL_KEY, AgentEnv, DEFAULT_SESSION_ENV } from './agent-env/agent-env.js';
 export type { AgentEnvOptions, AttachOptions, ReadyOptions, RunResult, StartTimings, VefaasTarget } from './agent-env/agent-env.js';
 export { checkSandboxEnvNames, createSandboxRequest } from './agent-env/create-request.js';
+export { specKey } from './agent-env/spec-key.js';
 export { DEFAULT_START_COMMAND, buildStartCommand } from './agent-env/start-command.js';
 export type { StartCommand } from './agent-env/start-command.js';
 export { summarizeRun } from './grading/run-summary.js';

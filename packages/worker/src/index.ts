@@ -10,11 +10,12 @@ export { SandboxSupply, createSandboxSupply, lifetimeFor } from './supply/sandbo
 export type { SandboxRequest, SandboxRole, SandboxSupplyOptions, SuppliedSandbox, SupplyLimits, SupplyMetricsSink } from './supply/sandbox-supply.js';
 export { supplyLimitsFrom } from './supply/supply-limits.js';
 export { TargetPool } from './supply/target-pool.js';
+export { WarmPool } from './supply/warm-pool.js';
+export type { WarmPoolOptions } from './supply/warm-pool.js';
 export type { SupplyTarget, TargetHealthOptions } from './supply/target-pool.js';
 export { CreateRateLimiter } from './supply/create-rate-limiter.js';
 export type { CreateRateOptions, TakeOutcome } from './supply/create-rate-limiter.js';
 export { FLEET_LABEL_KEY, ensureFleetId } from './supply/fleet-id.js';
-export { specKey } from './supply/spec-key.js';
 export { adoptOrKill } from './supply/adopt-or-kill.js';
 export { createSupplyMetrics } from './supply/supply-metrics.js';
 export type { SupplyMetrics } from './supply/supply-metrics.js';

@@ -24,7 +24,9 @@ import {
 } from '@rollout-fleet/shared';
 import { runAttempt, type AttemptDeps, type AttemptOutcome } from './episode/run-attempt.js';
 import type { EpisodeOutcome } from './metrics/worker-metrics.js';
-import { formatStepLog, formatTurnLog, stepProgress, turnProgress } from './episode/job-progress.js';
+import { formatStepLog, formatTurnLog, stepProgress, turnProgress, type EpisodeProgress } from './episode/job-progress.js';
+import { ProgressBatcher } from './episode/progress-batcher.js';
+import type { RunActivity } from './episode/run-activity.js';
 
 export interface ProcessorDeps extends AttemptDeps {
   redis: RedisClient;
@@ -33,6 +35,10 @@ export interface ProcessorDeps extends AttemptDeps {
   logger: Logger;
   /** Aborted when the worker shuts down and its grace period is over. */
   shutdown: AbortSignal;
+  /** Per-run running/retrying counters for `status` (absent: not kept). */
+  activity?: RunActivity;
+  /** How often per-step progress and log rows are written to Redis, ms. @defaultValue 1000 */
+  progressIntervalMs?: number;
 }
 
 export type EpisodeProcessor = (job: Job<EpisodeJobData, EpisodeJobReturn>, token?: string, signal?: AbortSignal) => Promise<EpisodeJobReturn>;
@@ -70,10 +76,18 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
     const signal = AbortSignal.any([deadline, deps.shutdown, ...(jobSignal ? [jobSignal] : [])]);
     let sandboxId: string | null = null;
     const started = performance.now();
+    const jobId = job.id ?? '';
+    await deps.activity?.start(episode.run_id, jobId);
+    let retrying = false;
+    // Progress and log rows are batched: the step loop never waits for Redis (bench/step-overhead.ts).
+    const progress = new ProgressBatcher<EpisodeProgress>(
+      { updateProgress: (p) => job.updateProgress(p), log: (row) => job.log(row) },
+      { logger, ...(deps.progressIntervalMs === undefined ? {} : { intervalMs: deps.progressIntervalMs }) },
+    );
     try {
       const outcome = await runAttempt(deps, {
         episode,
-        jobId: job.id ?? '',
+        jobId,
         logger,
         signal,
         deadline: Date.now() + deps.supply.limits.acquireTimeoutMs + deadlineMs,
@@ -83,11 +97,10 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
           logger.info({ sandboxId: id }, 'sandbox acquired');
         },
         onStep: async (step, total) => {
-          // Independent keys: one round trip instead of two per step (bench/step-overhead.ts).
-          await Promise.all([job.updateProgress(stepProgress(step.index + 1, total)), job.log(formatStepLog(step, total))]);
+          progress.push(stepProgress(step.index + 1, total), formatStepLog(step, total));
         },
         onTurn: async (turn, steps, maxTurns) => {
-          await Promise.all([job.updateProgress(turnProgress(turn.index + 1, maxTurns)), job.log(formatTurnLog(turn, steps, maxTurns))]);
+          progress.push(turnProgress(turn.index + 1, maxTurns), formatTurnLog(turn, steps, maxTurns));
         },
       });
       const attempt: Attempt = attemptRecord(deps, attemptNo, sandboxId, startedAt, null);
@@ -119,9 +132,12 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
       }
       deps.metrics.retries.inc({ code: err.code });
       await job.updateData({ ...job.data, attempts });
+      retrying = true;
       throw err;
     } finally {
       clearTimeout(deadlineTimer);
+      await progress.close();
+      await deps.activity?.finish(episode.run_id, jobId, retrying).catch((err: unknown) => logger.warn({ err }, 'could not update run counters'));
     }
   };
 }

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Worker } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
 import {
   ResultStore,
   createKeyspace,
@@ -22,12 +22,16 @@ import { publishMetrics, unpublishMetrics } from './metrics/metrics-publisher.js
 import { createWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics.js';
 import { InflightLimiter } from './policy/inflight-limiter.js';
 import { createProcessor } from './processor.js';
+import { RunActivity } from './episode/run-activity.js';
 import { createSandboxSupply, type SandboxSupply } from './supply/sandbox-supply.js';
 import { supplyLimitsFrom } from './supply/supply-limits.js';
 import type { SupplyTarget } from './supply/target-pool.js';
+import { WarmPool } from './supply/warm-pool.js';
 
 const SECOND_MS = 1000;
 const METRICS_INTERVAL_MS = 5 * SECOND_MS;
+/** A worker counts as alive (its running episodes in the run counters) while this key lives; renewed every 5 s. */
+const WORKER_ALIVE_TTL_MS = 30 * SECOND_MS;
 
 export interface StartWorkerOptions {
   config: Config;
@@ -54,6 +58,7 @@ export interface RunningWorker {
   readonly reaper: Reaper;
   /** The fleet's sandbox supply as this process uses it. */
   readonly supply: SandboxSupply;
+  readonly warmPool: WarmPool;
   /** Graceful stop; resolves when every episode has finished or been handed back. Idempotent. */
   close(): Promise<void>;
 }
@@ -69,8 +74,11 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const targets = options.targets ?? [{ id: 'default', target }];
   const supply = await createSandboxSupply({ redis, keys, targets, workerId, logger, limits: supplyLimitsFrom(config), metrics });
   const shutdown = new AbortController();
+  const activity = new RunActivity(redis, keys, workerId);
+  await activity.heartbeat(WORKER_ALIVE_TTL_MS);
 
   const processor = createProcessor({
+    activity,
     supply,
     metrics,
     workerId,
@@ -118,9 +126,25 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     lockTtlMs: Math.min(60 * SECOND_MS, Math.max(5 * SECOND_MS, 3 * reaperIntervalMs)),
     onKill: (reason) => metrics.reaperKills.inc({ reason }),
   });
+  const lookahead = new Queue(config.queue.name, { connection: redis, prefix: config.queue.prefix });
+  const warmPool = new WarmPool({
+    supply,
+    redis,
+    keys,
+    queue: lookahead,
+    logger: logger.child({ component: 'warm-pool' }),
+    maxSize: config.supply.warmPoolMax,
+    idleMs: config.supply.warmIdleS * SECOND_MS,
+    lookahead: config.supply.warmLookahead,
+    intervalMs: config.supply.warmIntervalMs,
+    metrics: metrics.supply,
+  });
+  warmPool.start();
   const loops = [
     every(reaperIntervalMs, () => reaper.reapOnce(), logger, 'reaper pass failed'),
     every(METRICS_INTERVAL_MS, () => publishMetrics(redis, keys, workerId, metrics.registry), logger, 'metrics publish failed'),
+    every(METRICS_INTERVAL_MS, () => activity.heartbeat(WORKER_ALIVE_TTL_MS), logger, 'worker heartbeat failed'),
+    every(reaperIntervalMs, () => activity.sweep(), logger, 'run counter sweep failed'),
   ];
   logger.info({ concurrency: worker.opts.concurrency, queue: config.queue.name, fleetId: supply.fleetId }, 'worker started');
 
@@ -132,16 +156,19 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       grace.unref();
       await worker.close();
       clearTimeout(grace);
+      await warmPool.stop();
+      await lookahead.close();
       await supply.releaseAll();
       for (const stop of loops) stop();
       await unpublishMetrics(redis, keys, workerId).catch(() => undefined);
+      await activity.leave().catch(() => undefined);
       workerConnection.disconnect();
       redis.disconnect();
       logger.info('worker stopped');
     })();
     return closing;
   };
-  return { workerId, worker, metrics, reaper, supply, close };
+  return { workerId, worker, metrics, reaper, supply, warmPool, close };
 }
 
 /** Runs `task` every `intervalMs` (never overlapping itself); returns the stopper. */

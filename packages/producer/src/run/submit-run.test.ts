@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import { createRedis, getRunStatus, type RedisClient } from '@rollout-fleet/shared';
+import { announceDemand, createRedis, getRunStatus, readDemand, specKey, type RedisClient } from '@rollout-fleet/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   EpisodeSchema,
@@ -94,6 +94,20 @@ describe('submitRun', () => {
     expect(await redis.hget(keys.run(runId), 'done')).toBe('0');
   });
 
+  it('records each enqueued job\'s sandbox spec for the warm pool\'s lookahead, and retires the run\'s announcement', async () => {
+    const runId = `r-${randomUUID()}`;
+    const episodes = [0, 1, 2].map((i) => episode(runId, `e${i}`));
+    const key = specKey(episodes[0]!.sandbox, episodes[0]!.tools);
+    await announceDemand({ redis, keys, runId, episodes });
+    expect(await readDemand({ redis, keys, waitingJobIds: [] })).toEqual(new Map([[key, 3]]));
+    await submitRun({ queue, redis, keys, runId, episodes });
+    expect(await redis.exists(keys.announced(runId))).toBe(0);
+    const waiting = (await queue.getRanges(['wait'], 0, 100, true)).filter((id) => id.startsWith(`${runId}|`));
+    expect(waiting).toHaveLength(3);
+    expect(await readDemand({ redis, keys, waitingJobIds: waiting })).toEqual(new Map([[key, 3]]));
+    expect(JSON.parse((await redis.get(keys.spec(key)))!)).toMatchObject({ sandbox: { image: 'tiny' }, tools: episodes[0]!.tools });
+  });
+
   it('reports status with throughput and ETA, streams results, cancels and retries failures', async () => {
     const runId = `r-${randomUUID()}`;
     const episodes = [0, 1, 2].map((i) => episode(runId, `e${i}`));
@@ -102,7 +116,7 @@ describe('submitRun', () => {
     await store.commit(resultFor(episodes[0] as Episode, 'completed'));
     await store.commit(resultFor(episodes[1] as Episode, 'failed'));
 
-    const status = await getRunStatus({ queue, redis, keys, runId });
+    const status = await getRunStatus({ redis, keys, runId });
     expect(status).toMatchObject({ total: 3, done: 2, completed: 1, failed: 1, resolved: 1, waiting: 1, resolvedRate: 1 });
     expect(status.throughputPerS).toBeGreaterThan(0);
     expect(status.etaS).not.toBeNull();
@@ -127,6 +141,6 @@ describe('submitRun', () => {
     const cancelled = await cancelRun({ queue, redis, keys, runId });
     expect(cancelled.removed).toBeGreaterThanOrEqual(1);
     expect(await queue.getJob(`${runId}|e1|0`)).toBeUndefined();
-    expect((await getRunStatus({ queue, redis, keys, runId })).cancelled).toBe(true);
+    expect((await getRunStatus({ redis, keys, runId })).cancelled).toBe(true);
   });
 });

@@ -8,6 +8,8 @@ import type { Queue } from 'bullmq';
 import type { RedisClient } from '@rollout-fleet/shared';
 import {
   DEFAULT_JOB_POLICY,
+  clearAnnouncement,
+  recordRunSpecs,
   jobIdFor,
   jobNameFor,
   jobOptionsFor,
@@ -90,6 +92,8 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmitSummar
         });
     });
     await redis.sadd(keys.runJobs(runId), ...ids);
+    // The warm pool's lookahead reads each waiting job's sandbox spec from here (before the jobs can be taken).
+    await recordRunSpecs({ redis, keys, runId, episodes: toAdd.map((job) => job.data.episode), ttlS: (options.policy ?? DEFAULT_JOB_POLICY).retentionS });
     if (toAdd.length > 0) await queue.addBulk(toAdd);
     summary.enqueued += toAdd.length;
     options.onProgress?.({
@@ -100,6 +104,8 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmitSummar
     });
   }
 
+  // What was announced for this run is now enqueued: its jobs speak for themselves.
+  await clearAnnouncement({ redis, keys, runId });
   const total = await redis.scard(keys.runJobs(runId));
   await redis.hset(keys.run(runId), 'total', total);
   if (options.force) await recountRun(redis, keys, runId);

@@ -90,6 +90,14 @@ export interface Config {
     maxStarting: number;
     /** Longest total wait for a sandbox (rate, caps, 429 back-off) before it is an infra failure. @defaultValue 900 */
     acquireTimeoutS: number;
+    /** Ready + starting warm sandboxes across the fleet; 0 = no warm pool. @defaultValue 0 */
+    warmPoolMax: number;
+    /** A warm sandbox nobody claims within this is killed, seconds. @defaultValue 300 */
+    warmIdleS: number;
+    /** Waiting jobs the warm pool looks ahead at. @defaultValue 256 */
+    warmLookahead: number;
+    /** How often each worker's warm-pool filler looks at demand, ms. @defaultValue 1000 */
+    warmIntervalMs: number;
   };
   sandbox: {
     /** Image used when an episode names none. */

@@ -47,6 +47,22 @@ export interface Keyspace {
   metrics(): string;
   /** Sorted set with PEXPIRE: the inflight slots of one policy endpoint (holder token → expiry ms). */
   policyInflight(endpointId: string): string;
+  /** Hash: job id → worker id, the run's episodes running right now (status reads its size). */
+  runActive(runId: string): string;
+  /** Set: the run's job ids waiting for a retry after an infra failure. */
+  runRetrying(runId: string): string;
+  /** Hash: job id → "worker<TAB>run", every running episode of the fleet (swept when a worker dies). */
+  activeJobs(): string;
+  /** String with TTL: a worker process is alive while this exists. */
+  workerAlive(workerId: string): string;
+  /** String (TTL): the sandbox spec + tools a spec key stands for (JSON), so a warm pool can create it. */
+  spec(specKey: string): string;
+  /** Hash (TTL): job id → spec key of a run's enqueued jobs (the warm pool's lookahead over waiting jobs). */
+  runSpecs(runId: string): string;
+  /** Hash (TTL): spec key → count of sandboxes a run announced it will need next (not enqueued yet). */
+  announced(runId: string): string;
+  /** Set: runs with an announcement. */
+  announcedRuns(): string;
 }
 
 export function createKeyspace(prefix: string = DEFAULT_PREFIX): Keyspace {
@@ -77,6 +93,14 @@ export function createKeyspace(prefix: string = DEFAULT_PREFIX): Keyspace {
     reaperLock: () => `${base}:reaper-lock`,
     metrics: () => `${base}:metrics`,
     policyInflight: (endpointId) => `${base}:policy-inflight:${endpointId}`,
+    runActive: (runId) => `${base}:run-active:${runId}`,
+    runRetrying: (runId) => `${base}:run-retrying:${runId}`,
+    activeJobs: () => `${base}:active-jobs`,
+    workerAlive: (workerId) => `${base}:worker-alive:${workerId}`,
+    spec: (key) => `${base}:spec:${key}`,
+    runSpecs: (runId) => `${base}:run-specs:${runId}`,
+    announced: (runId) => `${base}:announced:${runId}`,
+    announcedRuns: () => `${base}:announced-runs`,
   };
 }
 

@@ -1,6 +1,4 @@
-import type { Queue } from 'bullmq';
 import type { RedisClient } from '../redis/create-redis.js';
-import type { EpisodeJobData } from '../queue/job-contract.js';
 import type { Keyspace } from './keys.js';
 
 export interface RunStatus {
@@ -28,27 +26,27 @@ export interface RunStatus {
 /** How many recent completions the throughput estimate looks at. */
 const THROUGHPUT_WINDOW = 200;
 
-export async function getRunStatus(options: {
-  queue: Queue<EpisodeJobData>;
-  redis: RedisClient;
-  keys: Keyspace;
-  runId: string;
-}): Promise<RunStatus> {
-  const { queue, redis, keys, runId } = options;
-  const [hash, recent, active, delayed] = await Promise.all([
+/**
+ * A run's progress from its counters alone — the run hash, the size of its running and retrying sets
+ * (kept by the workers, see the worker's run-activity script) and the last few completions — never by
+ * listing the queue's jobs: `status` and the run pages cost the same with ten or ten thousand active jobs.
+ */
+export async function getRunStatus(options: { redis: RedisClient; keys: Keyspace; runId: string }): Promise<RunStatus> {
+  const { redis, keys, runId } = options;
+  const [hash, recent, active, retryingCount] = await Promise.all([
     redis.hgetall(keys.run(runId)),
     redis.xrevrange(keys.results(runId), '+', '-', 'COUNT', THROUGHPUT_WINDOW),
-    queue.getActive(),
-    queue.getDelayed(),
+    redis.hlen(keys.runActive(runId)),
+    redis.scard(keys.runRetrying(runId)),
   ]);
   const num = (field: string): number => Number(hash[field] ?? 0);
-  const ofRun = (id: string | undefined): boolean => id?.startsWith(`${runId}|`) ?? false;
   const total = num('total');
   const done = num('done');
   const completed = num('completed');
-  const activeCount = active.filter((j) => ofRun(j.id)).length;
-  const retrying = delayed.filter((j) => ofRun(j.id)).length;
   const pending = Math.max(0, total - done);
+  const activeCount = Math.min(active, pending);
+  // A retry whose job was removed meanwhile (cancel, force) may linger in the set: never more than is left.
+  const retrying = Math.min(retryingCount, pending - activeCount);
   const throughputPerS = throughput(recent.map(([id]) => Number(id.split('-')[0])));
   return {
     runId,

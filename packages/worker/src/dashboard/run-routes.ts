@@ -64,7 +64,7 @@ export function runRoutes(options: RunRoutesOptions): Router {
   router.get('/api/runs/*runId', async (req, res) => {
     const runId = runIdOf(req, res);
     if (runId === undefined) return;
-    const status = await getRunStatus({ queue, redis, keys, runId });
+    const status = await getRunStatus({ redis, keys, runId });
     if (!status.exists) {
       res.status(404).json({ error: 'run not found', runId });
       return;
@@ -77,7 +77,7 @@ export function runRoutes(options: RunRoutesOptions): Router {
   router.get('/runs/*runId', async (req, res) => {
     const runId = runIdOf(req, res);
     if (runId === undefined) return;
-    const [status, recent] = await Promise.all([getRunStatus({ queue, redis, keys, runId }), recentResults(runId)]);
+    const [status, recent] = await Promise.all([getRunStatus({ redis, keys, runId }), recentResults(runId)]);
     const jobLink = (r: EpisodeResult): string =>
       `/queue/${encodeURIComponent(queue.name)}/${encodeURIComponent(jobIdFor(r.run_id, r.episode_id, r.sample_index))}`;
     res

@@ -54,7 +54,7 @@ async function reserve(store: LeaseStore, o: { owner?: string; warm?: boolean; s
     spec: o.spec ?? 'spec-a',
     maxLive: o.maxLive ?? caps.maxLive,
     maxStarting: o.maxStarting ?? caps.maxStarting,
-    ...(o.warm ? { warm: true } : {}),
+    ...(o.warm ? { warm: { poolMax: 100, specTarget: 100 } } : {}),
     fields: { worker: 'w', job: 'j', role: o.warm ? 'warm' : 'main' },
   });
   return { ticket, owner, outcome };

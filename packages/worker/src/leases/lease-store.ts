@@ -38,7 +38,7 @@ export interface Lease extends LeaseFields {
 
 export type ReserveOutcome =
   | { ok: true; live: number; starting: number }
-  | { ok: false; reason: 'live' | 'starting' | 'yield'; live: number; starting: number; ready: number };
+  | { ok: false; reason: 'live' | 'starting' | 'yield' | 'pool'; live: number; starting: number; ready: number };
 
 export interface SlotCounts {
   live: number;
@@ -88,7 +88,10 @@ export class LeaseStore {
     return this.#ttlMs;
   }
 
-  /** Takes a slot if the live and starting caps allow (a warm fill also yields to anyone waiting). */
+  /**
+   * Takes a slot if the live and starting caps allow. A warm fill (`warm`) also yields to anyone waiting for
+   * a slot, and needs the pool below `poolMax` sandboxes and below `specTarget` of its spec.
+   */
   async reserve(o: {
     ticket: string;
     owner: string;
@@ -96,15 +99,20 @@ export class LeaseStore {
     spec: string;
     maxLive: number;
     maxStarting: number;
-    warm?: boolean;
+    warm?: { poolMax: number; specTarget: number };
     fields?: LeaseFields;
   }): Promise<ReserveOutcome> {
-    const reply = (await this.#run('reserve', [
-      o.ticket, o.owner, this.#ttlMs, o.maxLive, o.maxStarting, o.warm ? 1 : 0, o.target, o.spec, ...fieldArgs(o.fields),
-    ])) as [number, string, number, number, number];
+    const warm = o.warm ? [1, o.target, o.spec, o.warm.poolMax, o.warm.specTarget] : [0, o.target, o.spec, 0, 0];
+    const reply = (await this.#run('reserve', [o.ticket, o.owner, this.#ttlMs, o.maxLive, o.maxStarting, ...warm, ...fieldArgs(o.fields)])) as [
+      number,
+      string,
+      number,
+      number,
+      number,
+    ];
     const [ok, reason, live, starting, ready] = reply;
     if (ok === 1) return { ok: true, live, starting };
-    return { ok: false, reason: reason as 'live' | 'starting' | 'yield', live, starting, ready };
+    return { ok: false, reason: reason as 'live' | 'starting' | 'yield' | 'pool', live, starting, ready };
   }
 
   /** Extends the lease by one TTL; false when it has expired or someone else holds it (never resurrects). */

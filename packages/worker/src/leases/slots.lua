@@ -18,8 +18,9 @@
   ARGV[2] op; ARGV[3..] the op's arguments (see each op). Fields are passed as trailing name/value pairs.
 
   Ops and replies:
-    reserve ticket owner ttl maxLive maxStarting warm(0|1) target spec [f v]...
-        -> {1,'ok',live,starting} | {0,'yield'|'live'|'starting',live,starting,readyIdle}
+    reserve ticket owner ttl maxLive maxStarting warm(0|1) target spec poolMax specTarget [f v]...
+        -> {1,'ok',live,starting} | {0,'yield'|'pool'|'live'|'starting',live,starting,readyIdle}
+        (a warm fill also needs fewer than poolMax sandboxes in the pool, fewer than specTarget of its spec)
     renew ticket owner ttl                      -> 1 | 0 (lease gone or owned by someone else; never resurrected)
     update ticket owner leaveStarting target sandbox spec [f v]...   -> 1 | 0
     release ticket owner                        -> 1 | 0 (someone else owns it now)
@@ -79,13 +80,16 @@ local function ownedBy(ticket, owner)
   return redis.call('HGET', leaseKey(ticket), 'owner') == owner
 end
 
-local function poolCounts()
-  local ready, warming = 0, 0
+-- Ready and warming sandboxes in the pool; and how many (of both) have `spec`.
+local function poolCounts(spec)
+  local ready, warming, ofSpec = 0, 0, 0
   local entries = redis.call('HVALS', KEYS[6])
   for _, entry in ipairs(entries) do
-    if split(entry)[2] == 'ready' then ready = ready + 1 else warming = warming + 1 end
+    local parts = split(entry)
+    if parts[2] == 'ready' then ready = ready + 1 else warming = warming + 1 end
+    if parts[1] == spec then ofSpec = ofSpec + 1 end
   end
-  return ready, warming
+  return ready, warming, ofSpec
 end
 
 local function extend(ticket, ttl)
@@ -97,17 +101,20 @@ end
 if op == 'reserve' then
   local ticket, owner, ttl = ARGV[3], ARGV[4], tonumber(ARGV[5])
   local maxLive, maxStarting, warm = tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8] == '1'
-  local target, spec = ARGV[9], ARGV[10]
+  local target, spec, poolMax, specTarget = ARGV[9], ARGV[10], tonumber(ARGV[11]), tonumber(ARGV[12])
   purge()
   local live, starting = redis.call('ZCARD', KEYS[1]), redis.call('ZCARD', KEYS[2])
-  local ready = poolCounts()
-  -- The warm pool only uses capacity nobody is waiting for.
-  if warm and redis.call('ZCARD', KEYS[5]) > 0 then return {0, 'yield', live, starting, ready} end
+  local ready, warming, ofSpec = poolCounts(spec)
+  if warm then
+    -- The warm pool only uses capacity nobody is waiting for, and never grows past its bounds.
+    if redis.call('ZCARD', KEYS[5]) > 0 then return {0, 'yield', live, starting, ready} end
+    if ready + warming >= poolMax or ofSpec >= specTarget then return {0, 'pool', live, starting, ready} end
+  end
   if live >= maxLive then return {0, 'live', live, starting, ready} end
   if starting >= maxStarting then return {0, 'starting', live, starting, ready} end
   local key = leaseKey(ticket)
   redis.call('HSET', key, 'owner', owner, 'ticket', ticket, 'target', target, 'spec', spec, 'sandbox', '')
-  setFields(key, 11)
+  setFields(key, 13)
   redis.call('PEXPIRE', key, ttl)
   redis.call('ZADD', KEYS[1], now + ttl, ticket)
   redis.call('ZADD', KEYS[2], now + ttl, ticket)

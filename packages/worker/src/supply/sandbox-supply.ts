@@ -25,6 +25,7 @@ import {
   checkSandboxEnvNames,
   coerceError,
   createSandboxRequest,
+  specKey,
   type Keyspace,
   type Logger,
   type RedisClient,
@@ -37,7 +38,6 @@ import { adoptOrKill, type AdoptOutcome } from './adopt-or-kill.js';
 import { CreateRateLimiter } from './create-rate-limiter.js';
 import { FLEET_LABEL_KEY, ensureFleetId } from './fleet-id.js';
 import { LeaseKeeper } from './lease-keeper.js';
-import { specKey } from './spec-key.js';
 import type { SupplyMetrics } from './supply-metrics.js';
 import { TargetPool, type SupplyTarget } from './target-pool.js';
 
@@ -82,6 +82,11 @@ export interface SuppliedSandbox {
   extendDeadline(deadline: number): void;
   /** Kills the sandbox, frees its slot and drops its lease. Idempotent. */
   release(): Promise<void>;
+  /**
+   * Stops holding the sandbox WITHOUT killing it: someone else holds its slot now (a warm sandbox claimed
+   * from the pool). Stops the heartbeat and the idle timer.
+   */
+  handOver(): void;
 }
 
 export interface SupplyLimits {
@@ -217,7 +222,11 @@ export class SandboxSupply {
    * Creates a sandbox in a slot already reserved, as `acquire` does after the slot: used by the warm pool.
    * The slot is released if this fails.
    */
-  async createInSlot(slot: HeldSlot, request: SandboxRequest, o: { logger: Logger; giveUpAt: number }): Promise<SuppliedSandbox> {
+  async createInSlot(
+    slot: HeldSlot,
+    request: SandboxRequest,
+    o: { logger: Logger; giveUpAt: number; /** a create slot is already booked for the first call */ preBooked?: boolean },
+  ): Promise<SuppliedSandbox> {
     return this.#createHeld(slot, request, { ...o, started: performance.now() });
   }
 
@@ -237,7 +246,7 @@ export class SandboxSupply {
   async #createHeld(
     slot: HeldSlot,
     request: SandboxRequest,
-    o: { logger: Logger; giveUpAt: number; started: number },
+    o: { logger: Logger; giveUpAt: number; started: number; preBooked?: boolean },
   ): Promise<SuppliedSandbox> {
     const lost = new AbortController();
     const signal = request.signal ? AbortSignal.any([request.signal, lost.signal]) : lost.signal;
@@ -286,12 +295,12 @@ export class SandboxSupply {
   async #create(
     slot: HeldSlot,
     request: SandboxRequest,
-    o: { logger: Logger; giveUpAt: number; signal: AbortSignal; lifetimeS: number },
+    o: { logger: Logger; giveUpAt: number; signal: AbortSignal; lifetimeS: number; preBooked?: boolean },
   ): Promise<{ sandboxId: string; authToken: string; createdAt: number }> {
     const { target } = slot.target;
     const metrics = this.#o.metrics?.supply;
     for (let call = 1; ; call++) {
-      await this.#createSlot(slot.target, o);
+      if (call > 1 || !o.preBooked) await this.#createSlot(slot.target, o);
       const label = `${slot.ticket}.${call}`;
       if (!(await this.leases.update(slot.ticket, slot.owner, { target: slot.target.id, sandbox: '', spec: slot.spec, fields: { label } }))) {
         throw new RolloutError('LEASE_LOST', `the lease of sandbox slot ${slot.ticket} expired before its create`);
@@ -465,6 +474,11 @@ export class SandboxSupply {
     this.#o.metrics?.liveSandboxes.dec();
     await this.#discard(slot, { env, sandboxId: env.sandboxId, logger });
   }
+
+  /** @internal used by Holder */
+  handedOver(): void {
+    this.#o.metrics?.liveSandboxes.dec();
+  }
 }
 
 interface HolderOptions {
@@ -518,6 +532,15 @@ class Holder implements SuppliedSandbox {
 
   extendDeadline(deadline: number): void {
     this.#o.keeper.setDeadline(deadline);
+  }
+
+  handOver(): void {
+    if (this.#releasing) return;
+    this.#releasing = Promise.resolve();
+    if (this.#idle) clearTimeout(this.#idle);
+    this.#o.keeper.stop();
+    this.#o.onReleased();
+    this.#o.supply.handedOver();
   }
 
   release(): Promise<void> {

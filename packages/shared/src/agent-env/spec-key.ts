@@ -4,7 +4,7 @@
  * pool and the lookahead's demand; it is a digest, so the environment's values never appear in Redis keys.
  */
 import { createHash } from 'node:crypto';
-import type { SandboxSpec, ToolName } from '@rollout-fleet/shared';
+import type { SandboxSpec, ToolName } from '../contracts/episode.js';
 
 export function specKey(sandbox: SandboxSpec, tools: readonly ToolName[]): string {
   const canonical = JSON.stringify([

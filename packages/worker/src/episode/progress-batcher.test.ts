@@ -1,0 +1,56 @@
+import { describe, expect, it, vi } from 'vitest';
+import { ProgressBatcher } from './progress-batcher.js';
+
+function recordingSink() {
+  const writes: Array<{ kind: 'progress' | 'log'; value: unknown; at: number }> = [];
+  return {
+    writes,
+    sink: {
+      updateProgress: vi.fn(async (value: number) => void writes.push({ kind: 'progress', value, at: performance.now() })),
+      log: vi.fn(async (row: string) => void writes.push({ kind: 'log', value: row, at: performance.now() })),
+    },
+  };
+}
+
+describe('ProgressBatcher', () => {
+  it('writes the first step at once, then batches: the latest progress once and every log row', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    try {
+      const { sink, writes } = recordingSink();
+      const batcher = new ProgressBatcher(sink, { intervalMs: 1000 });
+      batcher.push(1, 'step 1');
+      await vi.advanceTimersByTimeAsync(0);
+      expect(writes.map((w) => w.value)).toEqual([1, 'step 1']);
+      for (let i = 2; i <= 5; i++) {
+        await vi.advanceTimersByTimeAsync(100);
+        batcher.push(i, `step ${i}`);
+      }
+      expect(writes).toHaveLength(2);
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(writes.map((w) => w.value)).toEqual([1, 'step 1', 5, 'step 2', 'step 3', 'step 4', 'step 5']);
+      expect(sink.updateProgress).toHaveBeenCalledTimes(2);
+      batcher.push(6, 'step 6');
+      await batcher.close();
+      expect(writes.map((w) => w.value).slice(-2)).toEqual([6, 'step 6']);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('close() writes what is pending and waits for writes in flight; a failed write is logged, never thrown', async () => {
+    const warn = vi.fn();
+    const sink = {
+      updateProgress: vi.fn(async () => {
+        throw new Error('redis down');
+      }),
+      log: vi.fn(async (_row: string) => undefined),
+    };
+    const batcher = new ProgressBatcher(sink, { intervalMs: 60_000, logger: { warn } as never });
+    batcher.push(1, 'a');
+    batcher.push(2, 'b');
+    await batcher.close();
+    expect(sink.updateProgress).toHaveBeenCalledTimes(2);
+    expect(sink.log.mock.calls.map(([row]) => row)).toEqual(['a', 'b']);
+    expect(warn).toHaveBeenCalledTimes(2);
+  });
+});
