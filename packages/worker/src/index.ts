@@ -11,6 +11,10 @@ export type { SandboxRequest, SandboxRole, SandboxSupplyOptions, SuppliedSandbox
 export { supplyLimitsFrom } from './supply/supply-limits.js';
 export { TargetPool } from './supply/target-pool.js';
 export { WarmPool } from './supply/warm-pool.js';
+export { StragglerPolicy } from './episode/stragglers.js';
+export type { StragglerOptions } from './episode/stragglers.js';
+export { runWithBackup } from './episode/run-with-backup.js';
+export type { AttemptTrace, RacedAttempt } from './episode/run-with-backup.js';
 export type { WarmPoolOptions } from './supply/warm-pool.js';
 export type { SupplyTarget, TargetHealthOptions } from './supply/target-pool.js';
 export { CreateRateLimiter } from './supply/create-rate-limiter.js';

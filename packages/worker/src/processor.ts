@@ -22,7 +22,9 @@ import {
   type Keyspace,
   type Logger,
 } from '@rollout-fleet/shared';
-import { runAttempt, type AttemptDeps, type AttemptOutcome } from './episode/run-attempt.js';
+import type { AttemptDeps, AttemptOutcome } from './episode/run-attempt.js';
+import { runWithBackup, type AttemptTrace } from './episode/run-with-backup.js';
+import type { StragglerPolicy } from './episode/stragglers.js';
 import type { EpisodeOutcome } from './metrics/worker-metrics.js';
 import { formatStepLog, formatTurnLog, stepProgress, turnProgress, type EpisodeProgress } from './episode/job-progress.js';
 import { ProgressBatcher } from './episode/progress-batcher.js';
@@ -39,6 +41,8 @@ export interface ProcessorDeps extends AttemptDeps {
   activity?: RunActivity;
   /** How often per-step progress and log rows are written to Redis, ms. @defaultValue 1000 */
   progressIntervalMs?: number;
+  /** When a straggling attempt gets a backup copy (absent: never). */
+  stragglers?: StragglerPolicy;
 }
 
 export type EpisodeProcessor = (job: Job<EpisodeJobData, EpisodeJobReturn>, token?: string, signal?: AbortSignal) => Promise<EpisodeJobReturn>;
@@ -85,16 +89,16 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
       { logger, ...(deps.progressIntervalMs === undefined ? {} : { intervalMs: deps.progressIntervalMs }) },
     );
     try {
-      const outcome = await runAttempt(deps, {
+      const { outcome, traces } = await runWithBackup(deps, {
         episode,
         jobId,
         logger,
         signal,
         deadline: Date.now() + deps.supply.limits.acquireTimeoutMs + deadlineMs,
         startDeadline,
-        onSandbox: (id) => {
-          sandboxId = id;
-          logger.info({ sandboxId: id }, 'sandbox acquired');
+        onSandbox: (id, backup) => {
+          if (!backup) sandboxId = id;
+          logger.info({ sandboxId: id, backup }, 'sandbox acquired');
         },
         onStep: async (step, total) => {
           progress.push(stepProgress(step.index + 1, total), formatStepLog(step, total));
@@ -103,12 +107,14 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
           progress.push(turnProgress(turn.index + 1, maxTurns), formatTurnLog(turn, steps, maxTurns));
         },
       });
-      const attempt: Attempt = attemptRecord(deps, attemptNo, sandboxId, startedAt, null);
-      const result = buildResult(deps, job, episode, outcome, [...(job.data.attempts ?? []), attempt], startedAt);
+      const attempts: Attempt[] = traces.map((t) => tracedAttempt(deps, attemptNo, t));
+      const result = buildResult(deps, job, episode, outcome, [...(job.data.attempts ?? []), ...attempts], startedAt);
       deps.metrics.episodeSeconds.observe({ outcome: outcomeOf(result) }, (performance.now() - started) / 1000);
       const committed = await deps.results.commit(result);
       if (committed.stored) deps.metrics.episodes.inc({ outcome: outcomeOf(result) });
       else deps.metrics.duplicateResults.inc();
+      // The run's attempt times feed the straggler policy's p90.
+      if (committed.stored) await deps.stragglers?.record(episode.run_id, performance.now() - started).catch(() => undefined);
       logger.info({ resolved: result.resolved, reward: result.reward, stored: committed.stored }, 'episode finished');
       return pointer(deps, episode, result, committed.stored);
     } catch (thrown) {
@@ -147,6 +153,19 @@ function reasonOf(thrown: unknown, o: { deadline: AbortSignal; shutdown: AbortSi
   if (o.shutdown.aborted) return new RolloutError('WORKER_SHUTDOWN', 'worker shut down mid-episode', { cause: thrown });
   if (o.deadline.aborted) return new RolloutError('EPISODE_DEADLINE', `attempt exceeded the episode deadline of ${o.deadlineS} s`, { cause: thrown });
   return coerceError(thrown);
+}
+
+/** One copy of an attempt (the primary, or a straggler's backup) as the result lists it. */
+function tracedAttempt(deps: ProcessorDeps, attempt: number, t: AttemptTrace): Attempt {
+  return {
+    attempt,
+    worker_id: deps.workerId,
+    sandbox_id: t.sandboxId,
+    started_at: t.startedAt.toISOString(),
+    ended_at: t.endedAt.toISOString(),
+    failure: t.failure,
+    ...(t.backup ? { backup: true } : {}),
+  };
 }
 
 function attemptRecord(deps: ProcessorDeps, attempt: number, sandboxId: string | null, startedAt: Date, failure: Attempt['failure']): Attempt {

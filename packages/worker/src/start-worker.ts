@@ -23,6 +23,7 @@ import { createWorkerMetrics, type WorkerMetrics } from './metrics/worker-metric
 import { InflightLimiter } from './policy/inflight-limiter.js';
 import { createProcessor } from './processor.js';
 import { RunActivity } from './episode/run-activity.js';
+import { StragglerPolicy } from './episode/stragglers.js';
 import { createSandboxSupply, type SandboxSupply } from './supply/sandbox-supply.js';
 import { supplyLimitsFrom } from './supply/supply-limits.js';
 import type { SupplyTarget } from './supply/target-pool.js';
@@ -79,6 +80,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
 
   const processor = createProcessor({
     activity,
+    ...(config.supply.stragglers
+      ? { stragglers: new StragglerPolicy(redis, keys, { tailFraction: config.supply.stragglerTail, factor: config.supply.stragglerFactor }) }
+      : {}),
     supply,
     metrics,
     workerId,

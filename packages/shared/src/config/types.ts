@@ -98,6 +98,12 @@ export interface Config {
     warmLookahead: number;
     /** How often each worker's warm-pool filler looks at demand, ms. @defaultValue 1000 */
     warmIntervalMs: number;
+    /** Start backup attempts for stragglers in a run's tail. @defaultValue true */
+    stragglers: boolean;
+    /** The tail: at most this fraction of the run's episodes left. @defaultValue 0.1 */
+    stragglerTail: number;
+    /** A straggler runs longer than this × the run's p90 episode time. @defaultValue 3 */
+    stragglerFactor: number;
   };
   sandbox: {
     /** Image used when an episode names none. */

@@ -72,6 +72,8 @@ export const AttemptSchema = z.object({
   started_at: z.string(),
   ended_at: z.string(),
   failure: FailureSchema.nullable(),
+  /** A straggler's backup copy, run alongside the attempt of the same number (the first to finish wins). */
+  backup: z.boolean().optional(),
 });
 export type Attempt = z.infer<typeof AttemptSchema>;
 

@@ -63,6 +63,8 @@ export interface Keyspace {
   announced(runId: string): string;
   /** Set: runs with an announcement. */
   announcedRuns(): string;
+  /** List (TTL): wall times (ms) of the run's latest completed attempts, newest first (straggler p90). */
+  runDurations(runId: string): string;
 }
 
 export function createKeyspace(prefix: string = DEFAULT_PREFIX): Keyspace {
@@ -101,6 +103,7 @@ export function createKeyspace(prefix: string = DEFAULT_PREFIX): Keyspace {
     runSpecs: (runId) => `${base}:run-specs:${runId}`,
     announced: (runId) => `${base}:announced:${runId}`,
     announcedRuns: () => `${base}:announced-runs`,
+    runDurations: (runId) => `${base}:run-durations:${runId}`,
   };
 }
 

@@ -86,8 +86,10 @@ export interface AttemptInput {
   onStep?: (step: StepRecord, total: number) => Promise<void>;
   /** Policy episodes: called after each model turn with the steps it executed (instead of onStep). */
   onTurn?: (turn: TurnRecord, steps: StepRecord[], maxTurns: number) => Promise<void>;
-  /** Reports the sandbox id as soon as it exists (logs, attempt records). */
-  onSandbox?: (sandboxId: string) => void;
+  /** Reports the sandbox id as soon as it exists (logs, attempt records); `backup` for a straggler's backup. */
+  onSandbox?: (sandboxId: string, backup: boolean) => void;
+  /** The role of the attempt's main sandbox: `backup` when this attempt backs up a straggler. @defaultValue 'main' */
+  role?: 'main' | 'backup';
 }
 
 export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promise<AttemptOutcome> {
@@ -99,9 +101,9 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
   // A policy episode needs its endpoint's key before any sandbox is spent on it.
   const requester = episode.policy ? turnRequesterFor(deps, episode.policy, input.logger) : undefined;
   const acquired = performance.now();
-  const main = await openEnv(deps, input, 'main', lost);
+  const main = await openEnv(deps, input, input.role ?? 'main', lost);
   try {
-    input.onSandbox?.(main.sandboxId);
+    input.onSandbox?.(main.sandboxId, input.role === 'backup');
     timings.sandboxAcquireMs = performance.now() - acquired;
     if (input.startDeadline) {
       input = { ...input, deadline: input.startDeadline() };
