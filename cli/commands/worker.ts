@@ -41,6 +41,7 @@ async function runWorker(flags: WorkerFlags): Promise<number> {
     const running = await startWorker({
       config,
       target: opened.target,
+      targets: opened.targets,
       logger,
       // Policy endpoint keys are named by episodes (policy.api_key_env) and read here, at the process boundary.
       secret: (name) => process.env[name],

@@ -10,6 +10,8 @@ export const EXAMPLE_IMAGES_DIR = fileURLToPath(new URL('../../examples/images',
 
 export interface OpenedTarget {
   target: VefaasTarget;
+  /** Every sandbox application to create in: `default` (the one above) plus VEFAAS_FUNCTIONS, with weights. */
+  targets: Array<{ id: string; target: VefaasTarget; weight: number; createRatePerS?: number }>;
   /** One line for people: where sandboxes run. */
   description: string;
   /** Secrets to keep out of logs (the embedded host's generated key). */
@@ -26,11 +28,31 @@ export async function openTarget(config: Config, logger: Logger): Promise<Opened
       credentials: { accessKeyId: v.accessKeyId, secretAccessKey: v.secretAccessKey },
       timeoutMs: v.requestTimeoutMs,
     });
+    const target: VefaasTarget = { vefaas, functionId: v.functionId, gatewayUrl: v.functionRoute, ...(v.gatewayKey ? { gatewayKey: v.gatewayKey } : {}) };
+    // One client per control plane (endpoint + region): functions of one region share its keep-alive pool.
+    const clients = new Map([[`${v.endpoint} ${v.region}`, vefaas]]);
+    const more = v.moreFunctions.map((f) => {
+      const endpoint = f.endpoint ?? v.endpoint;
+      const region = f.region ?? v.region;
+      const key = `${endpoint} ${region}`;
+      let client = clients.get(key);
+      if (!client) {
+        client = createVefaasClient({ endpoint, region, credentials: { accessKeyId: v.accessKeyId, secretAccessKey: v.secretAccessKey }, timeoutMs: v.requestTimeoutMs });
+        clients.set(key, client);
+      }
+      const t: VefaasTarget = { vefaas: client, functionId: f.functionId, gatewayUrl: f.functionRoute, ...(v.gatewayKey ? { gatewayKey: v.gatewayKey } : {}) };
+      return { id: f.id, target: t, weight: f.weight, ...(f.createRate === undefined ? {} : { createRatePerS: f.createRate }) };
+    });
     return {
-      target: { vefaas, functionId: v.functionId, gatewayUrl: v.functionRoute, ...(v.gatewayKey ? { gatewayKey: v.gatewayKey } : {}) },
-      description: `veFaaS ${v.endpoint} (function ${v.functionId}, region ${v.region})`,
+      target,
+      targets: [{ id: 'default', target, weight: 1 }, ...more],
+      description:
+        `veFaaS ${v.endpoint} (function ${v.functionId}, region ${v.region})` +
+        (more.length > 0 ? ` and ${more.length} more function(s): ${more.map((m) => m.id).join(', ')}` : ''),
       secrets: [],
-      close: () => vefaas.close(),
+      close: async () => {
+        await Promise.all([...clients.values()].map((c) => c.close()));
+      },
     };
   }
   const { startVefaasLocal } = await import('@rollout-fleet/vefaas-local');
@@ -47,8 +69,10 @@ export async function openTarget(config: Config, logger: Logger): Promise<Opened
     credentials: { accessKeyId: host.accessKeyId, secretAccessKey: host.secretAccessKey },
     timeoutMs: v.requestTimeoutMs,
   });
+  const target: VefaasTarget = { vefaas, functionId: host.functionId, gatewayUrl: host.gatewayUrl };
   return {
-    target: { vefaas, functionId: host.functionId, gatewayUrl: host.gatewayUrl },
+    target,
+    targets: [{ id: 'default', target, weight: 1 }],
     description: `embedded vefaas-local at ${host.controlPlaneUrl} (${host.isolation})`,
     secrets: [host.secretAccessKey],
     close: async () => {

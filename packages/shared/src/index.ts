@@ -54,6 +54,8 @@ export { renderJsonSchemas } from './contracts/json-schemas.js';
 export { loadConfig } from './config/load-config.js';
 export type { ConfigProblem, LoadConfigOptions } from './config/load-config.js';
 export type { Config, VefaasCloudConfig, VefaasConfig, VefaasLocalConfig } from './config/types.js';
+export { parseSandboxFunctions } from './config/sandbox-functions.js';
+export type { SandboxFunction } from './config/sandbox-functions.js';
 export { CONFIG_VARIABLES } from './config/variables.js';
 export type { ConfigVariable } from './config/variables.js';
 export { renderConfigTable } from './config/config-table.js';

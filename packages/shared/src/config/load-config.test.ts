@@ -48,6 +48,17 @@ describe('loadConfig defaults and modes', () => {
     });
   });
 
+  it('adds sandbox functions from VEFAAS_FUNCTIONS (other regions), and says which entry and field is wrong', () => {
+    const more = '[{"id":"shanghai","function_id":"fn-sh","route":"https://sh.example/fn/","region":"cn-shanghai","weight":2,"create_rate":4}]';
+    const config = loadConfig({ ...CLOUD, VEFAAS_FUNCTIONS: more }, NO_FILE);
+    expect(config.vefaas.mode === 'cloud' && config.vefaas.moreFunctions).toEqual([
+      { id: 'shanghai', functionId: 'fn-sh', functionRoute: 'https://sh.example/fn', weight: 2, region: 'cn-shanghai', endpoint: undefined, createRate: 4 },
+    ]);
+    expect(() => loadConfig({ ...CLOUD, VEFAAS_FUNCTIONS: '[{' }, NO_FILE)).toThrow(/VEFAAS_FUNCTIONS.*is not JSON/);
+    expect(() => loadConfig({ ...CLOUD, VEFAAS_FUNCTIONS: '[{"id":"x","function_id":"f","route":"ftp://x"}]' }, NO_FILE)).toThrow(/\[0\]\.route: must be an http/);
+    expect(() => loadConfig({ VEFAAS_FUNCTIONS: more }, NO_FILE)).toThrow(/VEFAAS_FUNCTIONS.*needs the cloud settings/);
+  });
+
   it('accepts the VOLCE_ and VOLCENGINE_ spellings, the first set one winning', () => {
     const volce = loadConfig({ ...CLOUD, VEFAAS_ACCESS_KEY: undefined, VEFAAS_SECRET_KEY: '', VOLCE_ACCESS_KEY: 'ak-volce', VOLCE_SECRET_KEY: 'sk-volce', VOLCENGINE_SECRET_KEY: 'sk-volcengine' }, NO_FILE);
     expect(volce.vefaas).toMatchObject({ mode: 'cloud', accessKeyId: 'ak-volce', secretAccessKey: 'sk-volce' });

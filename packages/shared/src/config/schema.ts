@@ -8,6 +8,7 @@ import { LOG_FORMATS, LOG_LEVELS } from '../logging/levels.js';
 import { hashTagOf, missingHashTagProblem } from '../redis/hash-tag.js';
 import { parseRedisUrl } from '../redis/redis-url.js';
 import { boolean, finiteNumber, nonNegativeInt, oneOf, optionalText, optionalUrl, positiveInt, positiveNumber, redisUrl, text, url } from './fields.js';
+import { parseSandboxFunctions } from './sandbox-functions.js';
 import type { Config, VefaasConfig } from './types.js';
 
 const SECOND = 1000;
@@ -23,6 +24,7 @@ export const EnvSchema = z.object({
   VEFAAS_GATEWAY_KEY: optionalText(),
   VEFAAS_REQUEST_TIMEOUT_MS: positiveInt(30 * SECOND),
   VEFAAS_CREATE_TIMEOUT_S: positiveInt(180),
+  VEFAAS_FUNCTIONS: optionalText(),
   VEFAAS_GATEWAY_TIMEOUT_S: positiveInt(650),
   VEFAAS_LOCAL_IMAGES_DIR: optionalText(),
   VEFAAS_LOCAL_ISOLATION: oneOf(['bwrap', 'none', 'emulated'] as const, 'bwrap'),
@@ -87,6 +89,21 @@ function checkCloudComplete(env: Record<string, unknown>, ctx: z.RefinementCtx):
   }
 }
 
+/** VEFAAS_FUNCTIONS must parse, and only makes sense with the cloud settings. */
+function checkFunctions(env: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  const text = env.VEFAAS_FUNCTIONS;
+  if (typeof text !== 'string') return;
+  try {
+    parseSandboxFunctions(text);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', path: ['VEFAAS_FUNCTIONS'], message: (err as Error).message });
+    return;
+  }
+  if (CLOUD_VARIABLES.some((name) => env[name] === undefined)) {
+    ctx.addIssue({ code: 'custom', path: ['VEFAAS_FUNCTIONS'], message: 'needs the cloud settings (VEFAAS_FUNCTION_ROUTE, VEFAAS_FUNCTION_ID and the key pair): it adds functions to VEFAAS_FUNCTION_ID' });
+  }
+}
+
 /** On a cluster every key of a queue (and of our scripts) must share one slot: the prefix must carry a hash tag. */
 function checkClusterPrefix(env: Record<string, unknown>, ctx: z.RefinementCtx): void {
   const { REDIS_URL: redis, RF_PREFIX: prefix } = env;
@@ -105,7 +122,8 @@ function toVefaas(env: Env): VefaasConfig {
   };
   const { VEFAAS_ACCESS_KEY: accessKeyId, VEFAAS_SECRET_KEY: secretAccessKey, VEFAAS_FUNCTION_ID: functionId, VEFAAS_FUNCTION_ROUTE: functionRoute } = env;
   if (accessKeyId !== undefined && secretAccessKey !== undefined && functionId !== undefined && functionRoute !== undefined) {
-    return { mode: 'cloud', accessKeyId, secretAccessKey, functionId, functionRoute, ...common };
+    const more = env.VEFAAS_FUNCTIONS === undefined ? [] : parseSandboxFunctions(env.VEFAAS_FUNCTIONS);
+    return { mode: 'cloud', accessKeyId, secretAccessKey, functionId, functionRoute, moreFunctions: more, ...common };
   }
   return { mode: 'local', imagesDir: env.VEFAAS_LOCAL_IMAGES_DIR, isolation: env.VEFAAS_LOCAL_ISOLATION, ...common };
 }
@@ -160,5 +178,6 @@ function toConfig(env: Env): Config {
 
 // `when` runs the completeness check even when other fields failed, so one error lists every problem.
 export const ConfigSchema = EnvSchema.superRefine(checkCloudComplete, { when: () => true })
+  .superRefine(checkFunctions, { when: () => true })
   .superRefine(checkClusterPrefix, { when: () => true })
   .transform(toConfig);

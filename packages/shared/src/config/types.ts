@@ -1,4 +1,5 @@
 import type { LogFormat, LogLevel } from '../logging/levels.js';
+import type { SandboxFunction } from './sandbox-functions.js';
 import type { RedisConfig } from '../redis/redis-url.js';
 
 /** Settings that apply to both veFaaS modes. */
@@ -29,6 +30,8 @@ export interface VefaasCloudConfig extends VefaasCommonConfig {
   functionId: string;
   /** Gateway route URL of the sandbox application, no trailing slash. */
   functionRoute: string;
+  /** More sandbox applications (VEFAAS_FUNCTIONS), e.g. other regions; the one above is `default`, weight 1. */
+  moreFunctions: SandboxFunction[];
 }
 
 /** None of the cloud settings are set: the embedded vefaas-local is used. */

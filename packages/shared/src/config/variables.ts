@@ -21,6 +21,7 @@ const DOCS = {
   VEFAAS_ENDPOINT: { meaning: 'Control-plane endpoint; BytePlus: `https://open.byteplusapi.com`.' },
   VEFAAS_GATEWAY_KEY: { secret: true, meaning: 'API-gateway key, when the gateway service requires one.' },
   VEFAAS_REQUEST_TIMEOUT_MS: { meaning: 'Timeout of one control-plane request, milliseconds.' },
+  VEFAAS_FUNCTIONS: { meaning: 'More sandbox applications besides VEFAAS_FUNCTION_ID (other regions), a JSON list: `[{"id":"shanghai","function_id":"…","route":"https://…","weight":1,"region":"cn-shanghai","endpoint":"https://…","create_rate":8}]` (weight, region, endpoint, create_rate optional). Creates are spread by weight; one that keeps answering errors or 429s is drained for a while.' },
   VEFAAS_CREATE_TIMEOUT_S: { meaning: 'Timeout of one CreateSandbox call (it answers once the instance is assigned), seconds. A timed-out create is found by its label and adopted or killed, never blindly retried.' },
   VEFAAS_LOCAL_IMAGES_DIR: { meaning: 'Image directories for the embedded vefaas-local (default: the repository\'s examples/images).' },
   VEFAAS_LOCAL_ISOLATION: { meaning: 'Sandbox isolation of the embedded vefaas-local: bwrap, none (no isolation, loud warning) or emulated (no processes).' },

@@ -39,7 +39,7 @@ import { CreateRateLimiter } from './create-rate-limiter.js';
 import { FLEET_LABEL_KEY, ensureFleetId } from './fleet-id.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import type { SupplyMetrics } from './supply-metrics.js';
-import { TargetPool, type SupplyTarget } from './target-pool.js';
+import { TargetPool, type SupplyTarget, type TargetHealthOptions } from './target-pool.js';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -118,6 +118,8 @@ export interface SandboxSupplyOptions {
   metrics?: SupplyMetricsSink;
   /** Delay before asking again for a slot when the caps are full: first, then doubling up to max. */
   slotPollMs?: { first: number; max: number };
+  /** When a target counts as failing and how long it is drained. */
+  targetHealth?: TargetHealthOptions;
 }
 
 /** Internal: a slot taken for a create (cold acquire or warm fill). */
@@ -146,7 +148,7 @@ export class SandboxSupply {
       burst: limits.createBurst,
       recoverS: limits.createRecoverS,
     });
-    this.targets = new TargetPool(options.redis, options.keys, options.targets);
+    this.targets = new TargetPool(options.redis, options.keys, options.targets, options.targetHealth);
   }
 
   get workerId(): string {
@@ -297,9 +299,11 @@ export class SandboxSupply {
     request: SandboxRequest,
     o: { logger: Logger; giveUpAt: number; signal: AbortSignal; lifetimeS: number; preBooked?: boolean },
   ): Promise<{ sandboxId: string; authToken: string; createdAt: number }> {
-    const { target } = slot.target;
     const metrics = this.#o.metrics?.supply;
     for (let call = 1; ; call++) {
+      // After a failure the target is picked again: one that keeps failing is drained in favour of the others.
+      if (call > 1) slot.target = await this.targets.pick();
+      const { target } = slot.target;
       if (call > 1 || !o.preBooked) await this.#createSlot(slot.target, o);
       const label = `${slot.ticket}.${call}`;
       if (!(await this.leases.update(slot.ticket, slot.owner, { target: slot.target.id, sandbox: '', spec: slot.spec, fields: { label } }))) {
@@ -353,7 +357,7 @@ export class SandboxSupply {
           metrics?.createRecovered.inc({ action: 'adopted' });
           return { sandboxId: found.adopted, authToken: start.authToken, createdAt };
         }
-        o.logger.warn({ err }, 'CreateSandbox failed; trying again in the same slot');
+        o.logger.warn({ err, target: slot.target.id }, 'CreateSandbox failed; trying again in the same slot');
         if (Date.now() > o.giveUpAt) throw this.#timeout(o.logger, createdAt, `CreateSandbox kept failing (${err.code})`);
       }
     }
