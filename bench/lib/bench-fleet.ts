@@ -31,7 +31,7 @@ import {
   type VefaasClient,
 } from '@rollout-fleet/shared';
 import { submitRun } from '@rollout-fleet/producer';
-import { startVefaasLocal, type HostIsolation, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
+import { startVefaasLocal, type HostIsolation, type VefaasLocalHandle, type VefaasLocalOptions } from '@rollout-fleet/vefaas-local';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -47,6 +47,8 @@ export interface BenchFleet {
   keys: Keyspace;
   config: Config;
   queue: Queue<EpisodeJobData>;
+  /** Process ids of the worker child processes. */
+  workerPids(): number[];
   /** Starts `count` workers of `concurrency` episodes each and waits until all are listening on the queue. */
   /**
    * `secrets`: environment variables policy episodes name for their endpoint key (`policy.api_key_env`), given to
@@ -55,6 +57,10 @@ export interface BenchFleet {
   startWorkers(o: { count: number; concurrency: number; processes: boolean; secrets?: Record<string, string> }): Promise<void>;
   /** Enqueues the episodes and waits for every result (or the timeout); times are from just before the first enqueue. */
   submitAndWait(o: { runId: string; episodes: Episode[]; timeoutMs: number }): Promise<RunOutcome>;
+  /** Enqueues the episodes only. */
+  submit(o: { runId: string; episodes: Episode[] }): Promise<void>;
+  /** Waits for `count` results of a run already submitted (or the timeout); times from `startedAt`. */
+  waitFor(o: { runId: string; count: number; timeoutMs: number; startedAt: number }): Promise<RunOutcome>;
   close(): Promise<void>;
 }
 
@@ -81,9 +87,17 @@ export function benchEpisode(o: { runId: string; episodeId: string; steps: numbe
   return EpisodeSchema.parse(input);
 }
 
-export async function openBenchFleet(o: { isolation: HostIsolation }): Promise<BenchFleet> {
+export interface BenchFleetOptions {
+  isolation: HostIsolation;
+  /** More vefaas-local options (faults, cold-start timeout, ...). */
+  host?: Omit<VefaasLocalOptions, 'isolation' | 'imagesDir'>;
+  /** Extra configuration for every worker (in-process and child processes alike), e.g. RF_FLEET_* limits. */
+  env?: Record<string, string>;
+}
+
+export async function openBenchFleet(o: BenchFleetOptions): Promise<BenchFleet> {
   const found: FoundRedis = await findRedis(process.env.REDIS_URL);
-  const host = await startVefaasLocal({ isolation: o.isolation, imagesDir: IMAGES_DIR });
+  const host = await startVefaasLocal({ ...o.host, isolation: o.isolation, imagesDir: IMAGES_DIR });
   const vefaas = createVefaasClient({
     endpoint: host.controlPlaneUrl,
     region: host.region,
@@ -91,7 +105,10 @@ export async function openBenchFleet(o: { isolation: HostIsolation }): Promise<B
   });
   const prefix = `{rf-bench-${randomUUID().slice(0, 8)}}`;
   // A short grace: a benchmark cut short by its timeout must not wait long for in-flight episodes.
-  const config = loadConfig({ REDIS_URL: found.url, RF_PREFIX: prefix, RF_SHUTDOWN_GRACE_S: String(SHUTDOWN_GRACE_S), LOG_LEVEL: 'error' }, { dotenvPath: false });
+  const config = loadConfig(
+    { REDIS_URL: found.url, RF_PREFIX: prefix, RF_SHUTDOWN_GRACE_S: String(SHUTDOWN_GRACE_S), LOG_LEVEL: 'error', ...o.env },
+    { dotenvPath: false },
+  );
   const keys = createKeyspace(prefix);
   const redis = createRedis(config.redis);
   const queueConnection = redis.duplicate();
@@ -120,6 +137,7 @@ export async function openBenchFleet(o: { isolation: HostIsolation }): Promise<B
         RF_SHUTDOWN_GRACE_S: String(SHUTDOWN_GRACE_S),
         LOG_LEVEL: 'error',
         ...secrets,
+        ...o.env,
       };
       children.push(spawn(process.execPath, [`${root}bin/rollout-fleet.js`, 'worker'], { env, stdio: ['ignore', 'ignore', 'inherit'] }));
     }
@@ -132,20 +150,28 @@ export async function openBenchFleet(o: { isolation: HostIsolation }): Promise<B
     }
   };
 
-  const submitAndWait: BenchFleet['submitAndWait'] = async ({ runId, episodes, timeoutMs }) => {
+  const submit: BenchFleet['submit'] = async ({ runId, episodes }) => {
+    await submitRun({ queue, redis, keys, runId, episodes });
+  };
+
+  const waitFor: BenchFleet['waitFor'] = async ({ runId, count, timeoutMs, startedAt }) => {
     const store = new ResultStore(redis, keys);
     const results: EpisodeResult[] = [];
     const signal = AbortSignal.timeout(timeoutMs);
-    const startedAt = Date.now();
-    await submitRun({ queue, redis, keys, runId, episodes });
-    const enqueuedAt = Date.now();
     let lastStreamId = '0-0';
-    for await (const item of store.follow(runId, { signal, blockMs: 500, until: async () => results.length >= episodes.length })) {
+    for await (const item of store.follow(runId, { signal, blockMs: 500, until: async () => results.length >= count })) {
       results.push(item.result);
       lastStreamId = item.streamId;
     }
-    const complete = results.length >= episodes.length;
-    return { results, complete, startedAt, enqueuedAt, lastCommitAt: complete ? Number(lastStreamId.split('-')[0]) : Date.now() };
+    const complete = results.length >= count;
+    return { results, complete, startedAt, enqueuedAt: startedAt, lastCommitAt: complete ? Number(lastStreamId.split('-')[0]) : Date.now() };
+  };
+
+  const submitAndWait: BenchFleet['submitAndWait'] = async ({ runId, episodes, timeoutMs }) => {
+    const startedAt = Date.now();
+    await submit({ runId, episodes });
+    const enqueuedAt = Date.now();
+    return { ...(await waitFor({ runId, count: episodes.length, timeoutMs, startedAt })), enqueuedAt };
   };
 
   let closing: Promise<void> | undefined;
@@ -168,5 +194,6 @@ export async function openBenchFleet(o: { isolation: HostIsolation }): Promise<B
     return closing;
   };
 
-  return { host, vefaas, redis, keys, config, queue, startWorkers, submitAndWait, close };
+  const workerPids = (): number[] => children.flatMap((child) => (child.pid === undefined ? [] : [child.pid]));
+  return { host, vefaas, redis, keys, config, queue, workerPids, startWorkers, submit, waitFor, submitAndWait, close };
 }

@@ -55,6 +55,8 @@ export interface VefaasLocalHandle {
   liveSandboxes(): number;
   /** Sandboxes by status, as /healthz reports them. */
   sandboxCounts(): Record<SandboxStatus, number> & { total: number };
+  /** Sandboxes created so far and sandbox-seconds used (create → gone; live ones up to now), as a bill counts. */
+  usage(): { created: number; sandboxSeconds: number };
   /** Host pids of running sandbox instances (real isolation only). */
   sandboxPids(): number[];
   /** Stops accepting requests, kills every sandbox, waits for them to be gone. */
@@ -183,6 +185,7 @@ export async function startVefaasLocal(options: VefaasLocalOptions = {}): Promis
     faults,
     liveSandboxes: () => manager.liveInstances(),
     sandboxCounts: () => manager.counts(),
+    usage: () => manager.usage(),
     sandboxPids,
     close,
   };

@@ -146,7 +146,15 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   warmPool.start();
   const loops = [
     every(reaperIntervalMs, () => reaper.reapOnce(), logger, 'reaper pass failed'),
-    every(METRICS_INTERVAL_MS, () => publishMetrics(redis, keys, workerId, metrics.registry), logger, 'metrics publish failed'),
+    every(
+      METRICS_INTERVAL_MS,
+      async () => {
+        metrics.process.sample();
+        await publishMetrics(redis, keys, workerId, metrics.registry);
+      },
+      logger,
+      'metrics publish failed',
+    ),
     every(METRICS_INTERVAL_MS, () => activity.heartbeat(WORKER_ALIVE_TTL_MS), logger, 'worker heartbeat failed'),
     every(reaperIntervalMs, () => activity.sweep(), logger, 'run counter sweep failed'),
   ];
@@ -164,6 +172,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       await lookahead.close();
       await supply.releaseAll();
       for (const stop of loops) stop();
+      metrics.process.stop();
       await unpublishMetrics(redis, keys, workerId).catch(() => undefined);
       await activity.leave().catch(() => undefined);
       workerConnection.disconnect();

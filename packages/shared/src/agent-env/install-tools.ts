@@ -12,6 +12,6 @@ export async function installToolBundle(options: {
   run: (command: string) => Promise<string>;
 }): Promise<void> {
   if (options.names.length === 0) return;
-  await options.swerex.upload({ source: TOOL_BUNDLE_DIR, targetPath: TOOL_INSTALL_ROOT, unzip: true });
+  await options.swerex.upload({ source: TOOL_BUNDLE_DIR, targetPath: TOOL_INSTALL_ROOT, unzip: true, reuseZip: true });
   await options.run(`chmod +x ${TOOL_INSTALL_DIR}/* && export PATH="${TOOL_INSTALL_DIR}:$PATH" && hash -r`);
 }

@@ -78,6 +78,24 @@ describe('upload', () => {
     expect(text('pkg/sub/deep.py')).toBe('print(1)\n');
   });
 
+  it('zips a directory once with reuseZip (later changes are not seen), afresh without it', async () => {
+    const src = join(dir, 'bundle');
+    await mkdir(src);
+    await writeFile(join(src, 'tool'), 'v1');
+    const client = await uploadClient();
+    const sent = async (): Promise<string> => {
+      const form = await formOf(server!.requests.at(-1)!);
+      return new TextDecoder().decode(unzipSync(new Uint8Array(await (form.get('file') as File).arrayBuffer()))['tool']);
+    };
+    await client.upload({ source: src, targetPath: '/t', reuseZip: true });
+    expect(await sent()).toBe('v1');
+    await writeFile(join(src, 'tool'), 'v2');
+    await client.upload({ source: src, targetPath: '/t', reuseZip: true });
+    expect(await sent()).toBe('v1');
+    await client.upload({ source: src, targetPath: '/t' });
+    expect(await sent()).toBe('v2');
+  });
+
   it('rejects a missing source before sending anything', async () => {
     const client = await uploadClient();
     await expect(client.upload({ source: join(dir, 'nope'), targetPath: '/x' })).rejects.toMatchObject({ code: 'INPUT_INVALID' });

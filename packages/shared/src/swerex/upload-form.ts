@@ -19,6 +19,26 @@ export interface UploadRequest {
   targetPath: string;
   /** Extract a zip file on the server. Ignored for directories (always true). @defaultValue false */
   unzip?: boolean;
+  /**
+   * The directory does not change while this process runs (the tool bundle): zip it once and reuse the bytes
+   * for every later upload (every sandbox gets the tools; zipping was the top CPU cost per episode).
+   * @defaultValue false
+   */
+  reuseZip?: boolean;
+}
+
+const zipped = new Map<string, Promise<Uint8Array>>();
+
+function zipDirectory(dir: string, reuse: boolean): Promise<Uint8Array> {
+  if (!reuse) return zippableTree(dir).then((tree) => zipSync(tree));
+  let bytes = zipped.get(dir);
+  if (!bytes) {
+    bytes = zippableTree(dir).then((tree) => zipSync(tree));
+    // A failed read must not be remembered.
+    bytes.catch(() => zipped.delete(dir));
+    zipped.set(dir, bytes);
+  }
+  return bytes;
 }
 
 export async function buildUploadForm(request: UploadRequest): Promise<FormData> {
@@ -27,8 +47,8 @@ export async function buildUploadForm(request: UploadRequest): Promise<FormData>
   });
   const form = new FormData();
   if (info.isDirectory()) {
-    const zipped = zipSync(await zippableTree(request.source));
-    form.append('file', new Blob([zipped], { type: 'application/zip' }), 'zipped_transfer.zip');
+    const bytes = await zipDirectory(request.source, request.reuseZip === true);
+    form.append('file', new Blob([bytes], { type: 'application/zip' }), 'zipped_transfer.zip');
     form.append('target_path', request.targetPath);
     form.append('unzip', 'true');
   } else {

@@ -1,5 +1,5 @@
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startVefaasLocal, type VefaasLocalHandle } from '../host.js';
 import type { VefaasLocalOptions } from '../host-options.js';
 import { callAction, okResult, swerexCommand } from '../testing/control-plane-caller.js';
@@ -85,6 +85,18 @@ describe('fault injection over HTTP', () => {
     await bad.body.text();
     const listing = (await (await request(`${host.controlPlaneUrl}/_admin/sandboxes`)).body.json()) as { sandboxes: Array<{ id: string; slowMs: number }> };
     expect(listing.sandboxes.find((s) => s.id === slow)?.slowMs).toBe(300);
+  });
+
+  it('counts usage as a bill would: sandboxes created, and sandbox-seconds from create until gone', async () => {
+    const host = await start({});
+    const { SandboxId } = await okResult<{ SandboxId: string }>(host, 'CreateSandbox', createBody(host));
+    expect(host.usage().created).toBe(1);
+    await okResult(host, 'KillSandbox', { FunctionId: host.functionId, SandboxId });
+    await vi.waitFor(() => expect(host.sandboxCounts().total).toBe(0));
+    const gone = host.usage().sandboxSeconds;
+    expect(gone).toBeGreaterThan(0);
+    expect(gone).toBeLessThan(5);
+    expect(host.usage()).toEqual({ created: 1, sandboxSeconds: gone });
   });
 
   it('hangs a control-plane action without answering, others still answer', async () => {

@@ -49,6 +49,8 @@ export class SandboxManager extends EventEmitter<SandboxEvents> {
   private readonly coldStartTimeoutMs: number;
   private readonly probeIntervalMs: number;
   private closed = false;
+  /** Sandboxes ever created, and the summed lifetime (create → gone) of those already gone, ms. */
+  private readonly usageTotals = { created: 0, goneMs: 0 };
 
   constructor(private readonly options: SandboxManagerOptions) {
     super();
@@ -75,6 +77,17 @@ export class SandboxManager extends EventEmitter<SandboxEvents> {
     const counts = { total: this.records.size, Starting: 0, Ready: 0, Failed: 0, Terminating: 0 };
     for (const record of this.records.values()) counts[record.status]++;
     return counts;
+  }
+
+  /**
+   * What a bill would count: sandboxes created so far, and sandbox-seconds (create → gone; the live ones up
+   * to now).
+   */
+  usage(): { created: number; sandboxSeconds: number } {
+    let liveMs = 0;
+    const now = this.now();
+    for (const record of this.records.values()) liveMs += now - record.createdAt;
+    return { created: this.usageTotals.created, sandboxSeconds: (this.usageTotals.goneMs + liveMs) / 1000 };
   }
 
   /** Sandboxes whose instance is (or may still be) running. */
@@ -106,6 +119,7 @@ export class SandboxManager extends EventEmitter<SandboxEvents> {
       expiryTimer: null,
     };
     this.records.set(record.id, record);
+    this.usageTotals.created += 1;
     this.armExpiry(record);
     this.options.logger.info({ sandboxId: record.id, image: spec.image, lifetimeMs }, 'sandbox starting');
     const started = this.track(this.start(record, coldStartDelayMs));
@@ -234,6 +248,7 @@ export class SandboxManager extends EventEmitter<SandboxEvents> {
   private remove(record: SandboxRecord): void {
     if (this.records.get(record.id) !== record) return;
     this.records.delete(record.id);
+    this.usageTotals.goneMs += this.now() - record.createdAt;
     this.options.logger.info({ sandboxId: record.id }, 'sandbox removed');
     this.emit('removed', record.id);
   }

@@ -2,6 +2,7 @@
  * Per-process Prometheus metrics of a worker. Many worker processes on many hosts report through Redis
  * (see metrics-publisher.ts); the dashboard's /metrics aggregates them, so Prometheus scrapes one target.
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { createSupplyMetrics, type SupplyMetrics } from '../supply/supply-metrics.js';
 
@@ -17,6 +18,14 @@ export interface WorkerMetrics {
   readonly reaperKills: Counter<'reason'>;
   readonly duplicateResults: Counter;
   readonly supply: SupplyMetrics;
+  /** Event-loop delay p99 and RSS of this process, sampled when the metrics are published. */
+  readonly process: ProcessHealth;
+}
+
+export interface ProcessHealth {
+  /** Updates the gauges from the event-loop monitor (and restarts its window) and from process memory. */
+  sample(): void;
+  stop(): void;
 }
 
 export type EpisodeOutcome = 'resolved' | 'unresolved' | 'ungraded' | 'failed';
@@ -53,5 +62,29 @@ export function createWorkerMetrics(): WorkerMetrics {
     reaperKills: new Counter({ name: 'rf_reaper_kills_total', help: 'Sandboxes killed by the reaper, by reason', labelNames: ['reason'], registers }),
     duplicateResults: new Counter({ name: 'rf_duplicate_results_total', help: 'Second completions of a job dropped by the exactly-once commit', registers }),
     supply: createSupplyMetrics(registry),
+    process: createProcessHealth(registers),
+  };
+}
+
+/**
+ * Event-loop delay of the last window (since the previous sample): a long one means renewals (BullMQ locks,
+ * sandbox leases) and heartbeats run late — the first sign of a worker given more than it can carry.
+ */
+function createProcessHealth(registers: Registry[]): ProcessHealth {
+  const monitor = monitorEventLoopDelay({ resolution: 10 });
+  monitor.enable();
+  // Fleet view: the worst worker's lag, the summed memory.
+  const lagP99 = new Gauge({ name: 'rf_event_loop_lag_p99_seconds', help: 'Event-loop delay p99 over the last publish window', registers, aggregator: 'max' });
+  const lagMax = new Gauge({ name: 'rf_event_loop_lag_max_seconds', help: 'Event-loop delay maximum over the last publish window', registers, aggregator: 'max' });
+  const rss = new Gauge({ name: 'rf_process_rss_bytes', help: 'Resident set size of the worker processes', registers });
+  return {
+    sample: () => {
+      // The monitor reports nanoseconds, and includes its own resolution in every sample.
+      lagP99.set(Math.max(0, monitor.percentile(99) / 1e9 - 0.01));
+      lagMax.set(Math.max(0, monitor.max / 1e9 - 0.01));
+      rss.set(process.memoryUsage.rss());
+      monitor.reset();
+    },
+    stop: () => monitor.disable(),
   };
 }

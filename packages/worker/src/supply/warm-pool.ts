@@ -7,7 +7,7 @@
  * spec's demand. A fill only takes a create slot that is free right now (booking horizon 0): warm creates
  * never delay anyone's cold create. Sandboxes are created with the tools installed and offered to the pool;
  * their leases are renewed by this process until someone claims one (claims check liveness first) or they sit
- * idle for RF_WARM_IDLE_S, or longer than a tick in excess of demand — then they are taken back and killed.
+ * idle for RF_WARM_IDLE_S, or nothing has wanted their spec for ten ticks — then they are taken back and killed.
  * A pool sandbox is leased and reaped like any other: if this process dies, so do its warm sandboxes.
  */
 import { randomUUID } from 'node:crypto';
@@ -49,6 +49,8 @@ export class WarmPool {
   readonly #o: WarmPoolOptions & { lookahead: number; intervalMs: number; maxInflight: number };
   readonly #offered = new Map<string, Offered>();
   #inflight = 0;
+  /** Since when (performance.now) each spec in the pool has had no demand at all. */
+  readonly #unwantedSince = new Map<string, number>();
   #timer: NodeJS.Timeout | undefined;
   #ticking: Promise<void> | undefined;
   #stopping = false;
@@ -96,16 +98,17 @@ export class WarmPool {
     for (const entry of pool) inPool.set(entry.spec, (inPool.get(entry.spec) ?? 0) + 1);
 
     const now = performance.now();
-    for (const [ticket, offered] of this.#offered) {
-      const wanted = demand.get(offered.spec) ?? 0;
-      const surplus = (inPool.get(offered.spec) ?? 0) - wanted;
-      if (now - offered.readyAt > this.#o.idleMs) {
-        await this.#takeBack(ticket, 'expired');
-      } else if (surplus > 0 && now - offered.readyAt > 2 * this.#o.intervalMs) {
-        // Demand moved on (the batch started elsewhere, the announcement lapsed): no need to keep it warm.
-        if (await this.#takeBack(ticket, 'expired')) inPool.set(offered.spec, (inPool.get(offered.spec) ?? 1) - 1);
-      }
+    for (const spec of new Set([...this.#offered.values()].map((o) => o.spec))) {
+      if ((demand.get(spec) ?? 0) > 0) this.#unwantedSince.delete(spec);
+      else if (!this.#unwantedSince.has(spec)) this.#unwantedSince.set(spec, now);
     }
+    for (const [ticket, offered] of this.#offered) {
+      const unwantedFor = now - (this.#unwantedSince.get(offered.spec) ?? now);
+      // Idle too long; or nothing wants this spec any more (the batch is over, the announcement lapsed) for a
+      // while — long enough that jobs just taken from the queue have claimed what they need.
+      if (now - offered.readyAt > this.#o.idleMs || unwantedFor > 10 * this.#o.intervalMs) await this.#takeBack(ticket, 'expired');
+    }
+    for (const spec of this.#unwantedSince.keys()) if (![...this.#offered.values()].some((o) => o.spec === spec)) this.#unwantedSince.delete(spec);
 
     const short = [...demand.entries()]
       .map(([spec, wanted]) => ({ spec, target: Math.min(wanted, maxSize), missing: Math.min(wanted, maxSize) - (inPool.get(spec) ?? 0) }))

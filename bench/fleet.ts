@@ -1,0 +1,201 @@
+/**
+ * The fleet at scale, on emulated vefaas-local with time-compressed latencies (every latency ÷ --compress):
+ * cold starts 3–8 s, 20 steps of 50–500 ms each, a platform create limit of 500/min (a token bucket with a
+ * small burst), W `rollout-fleet worker` processes sharing a fleet cap of C sandboxes.
+ *
+ * 1. Sweep: N episodes. makespan ÷ ideal bound, where the ideal bound is the larger of (sandbox-seconds ÷ cap)
+ *    and (episodes ÷ platform create rate): the fleet runs at whichever limit binds. Goals: ≤ 1.05, 0 failed,
+ *    platform 429s < 1 % of creates.
+ * 2. RL: B batches of G episodes (32 instances × 8 samples, new images every batch); each batch is submitted
+ *    after the previous one completed plus a training pause, and its images are announced (`--announce`)
+ *    when the previous batch is submitted. Mean batch makespan with the warm pool ÷ without. Goal: ≤ 0.85.
+ *
+ *   npm run bench:fleet -- [--episodes 2000] [--workers 4] [--concurrency 60] [--cap 200] [--compress 10]
+ *                          [--steps 20] [--per-minute 500] [--batches 8] [--batch 256] [--pause-s 30]
+ *                          [--scenario all|sweep|rl]
+ *
+ * Last line: {"makespan_ratio":…,"prefetch_ratio":…,"failed":…,"throttled_ratio":…}
+ */
+import { parseArgs } from 'node:util';
+import { announceDemand, EpisodeSchema, type Episode, type EpisodeResult } from '@rollout-fleet/shared';
+import type { FaultConfig } from '@rollout-fleet/vefaas-local';
+import { openBenchFleet, type BenchFleet } from './lib/bench-fleet.js';
+import { machineLoad, mean, quantile } from './lib/stats.js';
+
+const { values } = parseArgs({
+  options: {
+    episodes: { type: 'string', default: '2000' },
+    workers: { type: 'string', default: '4' },
+    concurrency: { type: 'string', default: '60' },
+    cap: { type: 'string', default: '200' },
+    compress: { type: 'string', default: '10' },
+    steps: { type: 'string', default: '20' },
+    'per-minute': { type: 'string', default: '500' },
+    batches: { type: 'string', default: '8' },
+    batch: { type: 'string', default: '256' },
+    'pause-s': { type: 'string', default: '30' },
+    scenario: { type: 'string', default: 'all' },
+  },
+});
+const N = Number(values.episodes);
+const WORKERS = Number(values.workers);
+const CONCURRENCY = Number(values.concurrency);
+const CAP = Number(values.cap);
+const K = Number(values.compress);
+const STEPS = Number(values.steps);
+const PER_MINUTE = Number(values['per-minute']);
+const BATCHES = Number(values.batches);
+const BATCH = Number(values.batch);
+const PAUSE_MS = (Number(values['pause-s']) * 1000) / K;
+const SCENARIO = values.scenario;
+
+/** The platform's create rate, creates/s, compressed like everything else. */
+const RATE = (PER_MINUTE / 60) * K;
+/** The platform admits this many at once after a quiet spell (a small burst: a per-minute quota smoothed). */
+const PLATFORM_BURST = 10;
+const SAMPLES_PER_INSTANCE = 8;
+
+const faults: FaultConfig = {
+  seed: 11,
+  throttle: { ratePerSecond: RATE, burst: PLATFORM_BURST },
+  coldStart: { delayMs: { min: Math.round(3000 / K), max: Math.round(8000 / K) } },
+  gateway: { latencyMs: { '/run_in_session': { min: Math.round(50 / K), max: Math.round(500 / K) } } },
+};
+
+/** The fleet is told the platform's rate, with a burst below the platform's (room for network jitter). */
+function fleetEnv(extra: Record<string, string>): Record<string, string> {
+  return {
+    RF_FLEET_MAX_SANDBOXES: String(CAP),
+    RF_FLEET_MAX_STARTING: String(CAP),
+    RF_FLEET_CREATE_RATE: RATE.toFixed(3),
+    RF_FLEET_CREATE_BURST: String(Math.max(1, Math.floor(PLATFORM_BURST / 2))),
+    RF_FLEET_CREATE_RECOVER_S: String(Math.max(1, Math.round(300 / K))),
+    RF_STRAGGLERS: 'false',
+    ...extra,
+  };
+}
+
+function episode(runId: string, id: string, image: string): Episode {
+  return EpisodeSchema.parse({
+    run_id: runId,
+    episode_id: id,
+    instance_id: image,
+    sandbox: { image },
+    tools: ['execute_bash'],
+    trajectory: Array.from({ length: STEPS }, () => ({ name: 'execute_bash', arguments: { command: 'true' } })),
+  });
+}
+
+async function withFleet<T>(env: Record<string, string>, fn: (fleet: BenchFleet) => Promise<T>): Promise<T> {
+  const fleet = await openBenchFleet({ isolation: 'emulated', host: { faults }, env: fleetEnv(env) });
+  try {
+    await fleet.startWorkers({ count: WORKERS, concurrency: CONCURRENCY, processes: true });
+    return await fn(fleet);
+  } finally {
+    await fleet.close();
+  }
+}
+
+const failedOf = (results: EpisodeResult[]): number => results.filter((r) => r.status !== 'completed').length;
+const s = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
+
+interface SweepFigures {
+  ratio: number;
+  failed: number;
+  creates: number;
+  throttled: number;
+}
+
+async function sweep(): Promise<SweepFigures> {
+  return withFleet({ RF_WARM_POOL_MAX: '0' }, async (fleet) => {
+    const runId = `fleet-sweep-${Date.now()}`;
+    const episodes = Array.from({ length: N }, (_, i) => episode(runId, `e${i}`, `img-${i % 50}`));
+    const before = { ...fleet.host.faults.stats };
+    const run = await fleet.submitAndWait({ runId, episodes, timeoutMs: 600_000 });
+    const usage = fleet.host.usage();
+    const makespanMs = run.lastCommitAt - run.startedAt;
+    const creates = fleet.host.faults.stats.createsAdmitted - before.createsAdmitted;
+    const throttled = fleet.host.faults.stats.throttled - before.throttled;
+    const bySandboxes = usage.sandboxSeconds / CAP;
+    const byRate = N / RATE;
+    const ideal = Math.max(bySandboxes, byRate);
+    const total = run.results.map((r) => r.timings.total_ms);
+    console.log(`sweep: ${N} episodes × ${STEPS} steps, ${WORKERS} workers × ${CONCURRENCY}, cap ${CAP}, platform ${RATE.toFixed(1)} creates/s (${PER_MINUTE}/min ÷ ${K})`);
+    console.log(`  makespan ${s(makespanMs)} (first enqueue → last commit); complete ${run.complete}`);
+    console.log(`  ideal bound ${ideal.toFixed(2)} s = max(sandbox-seconds ${usage.sandboxSeconds.toFixed(0)} ÷ ${CAP} = ${bySandboxes.toFixed(2)} s, ${N} ÷ ${RATE.toFixed(1)}/s = ${byRate.toFixed(2)} s)`);
+    console.log(`  makespan ÷ ideal = ${(makespanMs / 1000 / ideal).toFixed(3)}`);
+    console.log(`  creates ${creates} (${usage.created} sandboxes made), platform 429s ${throttled} (${((100 * throttled) / Math.max(1, creates)).toFixed(2)} %), failed ${failedOf(run.results)}`);
+    console.log(`  episode total p50 ${s(quantile(total, 0.5))}, p90 ${s(quantile(total, 0.9))}; ${machineLoad()}`);
+    return { ratio: makespanMs / 1000 / ideal, failed: failedOf(run.results) + (run.complete ? 0 : N - run.results.length), creates, throttled };
+  });
+}
+
+interface RlFigures {
+  meanMs: number;
+  failed: number;
+  creates: number;
+  throttled: number;
+}
+
+async function rl(pool: boolean): Promise<RlFigures> {
+  const env: Record<string, string> = pool ? { RF_WARM_POOL_MAX: String(CAP), RF_WARM_IDLE_S: '60', RF_WARM_INTERVAL_MS: '100', RF_WARM_LOOKAHEAD: String(BATCH) } : { RF_WARM_POOL_MAX: '0' };
+  return withFleet(env, async (fleet) => {
+    const stamp = Date.now();
+    const batchOf = (b: number): Episode[] => {
+      const runId = `rl-${stamp}-${pool ? 'warm' : 'cold'}-${b}`;
+      return Array.from({ length: BATCH }, (_, i) => episode(runId, `i${Math.floor(i / SAMPLES_PER_INSTANCE)}-s${i % SAMPLES_PER_INSTANCE}`, `rl-${stamp}-b${b}-i${Math.floor(i / SAMPLES_PER_INSTANCE)}`));
+    };
+    const batches = Array.from({ length: BATCHES }, (_, b) => batchOf(b));
+    const before = { ...fleet.host.faults.stats };
+    const makespans: number[] = [];
+    let failed = 0;
+    await announceDemand({ redis: fleet.redis, keys: fleet.keys, runId: batches[0]![0]!.run_id, episodes: batches[0]! });
+    for (let b = 0; b < BATCHES; b++) {
+      // The trainer trains on the previous batch meanwhile.
+      await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
+      const batch = batches[b]!;
+      const running = fleet.submitAndWait({ runId: batch[0]!.run_id, episodes: batch, timeoutMs: 300_000 });
+      // It knows the next batch already: announce it while this one runs.
+      const next = batches[b + 1];
+      if (next) await announceDemand({ redis: fleet.redis, keys: fleet.keys, runId: next[0]!.run_id, episodes: next });
+      const run = await running;
+      makespans.push(run.lastCommitAt - run.startedAt);
+      failed += failedOf(run.results) + (run.complete ? 0 : batch.length - run.results.length);
+    }
+    const creates = fleet.host.faults.stats.createsAdmitted - before.createsAdmitted;
+    const throttled = fleet.host.faults.stats.throttled - before.throttled;
+    console.log(`rl ${pool ? 'with' : 'without'} warm pool: ${BATCHES} batches × ${BATCH} (pause ${s(PAUSE_MS)}): makespans ${makespans.map((m) => (m / 1000).toFixed(2)).join(' ')} s; mean ${s(mean(makespans))}; creates ${creates}, 429s ${throttled}, failed ${failed}`);
+    return { meanMs: mean(makespans), failed, creates, throttled };
+  });
+}
+
+console.log(`bench:fleet on emulated vefaas-local, latencies ÷ ${K}; ${machineLoad()}`);
+const sweepFigures = SCENARIO === 'rl' ? undefined : await sweep();
+let prefetch: number | null = null;
+let rlFailed = 0;
+let rlCreates = 0;
+let rlThrottled = 0;
+if (SCENARIO !== 'sweep') {
+  const cold = await rl(false);
+  const warm = await rl(true);
+  prefetch = warm.meanMs / cold.meanMs;
+  rlFailed = cold.failed + warm.failed;
+  rlCreates = cold.creates + warm.creates;
+  rlThrottled = cold.throttled + warm.throttled;
+  console.log(`rl: mean batch makespan with warm pool ÷ without = ${prefetch.toFixed(3)}`);
+}
+const creates = (sweepFigures?.creates ?? 0) + rlCreates;
+const throttled = (sweepFigures?.throttled ?? 0) + rlThrottled;
+console.log(`${machineLoad()} at the end`);
+console.log(
+  `command: npm run bench:fleet -- --episodes ${N} --workers ${WORKERS} --concurrency ${CONCURRENCY} --cap ${CAP} --compress ${K} --steps ${STEPS} ` +
+    `--per-minute ${PER_MINUTE} --batches ${BATCHES} --batch ${BATCH} --pause-s ${Number(values['pause-s'])} --scenario ${SCENARIO}`,
+);
+console.log(
+  JSON.stringify({
+    makespan_ratio: sweepFigures ? Number(sweepFigures.ratio.toFixed(3)) : null,
+    prefetch_ratio: prefetch === null ? null : Number(prefetch.toFixed(3)),
+    failed: (sweepFigures?.failed ?? 0) + rlFailed,
+    throttled_ratio: Number((throttled / Math.max(1, creates)).toFixed(4)),
+  }),
+);
