@@ -70,12 +70,14 @@ try {
   const bare: number[] = [];
   const steps: number[] = [];
   const replay: number[] = [];
+  const roundRatios: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const b = await bareLoop(fleet);
     const w = await workerEpisode(fleet, round);
     bare.push(...b);
     steps.push(...w.stepMs);
     replay.push(w.replayPerStepMs);
+    roundRatios.push(w.replayPerStepMs / mean(b));
     console.log(`  round ${round + 1}: bare mean ${ms(mean(b), 2)}; worker step mean ${ms(mean(w.stepMs), 2)}, replay_ms/K ${ms(w.replayPerStepMs, 2)}`);
   }
   const bareMean = mean(bare);
@@ -84,6 +86,9 @@ try {
   console.log(`(a) bare SwerexClient loop:     mean ${ms(bareMean, 2)} per step (median ${ms(quantile(bare, 0.5), 2)}, p90 ${ms(quantile(bare, 0.9), 2)})`);
   console.log(`(b) worker, step durations:     mean ${ms(stepMean, 2)} per step (median ${ms(quantile(steps, 0.5), 2)}, p90 ${ms(quantile(steps, 0.9), 2)}) → ratio ${(stepMean / bareMean).toFixed(2)}`);
   console.log(`    worker, replay_ms / K:      mean ${ms(replayMean, 2)} per step → ratio ${(replayMean / bareMean).toFixed(2)}, overhead ${ms(replayMean - bareMean, 2)} per step`);
+  // Each round runs the bare loop right before the worker's episode: the median of those ratios is the least
+  // disturbed by other load on the machine drifting between rounds.
+  console.log(`    per-round ratios (replay_ms / K ÷ bare): ${roundRatios.map((r) => r.toFixed(2)).join(' ')}; median ${quantile(roundRatios, 0.5).toFixed(2)}`);
   console.log(`${machineLoad()} at the end`);
   console.log(`command: npm run bench:overhead -- --steps ${STEPS} --isolation ${ISOLATION} --rounds ${ROUNDS}`);
 } finally {
