@@ -3,8 +3,9 @@
  *   GET / · GET /is_alive · POST /create_session /run_in_session /close_session /execute /read_file
  *   /write_file /upload /close; X-API-Key on every path (401); X-Request-ID single-slot replay;
  *   404/405/422 FastAPI shapes; runtime errors as 511 {"swerexception":{message,class_path,traceback,extra_info}}.
- * Commands are not run: `echo ARGS` prints ARGS, everything else prints nothing and exits 0. Files live in a
- * map. Meant for fleet-scale benchmarks of the control plane and gateway, not for grading.
+ * Commands are not run: `echo ARGS` prints ARGS, `sleep N` (alone) waits N seconds, everything else prints
+ * nothing and exits 0. Files live in a map. Meant for fleet-scale benchmarks of the control plane and gateway
+ * (and tests that need an episode to take time), not for grading.
  */
 import type { InlineRequest, InlineResponse } from '../backends/backend.js';
 import { pyRepr } from './py-repr.js';
@@ -45,6 +46,9 @@ export class EmulatedSwerex {
     if (requestId !== undefined && this.lastRequest?.id === requestId) return this.lastRequest.response;
     const authFailure = this.checkAuth(request);
     if (authFailure) return toResponse(authFailure);
+    const seconds = sleepSeconds(request);
+    if (seconds > 0) await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+    if (!this.alive) throw new Error('instance is gone');
     let reply: Reply;
     try {
       reply = this.route(request);
@@ -159,6 +163,15 @@ export class EmulatedSwerex {
     this.files.set(body['path'], body['content']);
     return ok({});
   }
+}
+
+/** A `run_in_session` whose command is exactly `sleep N` (seconds, ≤ 1 hour); 0 otherwise. */
+function sleepSeconds(request: InlineRequest): number {
+  if (!request.path.startsWith('/run_in_session')) return 0;
+  const parsed = parseJson(request.body);
+  const command = parsed.ok ? parsed.value['command'] : undefined;
+  const match = typeof command === 'string' ? /^\s*sleep\s+(\d+(?:\.\d+)?)\s*$/.exec(command) : null;
+  return match ? Math.min(3600, Number(match[1])) : 0;
 }
 
 /** `echo a b` → "a b\n"; several lines or `;`-joined echos concatenate; anything else prints nothing. */

@@ -118,6 +118,21 @@ describe('fault injection over HTTP', () => {
     expect(await failed.body.json()).toMatchObject({ error: { code: 'GatewayError' } });
   });
 
+  it('an emulated `sleep N` takes N seconds (episodes that need to take time, without processes)', async () => {
+    const host = await start({});
+    const { SandboxId } = await okResult<{ SandboxId: string }>(host, 'CreateSandbox', createBody(host));
+    const headers = { 'x-faas-instance-name': SandboxId, 'x-api-key': TOKEN, 'content-type': 'application/json' };
+    const post = async (path: string, body: unknown) => (await request(`${host.gatewayUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })).body.json();
+    await post('/create_session', { session: 'default', session_type: 'bash' });
+    const started = performance.now();
+    const slept = await post('/run_in_session', { action_type: 'bash', session: 'default', command: 'sleep 0.3' });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(290);
+    expect(slept).toMatchObject({ output: '', exit_code: 0 });
+    const quick = performance.now();
+    await post('/run_in_session', { action_type: 'bash', session: 'default', command: 'sleep 0.3 && echo no' });
+    expect(performance.now() - quick).toBeLessThan(250);
+  });
+
   it('kills the instance mid-request: the gateway answers as for a dead instance', async () => {
     const host = await start({ faults: { gateway: { instanceDeathRate: { '/execute': 1 } } } });
     const { SandboxId } = await okResult<{ SandboxId: string }>(host, 'CreateSandbox', createBody(host));
