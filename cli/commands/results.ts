@@ -1,7 +1,8 @@
 /**
- * `rollout-fleet results --run <id>`: results in completion order, as JSONL or as SWE-bench report.json.
+ * `rollout-fleet results --run <id>`: results in completion order, as JSONL or as SWE-bench report.json;
+ * `--groups`: completed RL groups instead (one group-completed event per line, each group once).
  * `--follow` keeps streaming until the run is done; `--after` / `--checkpoint` resume where a previous
- * read stopped (stream ids are the cursor).
+ * read stopped (stream ids are the cursor; results and groups have separate cursors).
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
@@ -15,6 +16,7 @@ interface ResultsFlags {
   after?: string;
   checkpoint?: string;
   summary?: string;
+  groups: boolean;
 }
 
 export function registerResults(program: Command): void {
@@ -34,6 +36,7 @@ export function registerResults(program: Command): void {
     .option('--after <cursor>', 'resume after this cursor (a stream id printed by an earlier read)')
     .option('--checkpoint <file>', 'read the cursor from this file if it exists and write the last cursor back')
     .option('--summary <file>', 'with --format swebench: also write the SWE-bench run summary here')
+    .option('--groups', 'stream completed RL groups (all samples of one episode, with reward mean and std) instead of results', false)
     .addHelpText('after', '\nExit codes: 0 streamed, 4 Redis unreachable. The last cursor is printed on stderr as "cursor <id>".')
     .action(async (flags: ResultsFlags) => {
       process.exitCode = await runResults(flags);
@@ -41,11 +44,15 @@ export function registerResults(program: Command): void {
 }
 
 async function runResults(flags: ResultsFlags): Promise<number> {
+  if (flags.groups && flags.format !== 'jsonl') {
+    console.error(`results: --groups writes group events as JSON lines; it cannot be combined with --format ${flags.format}`);
+    return EXIT.USAGE;
+  }
   // Loaded here, not at the top: `--help` must not pay for loading the packages.
   const { loadContext, reportFailure } = await import('../runtime/context.js');
   try {
     const { config } = loadContext();
-    const { streamResults } = await import('@rollout-fleet/producer');
+    const { streamGroups, streamResults } = await import('@rollout-fleet/producer');
     const { createKeyspace, openAiExportOf, summarizeRun, toPythonJson, trainingRecordsOf } = await import('@rollout-fleet/shared');
     const { connectRedis } = await import('../runtime/redis.js');
     const redis = await connectRedis(config.redis);
@@ -55,18 +62,26 @@ async function runResults(flags: ResultsFlags): Promise<number> {
     let after = flags.after;
     if (!after && flags.checkpoint) after = (await readFile(flags.checkpoint, 'utf8').catch(() => '')).trim() || undefined;
     let cursor = after;
+    const streamOptions = {
+      redis,
+      keys: createKeyspace(config.queue.prefix),
+      runId: flags.run,
+      follow: flags.follow,
+      signal: controller.signal,
+      onCursor: (next: string) => {
+        cursor = next;
+      },
+      ...(after ? { after } : {}),
+    };
     const reports: Record<string, GradingReport> = {};
     const entries: RunSummaryEntry[] = [];
     const skipped = { episodes: 0, turnsWithoutIds: 0 };
     try {
-      for await (const item of streamResults({
-        redis,
-        keys: createKeyspace(config.queue.prefix),
-        runId: flags.run,
-        follow: flags.follow,
-        signal: controller.signal,
-        ...(after ? { after } : {}),
-      })) {
+      for await (const item of flags.groups ? streamGroups(streamOptions) : []) {
+        cursor = item.streamId;
+        process.stdout.write(`${JSON.stringify(item.group)}\n`);
+      }
+      for await (const item of flags.groups ? [] : streamResults(streamOptions)) {
         cursor = item.streamId;
         const r = item.result;
         if (flags.format === 'jsonl') process.stdout.write(`${JSON.stringify(r)}\n`);

@@ -31,6 +31,7 @@ export function formatStatus(s: RunStatus): string {
     `run ${s.runId}${s.cancelled ? ' (cancelled)' : ''}: ${s.done}/${s.total} done`,
     `  waiting ${s.waiting}  active ${s.active}  retrying ${s.retrying}  completed ${s.completed}  failed ${s.failed}`,
     `  resolved ${s.resolved} (${rate})  throughput ${throughput}  eta ${eta}${s.duplicates > 0 ? `  duplicates dropped ${s.duplicates}` : ''}`,
+    `  groups ${s.groupsCompleted}/${s.groups} complete (a group = every sample of one episode)`,
   ].join('\n');
 }
 

@@ -5,7 +5,7 @@ export { cancelRun } from './run/cancel-run.js';
 export type { CancelSummary } from './run/cancel-run.js';
 export { retryFailed } from './run/retry-failed.js';
 export { recountRun } from './run/recount.js';
-export { streamResults } from './run/stream-results.js';
+export { runFinished, streamGroups, streamResults } from './run/stream-results.js';
 export type { StreamResultsOptions } from './run/stream-results.js';
 export { validateInputs, DEFAULT_MAX_EPISODE_BYTES, DEFAULT_MAX_STEPS } from './validation/validate-inputs.js';
 export type { ValidationOptions, ValidationResult } from './validation/validate-inputs.js';

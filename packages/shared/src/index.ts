@@ -49,7 +49,10 @@ export {
   StepRecordSchema,
   TimingsSchema,
 } from './contracts/result.js';
-export type { Attempt, EpisodeResult, EpisodeResultInput, Failure, GradingReport, StepRecord, Timings } from './contracts/result.js';
+export type { Attempt, EpisodeResult, EpisodeResultInput, Failure, GradingReport, GroupMembership, StepRecord, Timings } from './contracts/result.js';
+export { GroupMembershipSchema } from './contracts/result.js';
+export { GroupEventSchema, GroupSampleSchema, rewardStats } from './contracts/group.js';
+export type { GroupEvent, GroupSample } from './contracts/group.js';
 export { renderJsonSchemas } from './contracts/json-schemas.js';
 export { loadConfig } from './config/load-config.js';
 export type { ConfigProblem, LoadConfigOptions } from './config/load-config.js';
@@ -81,6 +84,10 @@ export { DEFAULT_PREFIX, DEFAULT_QUEUE, createKeyspace, jobIdFor, jobNameFor, pa
 export type { Keyspace } from './store/keys.js';
 export { ResultStore } from './store/result-store.js';
 export type { CommitOutcome, ResultStoreOptions, StreamedResult } from './store/result-store.js';
+export { GroupStore } from './store/group-store.js';
+export type { GroupCounts, StreamedGroup } from './store/group-store.js';
+export { followStream, streamField } from './store/follow-stream.js';
+export type { FollowStreamOptions, StreamPage } from './store/follow-stream.js';
 export { DEFAULT_JOB_POLICY, jobOptionsFor } from './queue/job-contract.js';
 export type { EpisodeJobData, EpisodeJobReturn, JobPolicy } from './queue/job-contract.js';
 export { signRequest, signRequestParts, formatXDate, sha256Hex } from './vefaas/signing.js';

@@ -1,4 +1,4 @@
-import { type Keyspace, type RedisClient, ResultStore, type StreamedResult } from '@rollout-fleet/shared';
+import { GroupStore, ResultStore, type Keyspace, type RedisClient, type StreamPage, type StreamedGroup, type StreamedResult } from '@rollout-fleet/shared';
 
 export interface StreamResultsOptions {
   redis: RedisClient;
@@ -9,28 +9,50 @@ export interface StreamResultsOptions {
   /** Keep waiting for new results until every job of the run is done. @defaultValue false */
   follow?: boolean;
   signal?: AbortSignal;
+  /** How long one blocking read waits before checking whether the run is done. @defaultValue 2000 ms */
+  blockMs?: number;
+  /** Told of the cursor after every page read, also when the page held only expired entries. */
+  onCursor?: (cursor: string) => void;
 }
 
 /** Yields a run's results in completion order; with `follow`, also those still to come. */
-export async function* streamResults(options: StreamResultsOptions): AsyncGenerator<StreamedResult> {
+export function streamResults(options: StreamResultsOptions): AsyncGenerator<StreamedResult> {
+  return streamOf(new ResultStore(options.redis, options.keys), options);
+}
+
+/**
+ * Yields a run's completed RL groups (all samples of one episode id), each once, in completion order; with
+ * `follow`, also those still to come, until the run is done (then every group that can complete has).
+ */
+export function streamGroups(options: StreamResultsOptions): AsyncGenerator<StreamedGroup> {
+  return streamOf(new GroupStore(options.redis, options.keys), options);
+}
+
+/** A run is over when every registered job has a result, or when it was cancelled. */
+export async function runFinished(redis: RedisClient, keys: Keyspace, runId: string): Promise<boolean> {
+  const [done, total, cancelled] = await redis.hmget(keys.run(runId), 'done', 'total', 'cancelled');
+  return cancelled === '1' || Number(done ?? 0) >= Number(total ?? 0);
+}
+
+interface Followable<T> {
+  page(runId: string, after: string, count: number): Promise<StreamPage<T>>;
+  follow(runId: string, options: Parameters<ResultStore['follow']>[1]): AsyncGenerator<T>;
+}
+
+async function* streamOf<T>(store: Followable<T>, options: StreamResultsOptions): AsyncGenerator<T> {
   const { redis, keys, runId } = options;
-  const store = new ResultStore(redis, keys);
   if (!options.follow) {
-    let after = options.after ?? '0';
-    for (;;) {
-      const page = await store.read(runId, { after, count: 500 });
-      if (page.length === 0) return;
-      for (const item of page) yield item;
-      after = (page[page.length - 1] as StreamedResult).streamId;
+    for (let page = await store.page(runId, options.after ?? '0', 500); page.cursor !== undefined; page = await store.page(runId, page.cursor, 500)) {
+      yield* page.items;
+      options.onCursor?.(page.cursor);
     }
+    return;
   }
-  const finished = async (): Promise<boolean> => {
-    const [done, total, cancelled] = await redis.hmget(keys.run(runId), 'done', 'total', 'cancelled');
-    return cancelled === '1' || Number(done ?? 0) >= Number(total ?? 0);
-  };
   yield* store.follow(runId, {
     ...(options.after ? { after: options.after } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
-    until: finished,
+    ...(options.blockMs ? { blockMs: options.blockMs } : {}),
+    ...(options.onCursor ? { onCursor: options.onCursor } : {}),
+    until: () => runFinished(redis, keys, runId),
   });
 }

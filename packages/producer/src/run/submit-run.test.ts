@@ -75,6 +75,21 @@ describe('submitRun', () => {
     expect(await redis.hget(keys.run(runId), 'total')).toBe('5');
   });
 
+  it('records each group\'s size (samples per episode) at submit, once however often the run is submitted', async () => {
+    const runId = `r-${randomUUID()}`;
+    const episodes = ['a', 'b'].flatMap((id) => [0, 1, 2].map((sample) => episode(runId, id, sample)));
+    await submitRun({ queue, redis, keys, runId, episodes });
+    await submitRun({ queue, redis, keys, runId, episodes });
+    await submitRun({ queue, redis, keys, runId, episodes: episodes.slice(0, 2), force: true });
+    expect(await redis.hgetall(keys.groupSizes(runId))).toEqual({ a: '3', b: '3' });
+    const status = await getRunStatus({ redis, keys, runId });
+    expect(status).toMatchObject({ total: 6, groups: 2, groupsCompleted: 0 });
+    const store = new ResultStore(redis, keys);
+    for (const e of episodes.filter((e) => e.episode_id === 'a')) await store.commit(resultFor(e, 'completed'));
+    expect(await store.get(runId, 'a', 1)).toMatchObject({ group: { id: 'a', size: 3 } });
+    expect(await getRunStatus({ redis, keys, runId })).toMatchObject({ groups: 2, groupsCompleted: 1 });
+  });
+
   it('resumes: a second submission enqueues only what has neither a result nor a job', async () => {
     const runId = `r-${randomUUID()}`;
     const episodes = [0, 1, 2, 3].map((i) => episode(runId, `e${i}`));

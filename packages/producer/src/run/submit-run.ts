@@ -2,12 +2,14 @@
  * Enqueue a run idempotently. Job id = f(run, episode, sample); an episode whose result is already
  * stored, or whose job still exists in the queue, is skipped, so submitting the same run again enqueues
  * only what is missing. `force` deletes the stored results and finished jobs of the given episodes and
- * enqueues them again.
+ * enqueues them again. Every sample's job id is registered before it is enqueued, which also fixes the
+ * size of its RL group (all samples of one episode id), so the group can tell when it is complete.
  */
 import type { Queue } from 'bullmq';
 import type { RedisClient } from '@rollout-fleet/shared';
 import {
   DEFAULT_JOB_POLICY,
+  GroupStore,
   clearAnnouncement,
   recordRunSpecs,
   jobIdFor,
@@ -59,6 +61,7 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmitSummar
   const jobOptions = jobOptionsFor(options.policy ?? DEFAULT_JOB_POLICY);
   const now = options.now ?? (() => new Date());
   const summary: SubmitSummary = { runId, total: episodes.length, enqueued: 0, skippedDone: 0, skippedQueued: 0 };
+  const groups = new GroupStore(redis, keys);
 
   await redis
     .multi()
@@ -70,7 +73,10 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmitSummar
     const chunk = episodes.slice(start, start + chunkSize);
     const ids = chunk.map((e) => jobIdFor(runId, e.episode_id, e.sample_index));
     const resultKeys = chunk.map((e) => keys.result(runId, e.episode_id, e.sample_index));
-    if (options.force) await forget(queue, redis, ids, resultKeys);
+    if (options.force) {
+      await forget(queue, redis, ids, resultKeys);
+      await groups.forgetSamples(runId, chunk.map((e) => ({ episodeId: e.episode_id, sampleIndex: e.sample_index })));
+    }
 
     const probe = redis.pipeline();
     for (const [i, id] of ids.entries()) {
@@ -91,7 +97,7 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmitSummar
           opts: { ...jobOptions, jobId: ids[i] as string },
         });
     });
-    await redis.sadd(keys.runJobs(runId), ...ids);
+    await groups.registerJobs(runId, chunk.map((e, i) => ({ jobId: ids[i] as string, episodeId: e.episode_id })));
     // The warm pool's lookahead reads each waiting job's sandbox spec from here (before the jobs can be taken).
     await recordRunSpecs({ redis, keys, runId, episodes: toAdd.map((job) => job.data.episode), ttlS: (options.policy ?? DEFAULT_JOB_POLICY).retentionS });
     if (toAdd.length > 0) await queue.addBulk(toAdd);

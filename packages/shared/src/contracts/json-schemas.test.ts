@@ -133,10 +133,10 @@ describe('generated JSON Schemas', () => {
     }
   });
 
-  it('describes results with every field required (but the policy-only ones), and accepts a written result', () => {
+  it('describes results with every field required (but the policy-only ones and group membership), and accepts a written result', () => {
     const schema = JSON.parse(rendered['episode-result.schema.json']) as JsonSchema;
-    const policyOnly = ['exit_status', 'turns', 'tokens', 'messages', 'policy'];
-    expect(schema.required).toEqual(Object.keys(EpisodeResultSchema.shape).filter((key) => !policyOnly.includes(key)));
+    const optional = ['exit_status', 'turns', 'tokens', 'messages', 'policy', 'group'];
+    expect(schema.required).toEqual(Object.keys(EpisodeResultSchema.shape).filter((key) => !optional.includes(key)));
     const result = EpisodeResultSchema.parse({
       run_id: EPISODE.run_id, episode_id: EPISODE.episode_id, instance_id: EPISODE.instance_id, sample_index: 0,
       status: 'failed', resolved: null, reward: null, steps: [], patch: null, report: null,

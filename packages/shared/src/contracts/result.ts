@@ -77,6 +77,15 @@ export const AttemptSchema = z.object({
 });
 export type Attempt = z.infer<typeof AttemptSchema>;
 
+/** Group membership as recorded in each result (see contracts/group.ts). */
+export const GroupMembershipSchema = z.object({
+  /** The group's id: the episode id all its samples share (unique within the run). */
+  id: z.string(),
+  /** Samples in the group when this result was committed. */
+  size: z.number().int().min(1),
+});
+export type GroupMembership = z.infer<typeof GroupMembershipSchema>;
+
 export const EpisodeResultSchema = z.object({
   run_id: z.string(),
   episode_id: z.string(),
@@ -112,6 +121,8 @@ export const EpisodeResultSchema = z.object({
   messages: z.array(ChatMessageSchema).optional(),
   /** Policy episodes: the endpoint, model and tools used. */
   policy: PolicyRunInfoSchema.optional(),
+  /** The RL group this sample belongs to (all samples of this run and episode id); absent for results of unregistered jobs. */
+  group: GroupMembershipSchema.optional(),
 });
 export type EpisodeResult = z.infer<typeof EpisodeResultSchema>;
 /** A result as written (fields with defaults may be left out; readers apply them). */

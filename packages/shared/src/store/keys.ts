@@ -7,7 +7,7 @@ export const DEFAULT_QUEUE = 'episodes';
 
 export interface Keyspace {
   readonly prefix: string;
-  /** Hash: total, done, completed, failed, resolved, duplicates, created_at, options. */
+  /** Hash: total, done, completed, failed, resolved, duplicates, groups_completed, created_at, options. */
   run(runId: string): string;
   /** Set of known run ids. */
   runs(): string;
@@ -17,6 +17,12 @@ export interface Keyspace {
   result(runId: string, episodeId: string, sampleIndex: number): string;
   /** Stream: one entry per committed result, in completion order (for `results --follow`). */
   results(runId: string): string;
+  /** Hash: episode id → how many samples its group has (counted as job ids are registered at submit). */
+  groupSizes(runId: string): string;
+  /** Hash: the samples of one group that have a result (`s<sample>` → 1) and, once complete, `emitted` → stream id. */
+  group(runId: string, episodeId: string): string;
+  /** Stream: one entry per completed group, in completion order (for the groups stream). */
+  groups(runId: string): string;
   /** Hash with TTL: the lease of one sandbox slot (ticket); the slot lives exactly as long as this key. */
   lease(ticket: string): string;
   /** Sorted set: live slot tickets by lease expiry (Redis server ms); its size is the fleet's live sandboxes. */
@@ -76,6 +82,9 @@ export function createKeyspace(prefix: string = DEFAULT_PREFIX): Keyspace {
     runJobs: (runId) => `${base}:run-jobs:${runId}`,
     result: (runId, episodeId, sampleIndex) => `${base}:result:${runId}|${episodeId}|${sampleIndex}`,
     results: (runId) => `${base}:results:${runId}`,
+    groupSizes: (runId) => `${base}:group-sizes:${runId}`,
+    group: (runId, episodeId) => `${base}:group:${runId}|${episodeId}`,
+    groups: (runId) => `${base}:groups:${runId}`,
     lease: (ticket) => `${base}:lease:${ticket}`,
     leases: () => `${base}:leases`,
     slotBase: () => `${base}:`,

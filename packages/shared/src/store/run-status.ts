@@ -12,6 +12,10 @@ export interface RunStatus {
   failed: number;
   resolved: number;
   duplicates: number;
+  /** RL groups (distinct episode ids) registered for the run. */
+  groups: number;
+  /** Groups whose every sample has a result (their group-completed event was emitted). */
+  groupsCompleted: number;
   active: number;
   /** Waiting for a retry after an infra failure (BullMQ delayed). */
   retrying: number;
@@ -33,8 +37,9 @@ const THROUGHPUT_WINDOW = 200;
  */
 export async function getRunStatus(options: { redis: RedisClient; keys: Keyspace; runId: string }): Promise<RunStatus> {
   const { redis, keys, runId } = options;
-  const [hash, recent, active, retryingCount] = await Promise.all([
+  const [hash, groups, recent, active, retryingCount] = await Promise.all([
     redis.hgetall(keys.run(runId)),
+    redis.hlen(keys.groupSizes(runId)),
     redis.xrevrange(keys.results(runId), '+', '-', 'COUNT', THROUGHPUT_WINDOW),
     redis.hlen(keys.runActive(runId)),
     redis.scard(keys.runRetrying(runId)),
@@ -59,6 +64,8 @@ export async function getRunStatus(options: { redis: RedisClient; keys: Keyspace
     failed: num('failed'),
     resolved: num('resolved'),
     duplicates: num('duplicates'),
+    groups,
+    groupsCompleted: num('groups_completed'),
     active: activeCount,
     retrying,
     waiting: Math.max(0, pending - activeCount - retrying),
