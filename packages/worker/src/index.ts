@@ -1,5 +1,10 @@
 export { startDashboard } from './dashboard/start-dashboard.js';
 export type { Dashboard, StartDashboardOptions } from './dashboard/start-dashboard.js';
+export { createHttpAuth, safeEqual } from './dashboard/auth.js';
+export type { AuthenticatedVia, DenyResponder, HttpAuth, HttpAuthOptions } from './dashboard/auth.js';
+export { csrfGuard } from './dashboard/csrf.js';
+export type { CsrfOptions } from './dashboard/csrf.js';
+export { hostForUrl, isLoopbackHost, isLoopbackHostHeader } from './dashboard/loopback.js';
 export { formatStepLog, stepProgress } from './episode/job-progress.js';
 export type { EpisodeProgress, StepLogFields } from './episode/job-progress.js';
 export { startWorker } from './start-worker.js';

@@ -6,6 +6,8 @@
  * non-GET fetch/XHR and pages cannot forge it. A request authenticated by a bearer header is exempt: a
  * foreign page cannot make the browser add that header. Tools writing with basic auth (curl) must send
  * `Origin: http://<dashboard host:port>` explicitly.
+ * The API (no cookies, no basic auth; bearer or open on loopback) takes writes that carry neither header:
+ * those come from programs, since browsers send `Origin` with every cross-origin POST.
  */
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '@rollout-fleet/shared';
@@ -22,9 +24,23 @@ function hostOf(url: string | undefined): string | undefined {
   }
 }
 
-export function csrfGuard(logger: Logger) {
+export interface CsrfOptions {
+  /** Let writes with neither Origin nor Referer through (non-browser clients). @defaultValue false */
+  allowWithoutOrigin?: boolean;
+  /** Names the server in logs and refusals. @defaultValue 'dashboard' */
+  component?: string;
+  deny?: (res: Response, status: 403, message: string) => void;
+}
+
+export function csrfGuard(logger: Logger, options: CsrfOptions = {}) {
+  const component = options.component ?? 'dashboard';
   return (req: Request, res: Response, next: NextFunction): void => {
     if (SAFE_METHODS.has(req.method) || (res.locals.authVia as AuthenticatedVia | undefined) === 'bearer') {
+      next();
+      return;
+    }
+    const sent = req.headers.origin !== undefined || req.headers.referer !== undefined;
+    if (!sent && options.allowWithoutOrigin === true) {
       next();
       return;
     }
@@ -34,7 +50,9 @@ export function csrfGuard(logger: Logger) {
       next();
       return;
     }
-    logger.warn({ method: req.method, path: req.path, origin: req.headers.origin ?? null }, 'dashboard: cross-site write refused');
-    res.status(403).type('text/plain').send('Forbidden: cross-site write (Origin does not match this dashboard)\n');
+    logger.warn({ method: req.method, path: req.path, origin: req.headers.origin ?? null }, `${component}: cross-site write refused`);
+    const message = `Forbidden: cross-site write (Origin does not match this ${component})`;
+    if (options.deny) options.deny(res, 403, message);
+    else res.status(403).type('text/plain').send(`${message}\n`);
   };
 }
