@@ -23,12 +23,22 @@ export default tseslint.config(
     },
   },
   {
-    // Arrows point toward shared: shared imports no other package of ours; producer and vefaas-local never import worker.
+    // Arrows point toward shared: shared imports no other package of ours; producer and vefaas-local never import worker;
+    // only the API imports producer and worker together, and nothing but the CLI and tests imports the API.
     files: ['packages/shared/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['@rollout-fleet/*'], message: 'shared imports nothing of ours.' }] }] },
   },
   {
     files: ['packages/producer/**/*.ts', 'packages/vefaas-local/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { paths: [IOREDIS_ONLY_IN_SHARED], patterns: [{ group: ['@rollout-fleet/worker', '@rollout-fleet/producer', '@rollout-fleet/vefaas-local'], message: 'Only @rollout-fleet/shared may be imported here.' }] }] },
+    rules: { 'no-restricted-imports': ['error', { paths: [IOREDIS_ONLY_IN_SHARED], patterns: [{ group: ['@rollout-fleet/worker', '@rollout-fleet/producer', '@rollout-fleet/vefaas-local', '@rollout-fleet/api'], message: 'Only @rollout-fleet/shared may be imported here.' }] }] },
+  },
+  {
+    files: ['packages/worker/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: [IOREDIS_ONLY_IN_SHARED], patterns: [{ group: ['@rollout-fleet/producer', '@rollout-fleet/vefaas-local', '@rollout-fleet/api'], message: 'The worker imports only @rollout-fleet/shared.' }] }] },
+  },
+  {
+    files: ['packages/api/**/*.ts'],
+    ignores: ['packages/api/**/*.test.ts', 'packages/api/**/test-kit.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: [IOREDIS_ONLY_IN_SHARED], patterns: [{ group: ['@rollout-fleet/vefaas-local', '@rollout-fleet/*/src/**'], message: 'The API imports shared, producer and worker by package name (vefaas-local only in tests, through the CLI\'s target).' }] }] },
   },
 );

@@ -24,6 +24,7 @@ export function secretsOf(config: Config): string[] {
     v.gatewayKey,
     config.dashboard.password,
     config.dashboard.token,
+    config.api.token,
     redisPasswordOf(config),
   ].filter((s): s is string => typeof s === 'string' && s.length > 0);
 }

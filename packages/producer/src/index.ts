@@ -26,3 +26,5 @@ export { MAX_NESTING_DEPTH } from './importers/nesting-depth.js';
 export type { InputFormat } from './importers/detect-format.js';
 export { imageForInstance } from './importers/image-template.js';
 export type { ImportOptions, ImportResult, Importer, InputFile } from './importers/types.js';
+export { formatFieldPath, parseJsonText } from './importers/json-source.js';
+export type { JsonParse } from './importers/json-source.js';

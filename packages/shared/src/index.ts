@@ -62,6 +62,7 @@ export type { SandboxFunction } from './config/sandbox-functions.js';
 export { CONFIG_VARIABLES } from './config/variables.js';
 export type { ConfigVariable } from './config/variables.js';
 export { renderConfigTable } from './config/config-table.js';
+export { didYouMean, editDistance } from './config/did-you-mean.js';
 export { childLogger, createLogger } from './logging/create-logger.js';
 export type { CreateLoggerOptions, LogContext, Logger } from './logging/create-logger.js';
 export { isSecretKey, redactDeep, redactSecrets } from './logging/redact.js';

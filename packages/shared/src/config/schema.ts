@@ -67,6 +67,9 @@ export const EnvSchema = z.object({
   RF_DASHBOARD_TOKEN: optionalText(),
   RF_DASHBOARD_READ_ONLY: boolean(false),
   RF_METRICS_PUBLIC: boolean(false),
+  RF_API_TOKEN: optionalText(),
+  RF_API_MAX_BODY_MB: positiveInt(64),
+  RF_SESSION_IDLE_S: positiveInt(300),
   LOG_LEVEL: oneOf(LOG_LEVELS, 'info'),
   LOG_FORMAT: oneOf(LOG_FORMATS, 'auto'),
 });
@@ -172,6 +175,7 @@ function toConfig(env: Env): Config {
       readOnly: env.RF_DASHBOARD_READ_ONLY,
       metricsPublic: env.RF_METRICS_PUBLIC,
     },
+    api: { token: env.RF_API_TOKEN, maxBodyBytes: env.RF_API_MAX_BODY_MB * 1024 * 1024, sessionIdleS: env.RF_SESSION_IDLE_S },
     log: { level: env.LOG_LEVEL, format: env.LOG_FORMAT },
   };
 }

@@ -127,5 +127,13 @@ export interface Config {
     readOnly: boolean;
     metricsPublic: boolean;
   };
+  api: {
+    /** Bearer token every API request must carry; undefined = open, loopback only. */
+    token: string | undefined;
+    /** Largest accepted request body, bytes. @defaultValue 64 MiB */
+    maxBodyBytes: number;
+    /** Idle time after which a session's sandbox is released, seconds. @defaultValue 300 */
+    sessionIdleS: number;
+  };
   log: { level: LogLevel; format: LogFormat };
 }

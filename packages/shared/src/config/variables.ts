@@ -65,6 +65,9 @@ const DOCS = {
   RF_DASHBOARD_TOKEN: { secret: true, meaning: 'Dashboard bearer token (alternative to user + password).' },
   RF_DASHBOARD_READ_ONLY: { meaning: 'Hide the dashboard\'s retry/cancel/clean actions.' },
   RF_METRICS_PUBLIC: { meaning: 'Serve `/metrics` without dashboard authentication.' },
+  RF_API_TOKEN: { secret: true, meaning: 'Bearer token of `rollout-fleet api`; required on every request when set. Without it the API listens on a loopback address only.' },
+  RF_API_MAX_BODY_MB: { meaning: 'Largest request body `rollout-fleet api` accepts (a submitted run), MiB.' },
+  RF_SESSION_IDLE_S: { meaning: 'An API session (a leased sandbox) that receives no call for this long is closed and its sandbox killed, seconds.' },
   LOG_LEVEL: { meaning: 'trace, debug, info, warn, error, fatal or silent.' },
   LOG_FORMAT: { meaning: '`auto` (pretty on a terminal, JSON lines otherwise), `json` or `pretty`.' },
 } as const satisfies Record<EnvName, VariableDoc>;
