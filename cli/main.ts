@@ -4,6 +4,7 @@
  */
 import { Command } from 'commander';
 import { EXIT } from './exit-codes.js';
+import { registerApi } from './commands/api.js';
 import { registerSandboxHost } from './commands/sandbox-host.js';
 import { registerDashboard } from './commands/dashboard.js';
 import { registerResults } from './commands/results.js';
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerWorker(program);
   registerVerify(program);
   registerDashboard(program);
+  registerApi(program);
   registerSandboxHost(program);
   return program;
 }

@@ -7,7 +7,7 @@ export type { CsrfOptions } from './dashboard/csrf.js';
 export { hostForUrl, isLoopbackHost, isLoopbackHostHeader } from './dashboard/loopback.js';
 export { formatStepLog, stepProgress } from './episode/job-progress.js';
 export type { EpisodeProgress, StepLogFields } from './episode/job-progress.js';
-export { startWorker } from './start-worker.js';
+export { every as repeatEvery, startWorker } from './start-worker.js';
 export type { RunningWorker, StartWorkerOptions } from './start-worker.js';
 export { createProcessor } from './processor.js';
 export type { ProcessorDeps, EpisodeProcessor } from './processor.js';
@@ -40,6 +40,8 @@ export { aggregateFleetMetrics, publishMetrics, unpublishMetrics } from './metri
 export { replayTrajectory } from './episode/replay.js';
 export type { ReplayOptions, StepShell } from './episode/replay.js';
 export { keepOutput } from './episode/output-limit.js';
+export { createStepExecutor } from './episode/step-executor.js';
+export type { ExecutedStep, StepCall, StepExecutor, StepExecutorOptions, StepShell as StepExecutorShell, ToCommand } from './episode/step-executor.js';
 export { gradeInSandbox, diffWorkingTree } from './grading/grade-in-sandbox.js';
 export { parseLog, parseTestOutput, readTestLog } from './grading/parse-log.js';
 export type { TestLogReading } from './grading/parse-log.js';

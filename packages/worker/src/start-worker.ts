@@ -185,7 +185,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
 }
 
 /** Runs `task` every `intervalMs` (never overlapping itself); returns the stopper. */
-function every(intervalMs: number, task: () => Promise<unknown>, logger: Logger, failure: string): () => void {
+export function every(intervalMs: number, task: () => Promise<unknown>, logger: Logger, failure: string): () => void {
   let busy = false;
   const timer = setInterval(() => {
     if (busy) return;

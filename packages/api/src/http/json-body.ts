@@ -3,7 +3,7 @@
  * problem (`(request)`, line of a JSON syntax error, field path, a did-you-mean for a misspelt key) in one
  * INPUT_INVALID error, so a client sees all of it at once.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
 import { formatFieldPath, parseJsonText } from '@rollout-fleet/producer';
 import { RolloutError, didYouMean } from '@rollout-fleet/shared';
 import type { ProblemBody } from '../contracts/common.js';
