@@ -1,0 +1,146 @@
+/**
+ * POST /v1/runs and the run endpoints over real Redis: validation errors come back as JSON naming file, line or
+ * record path, and field, with nothing enqueued (JSON records, JSONL bodies, files in other formats, the request's
+ * own fields); a re-POST is idempotent (JSON or JSONL alike); status counts groups; cancel and retry act on the run;
+ * an unknown run is 404 with the closest id; an oversized body is 413.
+ */
+import { readFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EpisodeSchema, type EpisodeResult } from '@rollout-fleet/shared';
+import { startTestApi, type TestApi } from './support/api-harness.js';
+import { SWEEP } from './support/pipeline-harness.js';
+
+interface ErrorBody {
+  error: { code: string; message: string; problems?: Array<Record<string, unknown>>; did_you_mean?: string[] };
+}
+
+describe('API runs', () => {
+  let t: TestApi;
+  let sweep: string;
+  let records: Array<Record<string, unknown>>;
+
+  beforeAll(async () => {
+    t = await startTestApi({ env: { RF_API_MAX_BODY_MB: '1' } });
+    sweep = await readFile(SWEEP, 'utf8');
+    records = sweep.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  /** Every key of the test's prefix but the queue's `meta` and the fleet id (written by the API when it starts). */
+  async function prefixKeys(): Promise<string[]> {
+    const { prefix, name } = t.config.queue;
+    const keys = [...(await t.pipeline.redis.keys(`${prefix}:*`)), ...(await t.pipeline.redis.keys(`rf:${prefix}:*`))];
+    return keys.filter((key) => key !== `${prefix}:${name}:meta` && key !== t.pipeline.keys.fleetId());
+  }
+
+  async function rejected(res: Response, status = 422): Promise<ErrorBody['error']> {
+    expect(res.status).toBe(status);
+    return ((await res.json()) as ErrorBody).error;
+  }
+
+  it('returns every problem located by file, line or record path and field, and enqueues nothing', async () => {
+    const { trajectory } = records[0] as { trajectory: Array<Record<string, unknown>> };
+    const badRecord = { ...records[1], instance_id: undefined, trajectory: [{ ...trajectory[0], name: undefined }] };
+    const asJson = await rejected(await t.call('/v1/runs', { method: 'POST', json: { run_id: 'bad', episodes: [records[0], badRecord] } }));
+    expect(asJson.code).toBe('INPUT_INVALID');
+    expect(asJson.message).toMatch(/nothing was enqueued/);
+    expect(asJson.problems).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ file: 'episodes', path: '$[1]', field: 'trajectory[0].name', message: expect.stringMatching(/missing/) }),
+      ]),
+    );
+
+    const lines = [JSON.stringify(records[0]), JSON.stringify(records[1]), '{"episode_id": "x", oops}'].join('\n');
+    const asJsonl = await rejected(
+      await t.call('/v1/runs?run_id=bad&samples=2', { method: 'POST', body: lines, headers: { 'content-type': 'application/x-ndjson' } }),
+    );
+    expect(asJsonl.problems).toEqual([expect.objectContaining({ file: 'request.jsonl', line: 3, message: expect.stringMatching(/not valid JSON/) })]);
+
+    const duplicate = await rejected(
+      await t.call('/v1/runs', {
+        method: 'POST',
+        json: { run_id: 'bad', files: [{ name: 'a.jsonl', content: JSON.stringify(records[0]) }, { name: 'b.jsonl', content: JSON.stringify(records[0]) }] },
+      }),
+    );
+    expect(duplicate.code).toBe('INPUT_DUPLICATE');
+    expect(duplicate.problems).toEqual([expect.objectContaining({ file: 'b.jsonl', line: 1, field: 'episode_id', message: expect.stringMatching(/first at a\.jsonl:1/) })]);
+
+    const options = await rejected(await t.call('/v1/runs', { method: 'POST', json: { run_id: 'bad run', sampels: 2, samples: 0, episodes: [records[0]] } }));
+    expect(options.problems).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ file: '(request)', field: 'sampels', hint: 'did you mean "samples"?' }),
+        expect.objectContaining({ file: '(request)', field: 'samples' }),
+        expect.objectContaining({ file: '(request)', field: 'run_id' }),
+      ]),
+    );
+    const notJson = await rejected(await t.call('/v1/runs', { method: 'POST', body: '{\n"run_id": "bad",\n}', headers: { 'content-type': 'application/json' } }));
+    expect(notJson.problems).toEqual([expect.objectContaining({ file: '(request)', line: 3 })]);
+    const noQueryRun = await rejected(await t.call('/v1/runs', { method: 'POST', body: lines, headers: { 'content-type': 'application/x-ndjson' } }));
+    expect(noQueryRun.problems).toEqual([expect.objectContaining({ file: '(request)', field: 'run_id' })]);
+
+    expect(await prefixKeys()).toEqual([]);
+  });
+
+  it('is idempotent: a re-POST (JSON or JSONL) enqueues only what is missing; status counts samples and groups', async () => {
+    const first = await t.call('/v1/runs', { method: 'POST', json: { run_id: 'sweep', episodes: records, samples: 2 } });
+    expect(first.status).toBe(200);
+    expect(await first.json()).toEqual({ run_id: 'sweep', episodes: 12, enqueued: 12, skipped_done: 0, skipped_queued: 0, dry_run: false });
+    const again = await t.call('/v1/runs', { method: 'POST', json: { run_id: 'sweep', episodes: records, samples: 2 } });
+    expect(await again.json()).toMatchObject({ episodes: 12, enqueued: 0, skipped_queued: 12 });
+    const asJsonl = await t.call('/v1/runs?run_id=sweep&samples=2', { method: 'POST', body: sweep, headers: { 'content-type': 'application/x-ndjson' } });
+    expect(await asJsonl.json()).toMatchObject({ episodes: 12, enqueued: 0, skipped_queued: 12 });
+    expect(await t.pipeline.queue.getJobCounts('waiting')).toEqual({ waiting: 12 });
+
+    const status = await t.call('/v1/runs/sweep');
+    expect(status.status).toBe(200);
+    expect(await status.json()).toMatchObject({ run_id: 'sweep', total: 12, done: 0, waiting: 12, cancelled: false, groups: { total: 6, completed: 0 } });
+
+    const dry = await t.call('/v1/runs', { method: 'POST', json: { run_id: 'dry', episodes: records, dry_run: true } });
+    expect(await dry.json()).toMatchObject({ episodes: 6, enqueued: 0, dry_run: true });
+    expect(await t.pipeline.redis.exists(t.pipeline.keys.run('dry'))).toBe(0);
+  });
+
+  it('retries the failed episodes of a run and cancels it', async () => {
+    const submitted = await t.call('/v1/runs', { method: 'POST', json: { run_id: 'admin', episodes: records.slice(0, 2) } });
+    expect(submitted.status).toBe(200);
+    // A worker that took the first episode and failed it for good (its job left in the queue as BullMQ keeps it).
+    const job = await t.pipeline.queue.getJob(`admin|${String(records[0]?.episode_id)}|0`);
+    const episode = EpisodeSchema.parse(job?.data.episode);
+    const failed: EpisodeResult = {
+      run_id: 'admin', episode_id: episode.episode_id, instance_id: episode.instance_id, sample_index: 0, status: 'failed', resolved: null, reward: null,
+      steps: [], patch: null, report: null, timings: { queue_wait_ms: 0, sandbox_acquire_ms: 0, replay_ms: 0, grade_ms: 0, total_ms: 0 }, attempts: [],
+      failure: { code: 'SANDBOX_START_TIMEOUT', class: 'infra', message: 'not alive' }, worker_id: 'w', sandbox_id: null, finished_at: new Date().toISOString(), metadata: {},
+    };
+    await job?.remove();
+    await t.pipeline.store.commit(failed);
+    const retry = await t.call('/v1/runs/admin/retry', { method: 'POST' });
+    expect(await retry.json()).toEqual({ run_id: 'admin', retried: 0, missing_payload: 1 });
+
+    await t.call('/v1/runs', { method: 'POST', json: { run_id: 'admin', episodes: records.slice(0, 1), force: true } });
+    await t.pipeline.store.commit(failed);
+    const retried = await t.call('/v1/runs/admin/retry', { method: 'POST' });
+    expect(await retried.json()).toEqual({ run_id: 'admin', retried: 1, missing_payload: 0 });
+    expect(await t.pipeline.store.get('admin', episode.episode_id, 0)).toBeUndefined();
+
+    const cancel = await t.call('/v1/runs/admin/cancel', { method: 'POST' });
+    expect(await cancel.json()).toEqual({ run_id: 'admin', removed: 2, active: 0 });
+    expect(await (await t.call('/v1/runs/admin')).json()).toMatchObject({ cancelled: true });
+  });
+
+  it('answers 404 with the closest run id for an unknown run, on every run route', async () => {
+    for (const [method, path] of [['GET', '/v1/runs/swep'], ['POST', '/v1/runs/swep/cancel'], ['POST', '/v1/runs/swep/retry'], ['GET', '/v1/runs/swep/results'], ['GET', '/v1/runs/swep/groups']] as const) {
+      const error = await rejected(await t.call(path, { method }), 404);
+      expect(error, `${method} ${path}`).toMatchObject({ code: 'RUN_NOT_FOUND', did_you_mean: ['sweep'] });
+    }
+    expect(await t.pipeline.redis.exists(t.pipeline.keys.run('swep'))).toBe(0);
+  });
+
+  it('refuses a body over RF_API_MAX_BODY_MB with 413 and enqueues nothing', async () => {
+    const huge = { ...records[0], episode_id: 'huge', trajectory: [{ name: 'execute_bash', arguments: { command: `echo ${'x'.repeat(1100 * 1024)}` } }] };
+    const error = await rejected(await t.call('/v1/runs', { method: 'POST', json: { run_id: 'huge', episodes: [huge] } }), 413);
+    expect(error.code).toBe('INPUT_TOO_LARGE');
+    expect(await t.pipeline.redis.exists(t.pipeline.keys.run('huge'))).toBe(0);
+  });
+});
