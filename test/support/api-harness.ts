@@ -2,10 +2,12 @@
  * Wiring of the API tests: `startApi` on a fresh prefix over a vefaas-local host, plain HTTP calls (fetch
  * against loopback), and a line reader for the NDJSON streams that can drop its connection part-way.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { startApi, type ApiServer } from '@rollout-fleet/api';
 import type { Config, Logger } from '@rollout-fleet/shared';
-import { configOf, openPipeline, silentLogger, startHost, testEnv, type Host, type Pipeline } from './pipeline-harness.js';
+import { CLI, ROOT, childEnv, configOf, openPipeline, silentLogger, startHost, testEnv, type Host, type Pipeline } from './pipeline-harness.js';
 
 export interface TestApi {
   api: ApiServer;
@@ -111,4 +113,36 @@ export function readNdjson(
     req.on('error', (err) => (read.dropped ? resolve(read) : reject(err)));
     req.end();
   });
+}
+
+export interface ApiChild {
+  child: ChildProcess;
+  /** The URL the process printed (`api: http://127.0.0.1:<port> ...`). */
+  url: string;
+  /** Its stderr so far (for failure messages). */
+  log(): string;
+}
+
+/** Starts `rollout-fleet api --port 0 <args>` as a real child process and waits for the URL it prints. */
+export async function spawnApi(env: Record<string, string>, args: string[] = []): Promise<ApiChild> {
+  const child = spawn(process.execPath, [CLI, 'api', '--port', '0', ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
+  let log = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (log = (log + chunk).slice(-20_000)));
+  let out = '';
+  child.stdout.setEncoding('utf8');
+  const url = await new Promise<string>((resolve, reject) => {
+    const onData = (chunk: string): void => {
+      out += chunk;
+      const found = /^api: (http:\/\/\S+)/m.exec(out);
+      if (found?.[1]) {
+        child.stdout.off('data', onData);
+        resolve(found[1]);
+      }
+    };
+    child.stdout.on('data', onData);
+    void once(child, 'exit').then(([code]) => reject(new Error(`rollout-fleet api exited (${String(code)}) before listening:\n${log}`)));
+  });
+  // Keep draining stdout so the child never blocks on a full pipe.
+  child.stdout.resume();
+  return { child, url, log: () => log };
 }
