@@ -53,13 +53,16 @@ describe('API sessions', () => {
 
   it('creates a leased sandbox with the tools, runs commands and tool calls in one session, reads and writes files, and deletes it', async () => {
     const t = await api();
-    const session = await create(t, { env: { SECRET_SETTING: 'value-7d1f0c' } });
+    const session = await create(t, { env: { SECRET_SETTING: 'value-7d1f0c' }, tools: [] });
     expect(session.env_names).toEqual(['SECRET_SETTING']);
     expect(JSON.stringify(session)).not.toContain('value-7d1f0c');
     const [lease] = await leasesOf(t.pipeline);
     expect(lease).toMatchObject({ role: 'session', job: session.id, sandbox: session.sandbox_id });
 
-    // The seed's verification flow, step by step.
+    // The seed's verification flow, step by step: start, install tools, communicate.
+    expect((await run(t, session.id, { command: 'which str_replace_editor' })).body).toMatchObject({ exit_code: 1 });
+    const installed = await t.call(`/v1/sessions/${session.id}/tools`, { method: 'POST', json: { tools: ['execute_bash', 'str_replace_editor'] } });
+    expect(await installed.json()).toMatchObject({ tools: ['execute_bash', 'str_replace_editor'] });
     expect((await run(t, session.id, { command: 'which str_replace_editor' })).body).toMatchObject({ exit_code: 0, output: expect.stringMatching(/\/str_replace_editor\n$/) });
     expect((await run(t, session.id, { command: 'cd /tmp && export GREETING=hi' })).body).toMatchObject({ exit_code: 0 });
     const created = await run(t, session.id, {

@@ -79,6 +79,10 @@ export const SessionRunResultSchema = z.object({
 });
 export type SessionRunResult = z.infer<typeof SessionRunResultSchema>;
 
+export const InstallToolsSchema = z.strictObject({
+  tools: z.array(ToolNameSchema).min(1).describe('Tools to upload and put on the session\'s PATH (the seed\'s install_tools).'),
+});
+
 export const FileWriteSchema = z.strictObject({
   path: z.string().startsWith('/', 'give an absolute path').describe('Absolute path in the sandbox (parents are created).'),
   content: z.string(),

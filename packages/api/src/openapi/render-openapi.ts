@@ -18,6 +18,7 @@ import {
 import {
   FileContentSchema,
   FileWriteSchema,
+  InstallToolsSchema,
   SessionCreateSchema,
   SessionRunResultSchema,
   SessionRunSchema,
@@ -110,7 +111,7 @@ function submitQueryParameters(): Json[] {
 
 export function renderOpenApi(): Json {
   const requests = components(
-    { SubmitRequest: SubmitRequestSchema, InputFile: InputFileSchema, SessionCreate: SessionCreateSchema, SessionRun: SessionRunSchema, FileWrite: FileWriteSchema },
+    { SubmitRequest: SubmitRequestSchema, InputFile: InputFileSchema, SessionCreate: SessionCreateSchema, SessionRun: SessionRunSchema, InstallTools: InstallToolsSchema, FileWrite: FileWriteSchema },
     'input',
   );
   const responses = components(
@@ -199,6 +200,15 @@ export function renderOpenApi(): Json {
           parameters: [SESSION_ID],
           requestBody: { required: true, content: { 'application/json': { schema: ref('SessionRun') } } },
           responses: { '200': json(ref('SessionRunResult'), 'Ran (a timeout, a malformed call or a syntax error is an observation, not an error).'), ...errors(404, 410, 422, 502) },
+        },
+      },
+      '/v1/sessions/{session_id}/tools': {
+        post: {
+          operationId: 'installTools',
+          summary: 'Install tools in the session (upload, make executable, put on PATH)',
+          parameters: [SESSION_ID],
+          requestBody: { required: true, content: { 'application/json': { schema: ref('InstallTools') } } },
+          responses: { '200': json(ref('Session'), 'Installed.'), ...errors(404, 410, 422, 502) },
         },
       },
       '/v1/sessions/{session_id}/files': {

@@ -5,6 +5,7 @@
  * - GET    /v1/sessions                 → 200 {sessions: Session[]} (this API server's)
  * - GET    /v1/sessions/:id             → 200 Session
  * - POST   /v1/sessions/:id/run         {command | tool_call, timeout_s} → 200 {output, exit_code, duration_ms, timed_out, ...}
+ * - POST   /v1/sessions/:id/tools       {tools} → 200 Session (tools installed on the PATH)
  * - PUT    /v1/sessions/:id/files       {path, content} → 204
  * - GET    /v1/sessions/:id/files?path= → 200 {path, content}
  * - DELETE /v1/sessions/:id             → 204 (sandbox killed)
@@ -12,7 +13,7 @@
  * SANDBOX_DEAD (the call found the sandbox gone; the session is ended); 502 for other sandbox failures.
  */
 import express, { Router } from 'express';
-import { FileReadQuerySchema, FileWriteSchema, SessionCreateSchema, SessionRunSchema } from '../contracts/session-contracts.js';
+import { FileReadQuerySchema, FileWriteSchema, InstallToolsSchema, SessionCreateSchema, SessionRunSchema } from '../contracts/session-contracts.js';
 import { checkInput, parseJsonBody } from '../http/json-body.js';
 import type { SessionManager } from '../sessions/session-manager.js';
 
@@ -49,6 +50,11 @@ export function sessionRoutes(deps: { sessions: SessionManager; maxBodyBytes: nu
   router.post('/v1/sessions/:id/run', body, async (req, res) => {
     const call = parseJsonBody(SessionRunSchema, typeof req.body === 'string' ? req.body : '');
     res.json(await sessions.run(idOf(req.params), call));
+  });
+
+  router.post('/v1/sessions/:id/tools', body, async (req, res) => {
+    const { tools } = parseJsonBody(InstallToolsSchema, typeof req.body === 'string' ? req.body : '');
+    res.json(await sessions.installTools(idOf(req.params), tools));
   });
 
   router.put('/v1/sessions/:id/files', body, async (req, res) => {

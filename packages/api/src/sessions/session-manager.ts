@@ -47,6 +47,7 @@ interface Session {
   readonly id: string;
   readonly held: SuppliedSandbox;
   readonly image: string;
+  /** Installed tools (grows with installTools). */
   readonly tools: ToolName[];
   readonly envNames: string[];
   readonly createdAt: number;
@@ -196,6 +197,15 @@ export class SessionManager {
     });
   }
 
+  /** Installs more tools in a running session (the seed's `install_tools` after `start`). */
+  installTools(id: string, tools: readonly ToolName[]): Promise<SessionBody> {
+    return this.#call(id, async (session) => {
+      await session.held.env.installTools(tools);
+      for (const tool of tools) if (!session.tools.includes(tool)) session.tools.push(tool);
+      return this.#describe(session);
+    });
+  }
+
   readFile(id: string, path: string): Promise<string> {
     return this.#call(id, (session) => session.held.env.readFile(path));
   }
@@ -279,7 +289,7 @@ export class SessionManager {
       id: s.id,
       sandbox_id: s.held.sandboxId,
       image: s.image,
-      tools: s.tools,
+      tools: [...s.tools],
       env_names: s.envNames,
       created_at: new Date(s.createdAt).toISOString(),
       expires_at: new Date(s.expiresAt).toISOString(),
