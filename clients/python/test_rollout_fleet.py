@@ -212,6 +212,26 @@ class AgentEnvTest(unittest.TestCase):
             self.fleet._json("GET", f"/v1/sessions/{session}")
         self.assertEqual((caught.exception.status, caught.exception.code), (410, "SESSION_CLOSED"))
 
+    def test_the_readme_agent_loop_runs_as_written(self) -> None:
+        readme = (ROOT / "README.md").read_text(encoding="utf-8")
+        blocks = [b.split("```", 1)[0] for b in readme.split("```python\n")[1:]]
+        loop = next(b for b in blocks if "def rollout(" in b)
+        namespace: dict = {}
+        exec(compile(loop, "README.md", "exec"), namespace)  # noqa: S102 - our own README's example
+        script = iter([
+            {"id": "c1", "name": "str_replace_editor", "arguments": {"command": "str_replace", "path": "/testbed/pyutils/calc.py",
+                                                                   "old_str": "    return a - b", "new_str": "    return a + b"}},
+            {"id": "c2", "name": "execute_bash", "arguments": '{"command": "cd /testbed && python3 -c \'from pyutils.calc import add; print(add(2, 3))\'"}'},
+            {"id": "c3", "name": "no_such_tool", "arguments": {}},
+        ])
+        messages, patch = namespace["rollout"](self.fleet, lambda _messages: next(script, None),
+                                               {"image": "pyutils", "problem_statement": "add() subtracts"})
+        tool_outputs = [m["content"] for m in messages if m["role"] == "tool"]
+        self.assertEqual(len(tool_outputs), 3)
+        self.assertEqual(tool_outputs[1], "5\n")
+        self.assertIn("not found", tool_outputs[2])
+        self.assertIn("+    return a + b", patch)
+
     def test_state_tool_calls_files_and_timeouts(self) -> None:
         with self.fleet.agent_env(image="pyutils", tools=["execute_bash", "str_replace_editor"], env={"MODE": "test"}) as env:
             env.start()
