@@ -5,7 +5,9 @@
  * fleet cap (a second session waits, then 503; fits once the first is gone), a killed sandbox answering a typed
  * error, and reaping after a client disappears (mid-create, and an API process SIGKILLed with live sessions).
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { describeWith } from '@rollout-fleet/shared/testing';
+import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
 import { spawnApi, startTestApi, type TestApi } from './support/api-harness.js';
 import type { Config } from '@rollout-fleet/shared';
 import { cloudEnvFor, configOf, fleetSandboxes, leasesOf, startHost, stopChild, testEnv, type Host } from './support/pipeline-harness.js';
@@ -17,7 +19,7 @@ interface SessionBody {
   idle_timeout_s: number;
 }
 
-describe('API sessions', () => {
+describeWith([bwrapNeed()], 'API sessions', () => {
   let host: Host;
   const apis: TestApi[] = [];
 

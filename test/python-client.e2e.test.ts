@@ -6,13 +6,15 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { commandNeed, describeWith } from '@rollout-fleet/shared/testing';
+import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
 import { spawnApi, type ApiChild } from './support/api-harness.js';
 import { ROOT, childEnv, configOf, openPipeline, stopChild, testEnv, type Pipeline } from './support/pipeline-harness.js';
 
 const TOKEN = `tok-${randomUUID()}`;
 
-describe('Python client (clients/python)', () => {
+describeWith([bwrapNeed(), commandNeed('python3', 'python3')], 'Python client (clients/python)', () => {
   let api: ApiChild;
   let pipeline: Pipeline;
 
