@@ -56,11 +56,13 @@ async function serve(kind: 'result' | 'group', req: Request, res: Response, deps
     for await (const item of streamResults(options)) {
       await writer.item(item.streamId, 'result', item.result);
       cursor = item.streamId;
+      if (writer.signal.aborted) break;
     }
   } else {
     for await (const item of streamGroups(options)) {
       await writer.item(item.streamId, 'group', item.group);
       cursor = item.streamId;
+      if (writer.signal.aborted) break;
     }
   }
   if (writer.signal.aborted) return;
