@@ -15,7 +15,7 @@ import { cloudEnvFor, configOf, fleetSandboxes, leasesOf, startHost, stopChild, 
 interface SessionBody {
   id: string;
   sandbox_id: string;
-  env_names: string[];
+  env: Record<string, string>;
   idle_timeout_s: number;
 }
 
@@ -56,7 +56,7 @@ describeWith([bwrapNeed()], 'API sessions', () => {
   it('creates a leased sandbox with the tools, runs commands and tool calls in one session, reads and writes files, and deletes it', async () => {
     const t = await api();
     const session = await create(t, { env: { SECRET_SETTING: 'value-7d1f0c' }, tools: [] });
-    expect(session.env_names).toEqual(['SECRET_SETTING']);
+    expect(session.env).toEqual({ SECRET_SETTING: '[REDACTED]' });
     expect(JSON.stringify(session)).not.toContain('value-7d1f0c');
     const [lease] = await leasesOf(t.pipeline);
     expect(lease).toMatchObject({ role: 'session', job: session.id, sandbox: session.sandbox_id });

@@ -38,7 +38,7 @@ export const SessionSchema = z.object({
   sandbox_id: z.string(),
   image: z.string(),
   tools: z.array(ToolNameSchema),
-  env_names: z.array(z.string()).describe('Names of the session environment variables (values are never shown).'),
+  env: z.record(z.string(), z.string()).describe('The session environment as shown: names kept, every value `[REDACTED]` (the shared job-data redaction).'),
   created_at: z.string(),
   expires_at: z.string().describe('End of the session\'s lifetime.'),
   last_used_at: z.string(),

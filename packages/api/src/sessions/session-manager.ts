@@ -13,6 +13,9 @@ import {
   RolloutError,
   SandboxSpecSchema,
   coerceError,
+  jobSecrets,
+  redactJobData,
+  redactJobText,
   toolCallToCommand,
   type Logger,
   type ToolName,
@@ -49,7 +52,8 @@ interface Session {
   readonly image: string;
   /** Installed tools (grows with installTools). */
   readonly tools: ToolName[];
-  readonly envNames: string[];
+  /** The session's spec as it may be shown (env values redacted). */
+  readonly shownEnv: Record<string, string>;
   readonly createdAt: number;
   readonly expiresAt: number;
   readonly idleTimeoutS: number;
@@ -128,7 +132,10 @@ export class SessionManager {
       });
     } catch (thrown) {
       if (controller.signal.aborted && controller.signal.reason instanceof RolloutError) throw controller.signal.reason;
-      throw thrown;
+      // A failed set-up may quote the session's own environment (`export NAME=value`): never into an answer or a log.
+      const err = coerceError(thrown);
+      const secrets = jobSecrets({ env: request.env });
+      throw new RolloutError(err.code, redactJobText(err.message, secrets), { details: redactJobData(err.details, { env: request.env }) });
     } finally {
       if (waitTimer) clearTimeout(waitTimer);
       signal?.removeEventListener('abort', clientGone);
@@ -145,7 +152,7 @@ export class SessionManager {
       held,
       image,
       tools: [...request.tools],
-      envNames: Object.keys(request.env).sort(),
+      shownEnv: redactJobData({ env: request.env }).env,
       createdAt,
       expiresAt,
       idleTimeoutS,
@@ -290,7 +297,7 @@ export class SessionManager {
       sandbox_id: s.held.sandboxId,
       image: s.image,
       tools: [...s.tools],
-      env_names: s.envNames,
+      env: s.shownEnv,
       created_at: new Date(s.createdAt).toISOString(),
       expires_at: new Date(s.expiresAt).toISOString(),
       last_used_at: new Date(s.lastUsedAt).toISOString(),
