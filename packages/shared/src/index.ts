@@ -13,7 +13,18 @@ export {
   ToolNameSchema,
 } from './contracts/episode.js';
 export type { Episode, EpisodeInput, EvalSpec, SandboxSpec, ToolCall, ToolName } from './contracts/episode.js';
-export { DEFAULT_WORKING_DIR, templateValuesOf } from './contracts/episode.js';
+export { DEFAULT_REPO_DIR, DEFAULT_WORKING_DIR, RepoDirSchema, templateValuesOf } from './contracts/episode.js';
+export {
+  MiniSweAgentToolBundleSchema,
+  SWE_AGENT_BUNDLES,
+  SWE_AGENT_VERSIONS,
+  SweAgentToolBundleSchema,
+  ToolBundleSchema,
+  isV0,
+} from './contracts/tool-bundle.js';
+export type { SweAgentBundle, SweAgentToolBundle, SweAgentVersion, ToolBundle, ToolBundleInput } from './contracts/tool-bundle.js';
+export { FIDELITY_VERDICTS, FidelitySchema, FidelityStepSchema } from './contracts/fidelity.js';
+export type { Fidelity, FidelityStep, FidelityVerdict } from './contracts/fidelity.js';
 export {
   CaptureSchema,
   PolicyLimitsSchema,

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { effectiveTemplates, unfilledPlaceholders, type TemplateValues } from '../policy/render-template.js';
 import { PolicySchema } from './policy.js';
+import { ToolBundleSchema } from './tool-bundle.js';
 
 const SECOND = 1;
 const MINUTE = 60 * SECOND;
@@ -39,6 +40,15 @@ export const SandboxSpecSchema = z.strictObject({
 });
 export type SandboxSpec = z.infer<typeof SandboxSpecSchema>;
 
+/** Where the repository sits when the episode does not say (SWE-bench images). */
+export const DEFAULT_REPO_DIR = '/testbed';
+
+export const RepoDirSchema = z
+  .string()
+  .regex(/^\/[^\0\n\r]*$/, 'an absolute path (starting with /)')
+  .refine((path) => !path.split('/').some((part) => part === '..' || part === '.'), 'no "." or ".." segments')
+  .refine((path) => path === '/' || !path.endsWith('/'), 'no trailing /');
+
 export const ToolCallSchema = z.strictObject({
   /** Tool name as the model called it: execute_bash | bash | str_replace_editor (others become error observations). */
   name: z.string().min(1),
@@ -48,6 +58,12 @@ export const ToolCallSchema = z.strictObject({
   observation: z.string().optional(),
   /** The call id of the source record (OpenAI tool_call id), for traceability. */
   id: z.string().optional(),
+  /**
+   * The action text the recording agent ran (SWE-agent `trajectory[].action`). When given it is replayed as it
+   * was, after the agent's own rewriting (the `end_of_edit` heredoc), instead of a command built from name and
+   * arguments: SWE-agent's quoting quirks are part of what was recorded.
+   */
+  action: z.string().min(1).optional(),
   /** Per-step timeout override, seconds. */
   timeout_s: z.number().positive().optional(),
 });
@@ -87,7 +103,14 @@ export const EpisodeSchema = z.strictObject({
   instance_id: z.string().min(1),
   sample_index: z.number().int().min(0).default(0),
   sandbox: SandboxSpecSchema,
+  /**
+   * Where the repository sits in the sandbox (SWE-bench images: `/testbed`; SWE-agent's own runs: `/<owner>__<repo>`).
+   * The session starts there, tools and grading use it, and recorded absolute paths replay as they were.
+   */
+  repo_dir: RepoDirSchema.default(DEFAULT_REPO_DIR),
   tools: z.array(ToolNameSchema).default(['execute_bash', 'str_replace_editor']),
+  /** The agent tool bundle the trajectory was recorded with (SWE-agent windowed tools, mini-swe-agent); absent = ours. */
+  tool_bundle: ToolBundleSchema.optional(),
   trajectory: z.array(ToolCallSchema).default([]),
   eval: EvalSpecSchema.optional(),
   /** A patch to grade instead of the sandbox's `git diff` (grading-only sweeps); null = empty prediction. */
@@ -118,8 +141,8 @@ export const EpisodeSchema = z.strictObject({
     }
   }
 });
-/** Where the repository sits in the sandbox when the episode does not say. */
-export const DEFAULT_WORKING_DIR = '/testbed';
+/** Where the repository sits in the sandbox when the episode does not say (kept for the policy templates). */
+export const DEFAULT_WORKING_DIR = DEFAULT_REPO_DIR;
 
 /** What a policy's templates are filled with. */
 export function templateValuesOf(episode: {

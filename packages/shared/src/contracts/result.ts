@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { ERROR_CODES, type ErrorCode } from '../errors/codes.js';
+import { FidelitySchema } from './fidelity.js';
 import { ChatMessageSchema, PolicyRunInfoSchema, TokenTotalsSchema, TurnRecordSchema } from './turn-record.js';
 
 const codes = Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]];
@@ -106,6 +107,8 @@ export const EpisodeResultSchema = z.object({
   sandbox_id: z.string().nullable(),
   finished_at: z.string(),
   metadata: z.record(z.string(), z.string()).default({}),
+  /** Replays: each step's replayed observation compared with the recorded one (contracts/fidelity.ts); absent otherwise. */
+  fidelity: FidelitySchema.optional(),
   /**
    * Policy episodes: how the agent loop ended, in SWE-agent's vocabulary — `submitted`, or `submitted (<reason>)`
    * when it stopped early and a patch was taken all the same, or `<reason>` without a patch; reasons

@@ -70,6 +70,7 @@ export const ERROR_CODES = {
   POLICY_NOT_FOUND: { class: 'input', retryable: false, hint: 'HTTP 404 from the policy endpoint: check policy.base_url (the API root, …/v1) and policy.model (the served model name)' },
   POLICY_KEY_MISSING: { class: 'input', retryable: false, hint: 'set the environment variable named by policy.api_key_env in every worker\'s environment' },
   // input and configuration
+  REPO_DIR_MISSING: { class: 'input', retryable: false, hint: "the episode's repo_dir is not a directory in its sandbox image; set repo_dir to where the image keeps the repository (SWE-bench images: /testbed)" },
   INPUT_INVALID: { class: 'input', retryable: false, hint: 'fix the field named in the message and submit again' },
   INPUT_DUPLICATE: { class: 'input', retryable: false, hint: 'remove the duplicate episode or give it another id' },
   INPUT_TOO_LARGE: { class: 'input', retryable: false, hint: 'shrink the payload or raise the limit' },

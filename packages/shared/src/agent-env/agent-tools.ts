@@ -1,0 +1,46 @@
+/**
+ * Session set-up for an episode's repository and its recorded agent's tools, run after the tool bundle is
+ * installed: the session moves into `repo_dir`, and a SWE-agent tool bundle (tool-bundle/swe-agent/<bundle>/bin)
+ * goes on PATH with the variables its tools read (release line, WINDOW, OVERLAP, ROOT) and an empty registry —
+ * what SWE-agent's own install and reset steps leave behind (tools.md §1.2).
+ */
+import type { SweAgentToolBundle } from '../contracts/tool-bundle.js';
+import { shellQuote } from '../tools/shell-quote.js';
+import { TOOL_INSTALL_ROOT } from '../tools/bundle-paths.js';
+
+/** Where the SWE-agent bundles sit inside the sandbox (uploaded with the rest of the tool bundle). */
+export const SWE_AGENT_INSTALL_ROOT = `${TOOL_INSTALL_ROOT}/swe-agent`;
+
+/** Output marker of a successful `cd`, so the check does not depend on the exit code alone. */
+const ENTERED = 'rollout-fleet: repo dir ok';
+
+/** `cd` into the repository; prints ENTERED only when it is a directory that could be entered. */
+export function enterRepoDirCommand(repoDir: string): string {
+  return `cd -- ${shellQuote(repoDir)} && echo ${shellQuote(ENTERED)}`;
+}
+
+export function enteredRepoDir(output: string): boolean {
+  return output.includes(ENTERED);
+}
+
+/**
+ * PATH, variables and a fresh registry for the bundles, in SWE-agent's install order (each bundle is prepended,
+ * so a later bundle's tool wins a name clash, e.g. `edit`).
+ */
+export function sweAgentSetupCommand(bundle: SweAgentToolBundle, repoDir: string): string {
+  const dirs = bundle.bundles.map((name) => `${SWE_AGENT_INSTALL_ROOT}/${name}/bin`);
+  const path = [...dirs].reverse().join(':');
+  const variables: Record<string, string> = {
+    ROLLOUT_FLEET_SWE_AGENT: bundle.version,
+    WINDOW: String(bundle.window),
+    OVERLAP: String(bundle.overlap),
+    ROOT: repoDir,
+  };
+  return [
+    `chmod +x ${dirs.map((dir) => `${dir}/*`).join(' ')}`,
+    ...Object.entries(variables).map(([name, value]) => `export ${name}=${shellQuote(value)}`),
+    `export PATH=${path}:"$PATH"`,
+    'hash -r',
+    `printf '{}' > "\${SWE_AGENT_ENV_FILE:-$HOME/.swe-agent-env}"`,
+  ].join(' && ');
+}
