@@ -236,3 +236,25 @@ export { encodeTurnTokens, expandPromptIds } from './policy/turn-tokens.js';
 export type { FullTurnIds } from './policy/turn-tokens.js';
 export { openAiExportOf, trainingRecordsOf } from './policy/export-records.js';
 export type { OpenAiExportRecord, TrainingRecord } from './policy/export-records.js';
+export { SWE_AGENT_INSTALL_ROOT, enterRepoDirCommand, enteredRepoDir, sweAgentSetupCommand } from './agent-env/agent-tools.js';
+export { SWE_AGENT_SIGNATURES, guardMultilineAction, sweAgentActionCommand, sweAgentActionFor, sweAgentToolNames } from './tools/swe-agent-actions.js';
+export { RETRY_TOKEN, V1_SUBMISSION_MARKER, hasV1Submission, splitlinesJoin, sweAgentObservation } from './fidelity/agent-view.js';
+export type { AgentView } from './fidelity/agent-view.js';
+export {
+  FIDELITY_RULES_VERSION,
+  ansiColour,
+  lineEndings,
+  lintCodes,
+  miniCanonical,
+  normaliseCommon,
+  normaliseRecorded,
+  parseMiniObservation,
+  stripEnds,
+  sweAgentTemplate,
+  trailingWhitespace,
+  unorderedListing,
+} from './fidelity/normalise.js';
+export type { MiniObservation, Normalised, RecordingFormat } from './fidelity/normalise.js';
+export { compareStep, summariseFidelity } from './fidelity/compare.js';
+export type { CompareOptions, StepToCompare } from './fidelity/compare.js';
+export { lineDiff } from './fidelity/line-diff.js';

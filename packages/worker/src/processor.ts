@@ -219,6 +219,7 @@ function buildResult(
           policy: outcome.policy.info,
         }
       : {}),
+    ...(outcome.fidelity === undefined ? {} : { fidelity: outcome.fidelity }),
   };
 }
 

@@ -69,6 +69,10 @@ export interface EpisodeDraft {
   /** A policy block: the model chooses the actions (after `trajectory`, if any). */
   policy?: PolicyInput;
   metadata: Record<string, string>;
+  /** Where the repository sat when the record was made; default: the episode's own default (/testbed). */
+  repoDir?: string;
+  /** The agent tool bundle the record was made with. */
+  toolBundle?: EpisodeInput['tool_bundle'];
 }
 
 /** Settles ids, sandbox and samples for a draft and checks the result against EpisodeSchema. */
@@ -94,6 +98,9 @@ export function buildEpisodes(draft: EpisodeDraft, location: RecordLocation, opt
   if (draft.modelPatch !== undefined) candidate['model_patch'] = draft.modelPatch;
   if (draft.problemStatement !== undefined) candidate['problem_statement'] = draft.problemStatement;
   if (draft.policy !== undefined) candidate['policy'] = draft.policy;
+  const repoDir = options.repoDir ?? draft.repoDir;
+  if (repoDir !== undefined) candidate['repo_dir'] = repoDir;
+  if (draft.toolBundle !== undefined) candidate['tool_bundle'] = draft.toolBundle;
   return finishEpisode(candidate, location, options);
 }
 

@@ -1,6 +1,7 @@
 import { problemAt, type Problem, type RecordLocation } from '../validation/problem.js';
 import { buildEpisodes } from './episode-builder.js';
 import { describeType, fileExtension, fileStem, isRecord, jsonSyntaxProblem, parseJsonText } from './json-source.js';
+import { describeSweAgentRecording, isAgentMessage, windowedActions } from './swe-agent-recording.js';
 import { parseYamlText, yamlParseText } from './yaml-source.js';
 import { contentText, toolCallInput } from './tool-arguments.js';
 import { emptyResult, type ImportOptions, type ImportResult, type InputFile, type ToolCallInput } from './types.js';
@@ -9,16 +10,20 @@ import { emptyResult, type ImportOptions, type ImportResult, type InputFile, typ
  * SWE-agent trajectories (trajectories-and-grading.md §1): `.traj` v1 and legacy 0.x (JSON), and demonstration
  * files (`.traj` with only `history`, or the YAML `{history, replay_config}` form).
  *
- * Actions, first source that has any:
- * 1. `history` assistant `tool_calls` (function name + parsed JSON arguments), each with the observation of the
- *    `tool` message answering its id — what SWE-agent's own replay feeds back (§1.5);
- * 2. `trajectory[].action` text (legacy 0.x and text-mode runs), as `execute_bash {command: action}`;
- * 3. `history` assistant `action` text (text-mode demonstrations), likewise.
- * Text actions of the windowed tool set (`open`, `edit`, `find_file`, ...) are not commands in our sandbox: they
- * replay as "command not found" observations (see the package README, replay fidelity).
+ * The episode names how it was recorded (swe-agent-recording.ts): `tool_bundle` (release line, bundles, window,
+ * pty) and `repo_dir`, so the worker installs the same tools where the repository was.
  *
- * Control actions are not replayed: `submit` (our worker diffs the repository itself) and a literal `exit` (it
- * would end the bash session); they are listed in `metadata.skipped_actions`.
+ * Actions:
+ * - windowed tool set (`open`, `edit`, `find_file`, ...): each action as the agent ran it (`action`), from
+ *   `trajectory[]` with its observation, or from `history` (swe-agent-recording.ts, `windowedActions`);
+ * - otherwise, first source that has any: `history` assistant `tool_calls` (function name + parsed JSON
+ *   arguments), each with the observation of the `tool` message answering its id — what SWE-agent's own replay
+ *   feeds back (§1.5); `trajectory[].action` text as `execute_bash {command: action}`; `history` assistant
+ *   `action` text, likewise.
+ *
+ * Control actions are not replayed: `submit` unless the recording's bundles include SWE-agent's `submit` tool
+ * (otherwise our worker diffs the repository itself), a literal `exit` and the agent's own `exit_*`/`skip`; they
+ * are listed in `metadata.skipped_actions`.
  * Demonstration messages (`is_demo`, message_type `demonstration`) and other agents' messages are ignored.
  */
 export function importSweAgentTrajectory(file: InputFile, options: ImportOptions): ImportResult {
@@ -44,8 +49,17 @@ export function importSweAgentTrajectory(file: InputFile, options: ImportOptions
   const skipped: string[] = [];
   const problems: Problem[] = [];
 
+  const recording = describeSweAgentRecording(doc);
+  const keepSubmit = recording.toolBundle.bundles?.includes('submit') ?? false;
   let actionsFrom = 'history.tool_calls';
-  let trajectory = callsFromToolCalls(history, { skipped, problems, location });
+  let trajectory: ToolCallInput[] | undefined;
+  if (recording.windowed) {
+    const windowed = windowedActions(doc, recording.toolBundle.bundles ?? [], skipped);
+    trajectory = windowed.calls;
+    actionsFrom = windowed.from;
+  } else {
+    trajectory = callsFromToolCalls(history, { skipped, problems, location, keepSubmit });
+  }
   if (trajectory === undefined) {
     actionsFrom = steps.length > 0 ? 'trajectory.action' : 'history.action';
     const texts = steps.length > 0 ? textActionsFromSteps(steps) : textActionsFromHistory(history);
@@ -56,7 +70,11 @@ export function importSweAgentTrajectory(file: InputFile, options: ImportOptions
     return result;
   }
 
-  const submission = typeof info['submission'] === 'string' && info['submission'] !== '' ? info['submission'] : undefined;
+  const recorded = typeof info['submission'] === 'string' && info['submission'] !== '' ? info['submission'] : undefined;
+  // Through a pty every LF of the patch arrived as CRLF: undo that, or the patch no longer applies.
+  const submission = recorded !== undefined && recording.toolBundle.pty_observations === true
+    ? recorded.replace(/\r\n/g, '\n').replace(/^\n+/, '')
+    : recorded;
   if (trajectory.length === 0 && submission === undefined) {
     result.problems.push(problemAt(location, {
       field: 'history',
@@ -66,7 +84,7 @@ export function importSweAgentTrajectory(file: InputFile, options: ImportOptions
     return result;
   }
 
-  const metadata: Record<string, string> = { source_format: 'swe-agent-traj', actions_from: actionsFrom };
+  const metadata: Record<string, string> = { source_format: 'swe-agent-traj', actions_from: actionsFrom, ...recording.evidence };
   if (skipped.length > 0) metadata['skipped_actions'] = skipped.join(',');
   if (typeof info['exit_status'] === 'string') metadata['exit_status'] = info['exit_status'];
   if (typeof info['swe_agent_version'] === 'string') metadata['swe_agent_version'] = info['swe_agent_version'];
@@ -83,6 +101,8 @@ export function importSweAgentTrajectory(file: InputFile, options: ImportOptions
     // Only a real patch: a null/empty submission leaves grading to the replayed repository's own diff.
     ...(submission === undefined ? {} : { modelPatch: submission }),
     metadata,
+    ...(recording.repoDir === undefined ? {} : { repoDir: recording.repoDir }),
+    toolBundle: recording.toolBundle,
   }, location, options);
 }
 
@@ -104,14 +124,6 @@ function describeKeys(doc: unknown): string {
   return keys.length === 0 ? 'an empty object' : `an object with keys ${keys.join(', ')}`;
 }
 
-/** The main agent's own turns: not demonstrations, not a reviewer's or summarizer's messages. */
-function isAgentMessage(message: Record<string, unknown>): boolean {
-  const agent = message['agent'];
-  return message['is_demo'] !== true
-    && message['message_type'] !== 'demonstration'
-    && (agent === undefined || agent === 'main' || agent === 'primary');
-}
-
 function toolResults(history: readonly unknown[]): Map<string, string> {
   const results = new Map<string, string>();
   for (const message of history) {
@@ -127,6 +139,8 @@ interface CallContext {
   skipped: string[];
   problems: Problem[];
   location: RecordLocation;
+  /** The recording's bundles include SWE-agent's `submit`: it replays like any tool. */
+  keepSubmit: boolean;
 }
 
 /** Undefined when no assistant message carries tool_calls (the caller then falls back to text actions). */
@@ -150,7 +164,7 @@ function callsFromToolCalls(history: readonly unknown[], context: CallContext): 
         }));
         return;
       }
-      if (name === 'submit') {
+      if (name === 'submit' && !context.keepSubmit) {
         context.skipped.push(name);
         return;
       }

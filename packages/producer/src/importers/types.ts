@@ -36,6 +36,11 @@ export interface ImportOptions {
   samples?: number;
   /** Instance id for single-episode files (`.traj`, one messages file); default: the file stem. */
   instanceId?: string;
+  /**
+   * Where the repository sits in the sandbox, over what a record says or the importer infers (e.g. replaying
+   * recordings made at `/<owner>__<repo>` on SWE-bench images that keep it at /testbed).
+   */
+  repoDir?: string;
 }
 
 export interface ImportResult {

@@ -37,9 +37,9 @@ export function sweAgentSetupCommand(bundle: SweAgentToolBundle, repoDir: string
     ROOT: repoDir,
   };
   return [
-    `chmod +x ${dirs.map((dir) => `${dir}/*`).join(' ')}`,
+    ...(dirs.length > 0 ? [`chmod +x ${dirs.map((dir) => `${dir}/*`).join(' ')}`] : []),
     ...Object.entries(variables).map(([name, value]) => `export ${name}=${shellQuote(value)}`),
-    `export PATH=${path}:"$PATH"`,
+    ...(dirs.length > 0 ? [`export PATH=${path}:"$PATH"`] : []),
     'hash -r',
     `printf '{}' > "\${SWE_AGENT_ENV_FILE:-$HOME/.swe-agent-env}"`,
   ].join(' && ');

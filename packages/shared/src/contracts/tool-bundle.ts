@@ -38,7 +38,7 @@ export const SweAgentToolBundleSchema = z.strictObject({
   name: z.literal('swe-agent'),
   version: z.enum(SWE_AGENT_VERSIONS),
   /** Installed in this order; a later bundle's tool wins a name clash (SWE-agent prepends each bundle to PATH). */
-  bundles: z.array(z.enum(SWE_AGENT_BUNDLES)).min(1),
+  bundles: z.array(z.enum(SWE_AGENT_BUNDLES)),
   /** Lines shown by the file window (SWE-agent `WINDOW`). */
   window: z.number().int().min(1).max(10_000).default(100),
   /** Lines kept when scrolling (SWE-agent `OVERLAP`). */

@@ -83,8 +83,10 @@ export interface BwrapArgsOptions {
   tmpfsBytes: number | undefined;
   /** bwrap knows `--perms` (else /tmp keeps tmpfs's default mode; the jail's single user owns it anyway). */
   tmpfsPerms: boolean;
-  /** Host directory of the image copied into /testbed at start (read-only inside), or null. */
+  /** Host directory of the image copied into the repository directory at start (read-only inside), or null. */
   imageSource: string | null;
+  /** Where the repository tmpfs is mounted and the server starts. @defaultValue /testbed */
+  repoDir?: string;
   /** Command run inside the jail (jail paths). */
   command: string[];
 }
@@ -95,9 +97,10 @@ function tmpfs(dest: string, bytes: number | undefined, perms?: string): string[
 
 export function bwrapArgs(options: BwrapArgsOptions): string[] {
   const { layout, tmpfsBytes } = options;
+  const repoDir = options.repoDir ?? JAIL.testbed;
   const args = [...namespaceArgs(options.network), ...systemBindArgs({ network: options.network, etcDir: layout.etc })];
   args.push(
-    ...tmpfs(JAIL.testbed, tmpfsBytes),
+    ...tmpfs(repoDir, tmpfsBytes),
     ...tmpfs(JAIL.tmp, tmpfsBytes, options.tmpfsPerms ? '1777' : undefined),
     ...tmpfs(JAIL.home, tmpfsBytes),
     '--bind', layout.run, JAIL.run,
@@ -108,7 +111,7 @@ export function bwrapArgs(options: BwrapArgsOptions): string[] {
     // Everything else (the jail's own root tmpfs: /, /opt, /run) is read-only.
     '--remount-ro', '/',
     '--hostname', options.hostname,
-    '--chdir', JAIL.testbed,
+    '--chdir', repoDir,
     '--clearenv',
   );
   for (const [key, value] of Object.entries(options.env)) args.push('--setenv', key, value);

@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { cp, mkdir, rename, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
+import { IMAGE_MANIFEST } from './image-manifest.js';
 
 const execFileAsync = promisify(execFile);
 const built = new Map<string, Promise<string>>();
@@ -42,6 +43,8 @@ async function build(templateDir: string, cacheRoot: string): Promise<string> {
   await rm(staging, { recursive: true, force: true });
   await mkdir(cacheRoot, { recursive: true });
   await cp(templateDir, staging, { recursive: true });
+  // Where the repository goes is the image's business, not a file of the repository.
+  await rm(join(staging, IMAGE_MANIFEST), { force: true });
   const git = (...args: string[]) =>
     execFileAsync('git', ['-c', 'init.defaultBranch=main', '-c', 'commit.gpgsign=false', ...args], {
       cwd: staging,

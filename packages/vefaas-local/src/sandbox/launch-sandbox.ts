@@ -18,6 +18,7 @@ import { bwrapArgs } from './bwrap-args.js';
 import { bwrapPath, checkIsolation } from './check-isolation.js';
 import { buildImage } from './image-build.js';
 import { createSandboxCgroups } from './cgroups/sandbox-cgroups.js';
+import { IMAGE_MANIFEST, readImageManifest } from './image-manifest.js';
 import type { SandboxCgroups } from './cgroups/types.js';
 import { DEFAULT_PATH, JAIL, MAX_SOCKET_PATH_BYTES, RUNTIME_DIR, SERVER_SCRIPT, stateLayout, type StateLayout } from './jail-layout.js';
 import { isAlive, killPids, processTree } from './process-tree.js';
@@ -36,8 +37,11 @@ const SANDBOX_ID = /^[A-Za-z0-9_.-]{1,128}$/;
 
 /** Joins the cgroups given as the first `$1` arguments, then execs the rest. */
 const JOIN_CGROUPS_SCRIPT = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 126; shift; n=$((n-1)); done; exec "$@"';
-/** Inside the jail: fills the /testbed tmpfs from the read-only image, then execs the server (exit 125: copy failed). */
-const FILL_TESTBED_SCRIPT = `cp -a --no-preserve=ownership ${JAIL.image}/. ${JAIL.testbed}/ || exit 125; exec "$@"`;
+/**
+ * Inside the jail: fills the repository tmpfs ($1: /testbed, or the image's repo_dir) from the read-only image —
+ * without the image's manifest, which is not part of the repository — then execs the server (exit 125: copy failed).
+ */
+const FILL_REPO_SCRIPT = `cp -a --no-preserve=ownership ${JAIL.image}/. "$1"/ || exit 125; rm -f "$1/${IMAGE_MANIFEST}"; shift; exec "$@"`;
 
 export async function launchSandbox(launch: SandboxLaunch): Promise<SandboxProcess> {
   if (!SANDBOX_ID.test(launch.sandboxId) || launch.sandboxId === '.' || launch.sandboxId === '..') {
@@ -48,6 +52,8 @@ export async function launchSandbox(launch: SandboxLaunch): Promise<SandboxProce
     throw new RolloutError('CONFIG_INVALID', `socket path ${layout.socketPath} exceeds ${MAX_SOCKET_PATH_BYTES} bytes; use a shorter state root`);
   }
   const jailed = launch.isolation === 'bwrap';
+  // Read before anything is created: a bad manifest fails the start with nothing to clean up.
+  const repoDir = launch.imageDir === null ? JAIL.testbed : readImageManifest(launch.imageDir).repoDir;
   const imageSource = await prepareStateDir(layout, launch, jailed);
 
   const authToken = parseAuthToken(launch.command);
@@ -65,7 +71,7 @@ export async function launchSandbox(launch: SandboxLaunch): Promise<SandboxProce
     cpu: cgroups?.cpu === true && via !== undefined ? via : 'none',
     disk: !jailed ? 'none' : jailFeatures?.tmpfsSize === true ? 'tmpfs-size' : cgroups?.memory === true ? 'memory' : 'none',
   };
-  const argv = buildArgv({ launch, layout, authToken, limits, cgroups, imageSource, jailFeatures });
+  const argv = buildArgv({ launch, layout, authToken, limits, cgroups, imageSource, jailFeatures, repoDir });
 
   const logFd = openSync(layout.logPath, 'a');
   let child;
@@ -164,6 +170,8 @@ async function prepareStateDir(layout: StateLayout, launch: SandboxLaunch, jaile
     if (jailed) return source;
     // cp keeps .git, symlinks and modes; ownership becomes the host user.
     await execFileAsync('cp', ['-a', '--no-preserve=ownership', '--reflink=auto', `${source}/.`, layout.testbed]);
+    // A template used as it is (it has .git) still keeps its manifest out of the repository.
+    await rm(join(layout.testbed, IMAGE_MANIFEST), { force: true });
     return null;
   } catch (err) {
     await rm(layout.stateDir, { recursive: true, force: true });
@@ -206,10 +214,12 @@ interface ArgvInput {
   cgroups: SandboxCgroups | null;
   imageSource: string | null;
   jailFeatures: IsolationReport | undefined;
+  /** Where the repository is mounted and the server starts (/testbed unless the image's manifest says). */
+  repoDir: string;
 }
 
 function buildArgv(input: ArgvInput): string[] {
-  const { launch, layout, authToken, limits, cgroups, imageSource } = input;
+  const { launch, layout, authToken, limits, cgroups, imageSource, repoDir } = input;
   const python = launch.pythonPath ?? '/usr/bin/python3';
   const jailed = launch.isolation === 'bwrap';
   const env: Record<string, string> = { PATH: DEFAULT_PATH, HOME: JAIL.home, ...launch.envs, TERM: 'dumb' };
@@ -222,7 +232,7 @@ function buildArgv(input: ArgvInput): string[] {
   let command: string[];
   if (jailed) {
     command = [python, ...serverArgs, join(JAIL.runtime, SERVER_SCRIPT), '--socket', JAIL.socket, '--auth-token', authToken];
-    if (imageSource !== null) command = ['/bin/sh', '-c', FILL_TESTBED_SCRIPT, 'sh', ...command];
+    if (imageSource !== null) command = ['/bin/sh', '-c', FILL_REPO_SCRIPT, 'sh', repoDir, ...command];
     command = [bwrapPath() ?? 'bwrap', ...bwrapArgs({
       layout,
       network: launch.network,
@@ -231,12 +241,14 @@ function buildArgv(input: ArgvInput): string[] {
       tmpfsBytes: input.jailFeatures?.tmpfsSize === true ? (launch.diskMB ?? DEFAULT_DISK_MB) * MB : undefined,
       tmpfsPerms: input.jailFeatures?.tmpfsPerms === true,
       imageSource,
+      repoDir,
       command,
     })];
   } else {
-    // No mount namespace: the server maps /testbed, /root and /tmp to this sandbox's directories at its edge,
-    // so episodes written for a jailed sandbox (SWE-bench images) find their paths and do not share /tmp.
-    const pairs = [[JAIL.testbed, layout.testbed], [JAIL.home, layout.home], [JAIL.tmp, layout.tmp]];
+    // No mount namespace: the server maps the repository (/testbed, or the image's repo_dir), /root and /tmp to
+    // this sandbox's directories at its edge, so episodes written for a jailed sandbox (SWE-bench images) find
+    // their paths and do not share /tmp.
+    const pairs = [[repoDir, layout.testbed], [JAIL.home, layout.home], [JAIL.tmp, layout.tmp]];
     const aliases = pairs.flatMap(([alias, real]) => ['--path-alias', `${alias}=${real}`]);
     command = ['/usr/bin/env', '-i', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), python, ...serverArgs, join(RUNTIME_DIR, SERVER_SCRIPT), '--socket', layout.socketPath, '--auth-token', authToken, '--die-with-parent', '--cwd', layout.testbed, ...aliases];
   }

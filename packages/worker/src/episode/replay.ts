@@ -12,8 +12,8 @@ export interface ReplayOptions {
   stepTimeoutS: number;
   outputLimitBytes: number;
   toCommand: ToCommand;
-  /** Called after each step (progress, job log, lease renewal). */
-  onStep?: (step: StepRecord, total: number) => Promise<void> | void;
+  /** Called after each step (progress, job log, lease renewal, fidelity); `output` is the whole observation. */
+  onStep?: (step: StepRecord, total: number, output: string) => Promise<void> | void;
   /** Checked before each step; aborting stops the replay with the signal's reason. */
   signal?: AbortSignal;
   now?: () => number;
@@ -24,9 +24,9 @@ export async function replayTrajectory(options: ReplayOptions): Promise<StepReco
   const steps: StepRecord[] = [];
   for (const [index, call] of options.trajectory.entries()) {
     options.signal?.throwIfAborted();
-    const { record } = await execute(call, index);
+    const { record, output } = await execute(call, index);
     steps.push(record);
-    await options.onStep?.(record, options.trajectory.length);
+    await options.onStep?.(record, options.trajectory.length, output);
   }
   return steps;
 }

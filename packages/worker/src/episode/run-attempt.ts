@@ -6,11 +6,11 @@
 import {
   PolicyClient,
   RolloutError,
-  toolCallToCommand,
   toolProfile,
   type AgentEnv,
   type ChatMessage,
   type Episode,
+  type Fidelity,
   type GradingReport,
   type Logger,
   type Policy,
@@ -26,6 +26,8 @@ import type { SandboxRole, SandboxSupply, SuppliedSandbox } from '../supply/sand
 import type { InflightLimiter } from '../policy/inflight-limiter.js';
 import { createTurnRequester, type TurnRequester } from '../policy/turn-request.js';
 import { exitStatusOf, runPolicyLoop, workingDirOf, type PolicyRun } from './policy-driver.js';
+import { createFidelityObserver } from './fidelity-observer.js';
+import { recordedAgentFor } from './recorded-agent.js';
 import { replayTrajectory } from './replay.js';
 import { createStepExecutor } from './step-executor.js';
 
@@ -69,6 +71,8 @@ export interface AttemptOutcome {
   timings: { sandboxAcquireMs: number; replayMs: number; gradeMs: number };
   /** Set for policy episodes. */
   policy?: PolicyOutcome;
+  /** Replayed vs recorded observations; undefined when the episode replays nothing. */
+  fidelity?: Fidelity;
 }
 
 export interface AttemptInput {
@@ -114,6 +118,10 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
       deps.metrics.steps.inc({ tool: step.tool });
       deps.metrics.stepSeconds.observe({ tool: step.tool }, step.duration_ms / 1000);
     };
+    // The session starts in the repository, with the recording agent's tools when the episode names them.
+    const agent = recordedAgentFor(episode);
+    await agent.prepare(main.env);
+    const fidelity = createFidelityObserver({ trajectory: episode.trajectory, agent, session: main.env, keepChars: deps.outputLimitBytes });
     const replayStarted = performance.now();
     let steps: StepRecord[];
     let run: PolicyRun | undefined;
@@ -126,9 +134,13 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
         trajectory: episode.trajectory,
         stepTimeoutS: episode.limits.step_timeout_s,
         outputLimitBytes: deps.outputLimitBytes,
-        toCommand: toolCallToCommand,
+        toCommand: agent.toCommand,
         signal: input.signal,
-        onStep: async (step, total) => {
+        onStep: async (step, total, output) => {
+          const call = episode.trajectory[step.index];
+          if (call !== undefined) await agent.afterStep(main.env, call);
+          const verdict = await fidelity.observe(step, output);
+          deps.metrics.fidelitySteps.inc({ verdict: verdict.verdict });
           countStep(step);
           await input.onStep?.(step, total);
         },
@@ -140,7 +152,8 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
     const graded = await grade(deps, input, main.env);
     timings.gradeMs = performance.now() - gradeStarted;
     const policy = run && episode.policy ? policyOutcome(episode.policy, run, graded.patch) : undefined;
-    return { steps, ...graded, sandboxId: main.sandboxId, timings, ...(policy ? { policy } : {}) };
+    const replayed = run === undefined && episode.trajectory.length > 0;
+    return { steps, ...graded, sandboxId: main.sandboxId, timings, ...(policy ? { policy } : {}), ...(replayed ? { fidelity: fidelity.result() } : {}) };
   } finally {
     await main.release();
   }

@@ -12,7 +12,7 @@ export interface StepShell {
   run(command: string, options: { timeoutS: number }): Promise<{ output: string; exitCode: number | null; durationMs: number; timedOut: boolean }>;
 }
 
-export type ToCommand = (call: { name: string; arguments: Record<string, unknown> }) =>
+export type ToCommand = (call: { name: string; arguments: Record<string, unknown>; action?: string | undefined }) =>
   | { ok: true; command: string }
   | { ok: false; error: { code: string; message: string } };
 
@@ -21,6 +21,8 @@ export interface StepCall {
   arguments: Record<string, unknown>;
   /** Per-step timeout override, seconds. */
   timeout_s?: number | undefined;
+  /** The action text a recording agent ran (replayed as it was; see ToolCall.action). */
+  action?: string | undefined;
 }
 
 export interface ExecutedStep {
@@ -43,7 +45,7 @@ export function createStepExecutor(options: StepExecutorOptions): StepExecutor {
   const now = options.now ?? Date.now;
   return async (call, index) => {
     const started = now();
-    const converted = options.toCommand({ name: call.name, arguments: call.arguments });
+    const converted = options.toCommand({ name: call.name, arguments: call.arguments, action: call.action });
     if (!converted.ok) {
       const output = converted.error.message;
       return {

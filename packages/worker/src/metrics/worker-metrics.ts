@@ -11,6 +11,7 @@ export interface WorkerMetrics {
   readonly episodes: Counter<'outcome'>;
   readonly steps: Counter<'tool'>;
   readonly stepSeconds: Histogram<'tool'>;
+  readonly fidelitySteps: Counter<'verdict'>;
   readonly episodeSeconds: Histogram<'outcome'>;
   readonly sandboxCreateSeconds: Histogram;
   readonly liveSandboxes: Gauge;
@@ -42,6 +43,12 @@ export function createWorkerMetrics(): WorkerMetrics {
       help: 'Wall time of one replayed step',
       labelNames: ['tool'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+      registers,
+    }),
+    fidelitySteps: new Counter({
+      name: 'rf_fidelity_steps_total',
+      help: 'Replayed steps compared with their recorded observation, by verdict (match, differs, no_record)',
+      labelNames: ['verdict'],
       registers,
     }),
     episodeSeconds: new Histogram({

@@ -1,0 +1,1 @@
+# Placeholder: this file's content was not recorded in the demonstration.

@@ -1,0 +1,123 @@
+/**
+ * What replaying an episode needs from the agent that recorded it (episode `tool_bundle`): how its actions become
+ * command lines, how the session is set up (repository directory, tools on PATH), what the agent did between
+ * steps, and how it turned a command's output into the observation it recorded. Our own tools (no `tool_bundle`)
+ * need only the repository directory.
+ */
+import {
+  RolloutError,
+  enterRepoDirCommand,
+  enteredRepoDir,
+  hasV1Submission,
+  shellQuote,
+  sweAgentActionCommand,
+  sweAgentActionFor,
+  sweAgentObservation,
+  sweAgentSetupCommand,
+  toolCallToCommand,
+  type AgentView,
+  type Episode,
+  type RecordingFormat,
+  type SweAgentToolBundle,
+  type ToolCall,
+} from '@rollout-fleet/shared';
+import type { ToCommand } from './step-executor.js';
+
+/** The session operations the set-up needs (AgentEnv provides them). */
+export interface AgentSession {
+  run(command: string, options: { timeoutS: number }): Promise<{ output: string; exitCode: number | null; timedOut: boolean }>;
+  readFile(path: string): Promise<string>;
+}
+
+export interface RecordedAgent {
+  readonly toCommand: ToCommand;
+  /** How the recording stored observations (for the fidelity comparison). */
+  readonly format: RecordingFormat;
+  /** Puts the session into the repository and installs the agent's tools; safe to run again on a new session. */
+  prepare(session: AgentSession): Promise<void>;
+  /** What the agent did after each step besides running it (SWE-agent 0.7: `export LAST_ACTION=...`). */
+  afterStep(session: AgentSession, call: ToolCall): Promise<void>;
+  /** The replayed output as the agent would have recorded it. */
+  observation(session: AgentSession, output: string): Promise<AgentView>;
+}
+
+const SETUP_TIMEOUT_S = 60;
+/** Where SWE-agent 1.x's `submit` writes the patch the agent then reads (HOME is /root in sandboxes). */
+export const SWE_AGENT_PATCH_FILE = '/root/model.patch';
+
+async function enterRepoDir(session: AgentSession, repoDir: string): Promise<void> {
+  const ran = await session.run(enterRepoDirCommand(repoDir), { timeoutS: SETUP_TIMEOUT_S });
+  if (ran.timedOut || !enteredRepoDir(ran.output)) {
+    throw new RolloutError('REPO_DIR_MISSING', `repo_dir ${repoDir} is not a directory in this sandbox: ${ran.output.trim().slice(0, 300)}`, {
+      details: { repoDir },
+    });
+  }
+}
+
+async function mustRun(session: AgentSession, command: string, what: string): Promise<void> {
+  const ran = await session.run(command, { timeoutS: SETUP_TIMEOUT_S });
+  if (ran.timedOut || ran.exitCode !== 0) {
+    throw new RolloutError('SANDBOX_START_FAILED', `${what} failed (exit ${ran.exitCode}): ${ran.output.slice(0, 500)}`);
+  }
+}
+
+const plain: AgentView['rules'] = [];
+
+function ownTools(episode: Episode): RecordedAgent {
+  return {
+    toCommand: toolCallToCommand,
+    format: { agent: 'generic', stripEnds: false },
+    prepare: (session) => enterRepoDir(session, episode.repo_dir),
+    afterStep: async () => undefined,
+    observation: async (_session, output) => ({ text: output, rules: plain }),
+  };
+}
+
+function sweAgent(episode: Episode, bundle: SweAgentToolBundle): RecordedAgent {
+  const toCommand: ToCommand = (call) => {
+    if (call.action !== undefined) return { ok: true, command: sweAgentActionCommand(call.action, bundle.bundles) };
+    const action = sweAgentActionFor(call.name, call.arguments, bundle.bundles);
+    if (action !== undefined) return { ok: true, command: sweAgentActionCommand(action, bundle.bundles) };
+    return toolCallToCommand(call);
+  };
+  return {
+    toCommand,
+    format: { agent: 'swe-agent', stripEnds: bundle.pty_observations },
+    prepare: async (session) => {
+      await enterRepoDir(session, episode.repo_dir);
+      await mustRun(session, sweAgentSetupCommand(bundle, episode.repo_dir), 'SWE-agent tool set-up');
+    },
+    afterStep: async (session, call) => {
+      if (bundle.version !== '0.7') return;
+      // The 0.7 agent exported the stripped action after every step; the scroll warning reads it.
+      const action = (call.action ?? '').trim();
+      await session.run(`export LAST_ACTION=${shellQuote(action)}`, { timeoutS: SETUP_TIMEOUT_S });
+    },
+    observation: async (session, output) => {
+      const needsFile = !bundle.version.startsWith('0.') && bundle.version !== '1.0-dev' && hasV1Submission(output);
+      const patchFile = needsFile ? await session.readFile(SWE_AGENT_PATCH_FILE).catch(() => undefined) : undefined;
+      return sweAgentObservation(output, bundle, patchFile);
+    },
+  };
+}
+
+function miniSweAgent(episode: Episode): RecordedAgent {
+  return {
+    // Each action ran in a fresh `bash -c` in the repository: nothing carries over between steps.
+    toCommand: (call) => {
+      const converted = toolCallToCommand(call);
+      if (!converted.ok) return converted;
+      return { ok: true, command: `cd ${shellQuote(episode.repo_dir)} && bash -c ${shellQuote(converted.command)}` };
+    },
+    format: { agent: 'mini-swe-agent', stripEnds: false },
+    prepare: (session) => enterRepoDir(session, episode.repo_dir),
+    afterStep: async () => undefined,
+    observation: async (_session, output) => ({ text: output, rules: plain }),
+  };
+}
+
+export function recordedAgentFor(episode: Episode): RecordedAgent {
+  const bundle = episode.tool_bundle;
+  if (bundle === undefined) return ownTools(episode);
+  return bundle.name === 'swe-agent' ? sweAgent(episode, bundle) : miniSweAgent(episode);
+}

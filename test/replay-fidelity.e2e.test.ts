@@ -1,0 +1,98 @@
+/**
+ * The SWE-agent trajectories of test/fixtures/swe-agent replayed end to end — importer → Redis → worker →
+ * vefaas-local (bubblewrap; the example images mount the repository where SWE-agent had it) — with the windowed
+ * tools, and their fidelity asserted: every recorded observation matches after normalisation, except the ones
+ * docs/fidelity.md explains (the demonstration's older `str_replace` snippet).
+ */
+import { readFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EpisodeResultSchema, type EpisodeResult } from '@rollout-fleet/shared';
+import { submitRun, validateInputs } from '@rollout-fleet/producer';
+import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
+import { ROOT, collectResults, configOf, openPipeline, silentLogger, startHost, testEnv, type Host, type Pipeline } from './support/pipeline-harness.js';
+
+const RUN = 'fidelity-e2e';
+const FIXTURES = `${ROOT}test/fixtures/swe-agent`;
+/** Trajectory → the example image reproducing what it saw. */
+const TRAJECTORIES: Record<string, string> = {
+  '6e44b9__sweagenttestrepo-1c2844.traj': 'swe-agent-test-repo',
+  'function_calling_simple.traj': 'swe-agent-test-repo',
+  'str_replace_anthropic_demo.yaml': 'swe-agent-test-repo-demo',
+};
+
+describe('SWE-agent trajectories replayed with their recorded tools', () => {
+  let host: Host;
+  let pipeline: Pipeline;
+  let worker: RunningWorker;
+  const results = new Map<string, EpisodeResult>();
+
+  beforeAll(async () => {
+    host = await startHost();
+    pipeline = openPipeline(configOf(testEnv()));
+    const episodes = [];
+    for (const [name, image] of Object.entries(TRAJECTORIES)) {
+      const validated = validateInputs([{ path: `${FIXTURES}/${name}`, text: await readFile(`${FIXTURES}/${name}`, 'utf8') }], { runId: RUN, image });
+      expect(validated.problems).toEqual([]);
+      episodes.push(...validated.episodes);
+    }
+    await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId: RUN, episodes });
+    worker = await startWorker({ config: pipeline.config, target: host.target, logger: silentLogger, concurrency: 3, workerId: 'fidelity-w1' });
+    for (const result of await collectResults(pipeline, RUN, episodes.length)) results.set(result.instance_id, result);
+  });
+
+  afterAll(async () => {
+    await worker?.close();
+    await pipeline?.close();
+    await host?.close();
+  });
+
+  it('replays the v1 run (windowed tools at /SWE-agent__test-repo); only the documented edit message differs', () => {
+    const result = results.get('6e44b9__sweagenttestrepo-1c2844')!;
+    expect(EpisodeResultSchema.parse(result)).toBeTruthy();
+    expect(result.status).toBe('completed');
+    expect(result.steps.map((s) => s.command)).toEqual([
+      'find_file missing_colon.py',
+      'open "/SWE-agent__test-repo/tests/missing_colon.py"',
+      "edit 'def division(a: float, b: float) -> float' 'def division(a: float, b: float) -> float:' False",
+      'python3 /SWE-agent__test-repo/tests/missing_colon.py',
+      'submit',
+    ]);
+    expect(result.fidelity).toMatchObject({ compared: 5, matched: 4, differed: 1, no_record: 0, first_divergence: 2, ratio: 0.8 });
+    // docs/fidelity.md: a development build before SWE-agent 8917167e printed a two-line success message; the
+    // window after it, the edit itself and everything later match.
+    const diff = result.fidelity!.steps[2]!.diff!.split('\n').filter((line) => /^[-+][^-+]/.test(line) || /^[-+]$/.test(line));
+    expect(diff).toEqual([
+      '-Replaced 1 occurrences. Please review the changes and make sure they are correct',
+      '-(correct indentation, no duplicate lines, etc). Edit the file again if necessary.',
+      '+Replaced 1 occurrences. Please review the changes and make sure they are correct:',
+      '+',
+      '+1. The edited file is correctly indented',
+      '+2. The edited file does not contain duplicate lines',
+      '+3. The edit does not break existing functionality',
+      '+',
+      '+Edit the file again if necessary.',
+    ]);
+    // The replayed submit printed the recorded patch, blob ids and mode included.
+    expect(result.steps[4]!.output).toContain('index 20edef5..5857437 100755');
+    expect(result.fidelity!.steps[4]).toMatchObject({ verdict: 'match' });
+  });
+
+  it('replays the function-calling demonstration (history only, footers stripped): every observation matches', () => {
+    const result = results.get('function_calling_simple')!;
+    expect(result.status).toBe('completed');
+    expect(result.steps.map((s) => s.tool)).toEqual(['find_file', 'open', 'edit', 'bash', 'submit']);
+    expect(result.fidelity).toMatchObject({ compared: 5, matched: 5, differed: 0, ratio: 1 });
+    expect(result.fidelity!.steps.flatMap((s) => s.rules ?? [])).toContain('template');
+  });
+
+  it('replays the str_replace_editor demonstration; only the documented snippet difference remains', () => {
+    const result = results.get('str_replace_anthropic_demo')!;
+    expect(result.status).toBe('completed');
+    expect(result.fidelity).toMatchObject({ compared: 4, matched: 3, differed: 1, first_divergence: 2, ratio: 0.75 });
+    const differs = result.fidelity!.steps[2]!;
+    expect(differs.verdict).toBe('differs');
+    // docs/fidelity.md: the recording's older editor showed one more line after the edit (line 8).
+    expect(differs.diff).toContain('-     8\tif __name__ == "__main__":');
+    expect(differs.diff!.split('\n').filter((line) => line.startsWith('+') && !line.startsWith('+++'))).toEqual([]);
+  });
+});
