@@ -2,7 +2,7 @@
  * The SWE-agent trajectories of test/fixtures/swe-agent replayed end to end — importer → Redis → worker →
  * vefaas-local (bubblewrap; the example images mount the repository where SWE-agent had it) — with the windowed
  * tools, and their fidelity asserted: every recorded observation matches after normalisation, except the ones
- * docs/fidelity.md explains (the demonstration's older `str_replace` snippet).
+ * docs/fidelity.md explains; and mini-swe-agent trajectories (both forms), each action in a fresh shell.
  */
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,39 +12,42 @@ import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
 import { ROOT, collectResults, configOf, openPipeline, silentLogger, startHost, testEnv, type Host, type Pipeline } from './support/pipeline-harness.js';
 
 const RUN = 'fidelity-e2e';
-const FIXTURES = `${ROOT}test/fixtures/swe-agent`;
+const FIXTURES = `${ROOT}test/fixtures`;
 /** Trajectory → the example image reproducing what it saw. */
 const TRAJECTORIES: Record<string, string> = {
-  '6e44b9__sweagenttestrepo-1c2844.traj': 'swe-agent-test-repo',
-  'function_calling_simple.traj': 'swe-agent-test-repo',
-  'str_replace_anthropic_demo.yaml': 'swe-agent-test-repo-demo',
+  'swe-agent/6e44b9__sweagenttestrepo-1c2844.traj': 'swe-agent-test-repo',
+  'swe-agent/function_calling_simple.traj': 'swe-agent-test-repo',
+  'swe-agent/str_replace_anthropic_demo.yaml': 'swe-agent-test-repo-demo',
+  'mini-swe-agent/text-mode.traj.json': 'pyutils',
+  'mini-swe-agent/tool-calls.traj.json': 'pyutils',
 };
 
+let host: Host;
+let pipeline: Pipeline;
+let worker: RunningWorker;
+const results = new Map<string, EpisodeResult>();
+
+beforeAll(async () => {
+  host = await startHost();
+  pipeline = openPipeline(configOf(testEnv()));
+  const episodes = [];
+  for (const [name, image] of Object.entries(TRAJECTORIES)) {
+    const validated = validateInputs([{ path: `${FIXTURES}/${name}`, text: await readFile(`${FIXTURES}/${name}`, 'utf8') }], { runId: RUN, image });
+    expect(validated.problems).toEqual([]);
+    episodes.push(...validated.episodes);
+  }
+  await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId: RUN, episodes });
+  worker = await startWorker({ config: pipeline.config, target: host.target, logger: silentLogger, concurrency: 3, workerId: 'fidelity-w1' });
+  for (const result of await collectResults(pipeline, RUN, episodes.length)) results.set(result.instance_id, result);
+});
+
+afterAll(async () => {
+  await worker?.close();
+  await pipeline?.close();
+  await host?.close();
+});
+
 describe('SWE-agent trajectories replayed with their recorded tools', () => {
-  let host: Host;
-  let pipeline: Pipeline;
-  let worker: RunningWorker;
-  const results = new Map<string, EpisodeResult>();
-
-  beforeAll(async () => {
-    host = await startHost();
-    pipeline = openPipeline(configOf(testEnv()));
-    const episodes = [];
-    for (const [name, image] of Object.entries(TRAJECTORIES)) {
-      const validated = validateInputs([{ path: `${FIXTURES}/${name}`, text: await readFile(`${FIXTURES}/${name}`, 'utf8') }], { runId: RUN, image });
-      expect(validated.problems).toEqual([]);
-      episodes.push(...validated.episodes);
-    }
-    await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId: RUN, episodes });
-    worker = await startWorker({ config: pipeline.config, target: host.target, logger: silentLogger, concurrency: 3, workerId: 'fidelity-w1' });
-    for (const result of await collectResults(pipeline, RUN, episodes.length)) results.set(result.instance_id, result);
-  });
-
-  afterAll(async () => {
-    await worker?.close();
-    await pipeline?.close();
-    await host?.close();
-  });
 
   it('replays the v1 run (windowed tools at /SWE-agent__test-repo); only the documented edit message differs', () => {
     const result = results.get('6e44b9__sweagenttestrepo-1c2844')!;
@@ -94,5 +97,18 @@ describe('SWE-agent trajectories replayed with their recorded tools', () => {
     // docs/fidelity.md: the recording's older editor showed one more line after the edit (line 8).
     expect(differs.diff).toContain('-     8\tif __name__ == "__main__":');
     expect(differs.diff!.split('\n').filter((line) => line.startsWith('+') && !line.startsWith('+++'))).toEqual([]);
+  });
+});
+
+describe('mini-swe-agent trajectories replayed', () => {
+  it('runs each action in a fresh bash in the repository and matches return codes and outputs', () => {
+    const text = results.get('text-mode')!;
+    expect(text.status).toBe('completed');
+    // `cd /tmp` did not carry over: the next `pwd` printed /testbed, as recorded.
+    expect(text.fidelity).toMatchObject({ compared: 4, matched: 4, differed: 0, no_record: 1, ratio: 1 });
+    expect(text.steps[3]).toMatchObject({ exit_code: 2 });
+    expect(text.fidelity!.steps[0]!.rules).toContain('mini-output');
+    const tools = results.get('tool-calls')!;
+    expect(tools.fidelity).toMatchObject({ compared: 3, matched: 3, no_record: 1, ratio: 1 });
   });
 });

@@ -17,7 +17,9 @@ interface SubmitFlags {
   instance?: string;
   gold: boolean;
   testCommand?: string;
-  format?: 'native' | 'swe-agent-traj' | 'openai-messages' | 'swebench-dataset' | 'swebench-predictions';
+  format?: 'native' | 'swe-agent-traj' | 'mini-swe-agent' | 'openai-messages' | 'swebench-dataset' | 'swebench-predictions';
+  repoDir?: string;
+  replay: boolean;
   force: boolean;
   dryRun: boolean;
   announce: boolean;
@@ -40,7 +42,9 @@ export function registerSubmit(program: Command): void {
     .option('--instance <id>', 'instance id for a single-episode file (.traj) whose name does not give it')
     .option('--gold', 'also grade every dataset instance with its gold patch', false)
     .option('--test-command <cmd>', 'test command for dataset instances (default: per repository, as SWE-bench)')
-    .addOption(new Option('--format <format>', 'read every file as this format').choices(['native', 'swe-agent-traj', 'openai-messages', 'swebench-dataset', 'swebench-predictions']))
+    .addOption(new Option('--format <format>', 'read every file as this format').choices(['native', 'swe-agent-traj', 'mini-swe-agent', 'openai-messages', 'swebench-dataset', 'swebench-predictions']))
+    .option('--repo-dir <path>', 'where the repository sits in the sandbox, over what trajectories say (default: inferred, else /testbed)')
+    .option('--no-replay', 'for agent trajectories: grade the recorded submission instead of replaying the actions')
     .option('--force', 're-run episodes that already have a result', false)
     .option('--dry-run', 'validate only; enqueue nothing', false)
     .option('--announce', 'validate and announce the run\'s sandboxes for warm pools; enqueue nothing (submit it later, without --announce)', false)
@@ -93,6 +97,8 @@ async function runSubmit(paths: string[], flags: SubmitFlags): Promise<number> {
       ...(flags.instance ? { instanceId: flags.instance } : {}),
       ...(flags.testCommand ? { testCommand: flags.testCommand } : {}),
       ...(flags.format ? { format: flags.format } : {}),
+      ...(flags.repoDir ? { repoDir: flags.repoDir } : {}),
+      ...(flags.replay ? {} : { replay: false }),
     });
     const problems = [...undecodable, ...validated.problems];
     if (problems.length > 0) {

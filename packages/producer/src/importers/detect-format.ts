@@ -1,10 +1,11 @@
 import { problemAt, type Problem } from '../validation/problem.js';
 import { fileExtension, isRecord, jsonSyntaxProblem, parseJsonLines, parseJsonText } from './json-source.js';
+import { isMiniSweAgentTrajectory } from './mini-swe-agent.js';
 import type { InputFile } from './types.js';
 
-export type InputFormat = 'native' | 'swe-agent-traj' | 'openai-messages' | 'swebench-dataset' | 'swebench-predictions';
+export type InputFormat = 'native' | 'swe-agent-traj' | 'mini-swe-agent' | 'openai-messages' | 'swebench-dataset' | 'swebench-predictions';
 
-export const INPUT_FORMATS: readonly InputFormat[] = ['native', 'swe-agent-traj', 'openai-messages', 'swebench-dataset', 'swebench-predictions'];
+export const INPUT_FORMATS: readonly InputFormat[] = ['native', 'swe-agent-traj', 'mini-swe-agent', 'openai-messages', 'swebench-dataset', 'swebench-predictions'];
 
 const NATIVE_KEYS = ['episode_id', 'run_id', 'sandbox', 'trajectory', 'eval', 'sample_index', 'policy'];
 const DATASET_KEYS = ['problem_statement', 'FAIL_TO_PASS', 'PASS_TO_PASS', 'test_patch'];
@@ -19,6 +20,7 @@ function isPrediction(value: unknown): boolean {
 
 /** What one JSON record looks like; undefined when it matches nothing we read. */
 export function classifyRecord(value: unknown): InputFormat | undefined {
+  if (isMiniSweAgentTrajectory(value)) return 'mini-swe-agent';
   if (Array.isArray(value)) {
     const first: unknown = value[0];
     if (isRecord(first) && typeof first['role'] === 'string') return 'openai-messages';
@@ -73,7 +75,7 @@ export function detectFormat(file: InputFile): { ok: true; format: InputFormat }
     ok: false,
     problem: problemAt({ file: file.path }, {
       message: 'unknown input format',
-      hint: 'give native episodes (JSON/JSONL), a SWE-agent .traj or demonstration .yaml, OpenAI chat messages with tool_calls, or a SWE-bench dataset / predictions file',
+      hint: 'give native episodes (JSON/JSONL), a SWE-agent .traj or demonstration .yaml, a mini-swe-agent .traj.json, OpenAI chat messages with tool_calls, or a SWE-bench dataset / predictions file',
     }),
   };
 }

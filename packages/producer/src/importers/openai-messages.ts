@@ -7,8 +7,8 @@ import { contentText, toolCallInput } from './tool-arguments.js';
 import { emptyResult, mergeInto, type ImportOptions, type ImportResult, type InputFile, type ToolCallInput } from './types.js';
 
 /**
- * OpenAI chat messages with tool calls (trajectories-and-grading.md §2.1), also mini-swe-agent's
- * `{info, messages}` files. Accepted shapes:
+ * OpenAI chat messages with tool calls (trajectories-and-grading.md §2.1). (mini-swe-agent's `{info, messages}`
+ * files have their own importer, mini-swe-agent.ts.) Accepted shapes:
  * - a JSON array of messages, or one `{messages, instance_id?}` object → one episode;
  * - a JSON array of `{messages, ...}` objects, or JSONL with one such object (or bare message array) per line.
  *

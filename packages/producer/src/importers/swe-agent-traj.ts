@@ -75,6 +75,17 @@ export function importSweAgentTrajectory(file: InputFile, options: ImportOptions
   const submission = recorded !== undefined && recording.toolBundle.pty_observations === true
     ? recorded.replace(/\r\n/g, '\n').replace(/^\n+/, '')
     : recorded;
+  if (options.replay === false) {
+    if (submission === undefined) {
+      result.problems.push(problemAt(location, {
+        field: 'info.submission',
+        message: 'no submission to grade',
+        hint: 'replay the actions instead (drop --no-replay), or give a run that submitted a patch',
+      }));
+      return result;
+    }
+    trajectory = [];
+  }
   if (trajectory.length === 0 && submission === undefined) {
     result.problems.push(problemAt(location, {
       field: 'history',

@@ -41,6 +41,11 @@ export interface ImportOptions {
    * recordings made at `/<owner>__<repo>` on SWE-bench images that keep it at /testbed).
    */
   repoDir?: string;
+  /**
+   * Replay the recorded actions (default). `false`: grade what the recording submitted (SWE-agent / mini-swe-agent
+   * `info.submission`) without replaying anything.
+   */
+  replay?: boolean;
 }
 
 export interface ImportResult {

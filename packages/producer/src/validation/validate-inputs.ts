@@ -1,6 +1,7 @@
 import { EpisodeSchema, IdSchema, type Episode, type EpisodeInput, type PolicyInput } from '@rollout-fleet/shared';
 import { detectFormat, type InputFormat } from '../importers/detect-format.js';
 import { imageTemplateError } from '../importers/image-template.js';
+import { importMiniSweAgent } from '../importers/mini-swe-agent.js';
 import { importNativeEpisodes } from '../importers/native.js';
 import { importOpenAiMessages } from '../importers/openai-messages.js';
 import { readPolicyFile } from '../importers/policy-file.js';
@@ -160,6 +161,8 @@ function importFile(file: InputFile, format: Exclude<InputFormat, 'swebench-data
       return importNativeEpisodes(file, options);
     case 'swe-agent-traj':
       return importSweAgentTrajectory(file, options);
+    case 'mini-swe-agent':
+      return importMiniSweAgent(file, options);
     case 'openai-messages':
       return importOpenAiMessages(file, options);
     case 'swebench-predictions':
