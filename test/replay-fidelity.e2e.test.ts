@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EpisodeResultSchema, type EpisodeResult } from '@rollout-fleet/shared';
+import { EpisodeResultSchema, EpisodeSchema, type EpisodeResult } from '@rollout-fleet/shared';
 import { submitRun, validateInputs } from '@rollout-fleet/producer';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
 import { ROOT, collectResults, configOf, openPipeline, silentLogger, startHost, testEnv, type Host, type Pipeline } from './support/pipeline-harness.js';
@@ -36,6 +36,8 @@ beforeAll(async () => {
     expect(validated.problems).toEqual([]);
     episodes.push(...validated.episodes);
   }
+  // An episode whose repository is not where the image keeps it: an input failure, never retried.
+  episodes.push(EpisodeSchema.parse({ ...episodes[0], episode_id: 'wrong-repo-dir', instance_id: 'wrong-repo-dir', repo_dir: '/nowhere' }));
   await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId: RUN, episodes });
   worker = await startWorker({ config: pipeline.config, target: host.target, logger: silentLogger, concurrency: 3, workerId: 'fidelity-w1' });
   for (const result of await collectResults(pipeline, RUN, episodes.length)) results.set(result.instance_id, result);
@@ -97,6 +99,15 @@ describe('SWE-agent trajectories replayed with their recorded tools', () => {
     // docs/fidelity.md: the recording's older editor showed one more line after the edit (line 8).
     expect(differs.diff).toContain('-     8\tif __name__ == "__main__":');
     expect(differs.diff!.split('\n').filter((line) => line.startsWith('+') && !line.startsWith('+++'))).toEqual([]);
+  });
+});
+
+describe('repo_dir', () => {
+  it('fails an episode whose repo_dir is not in the image as an input error, after one attempt', () => {
+    const result = results.get('wrong-repo-dir')!;
+    expect(result).toMatchObject({ status: 'failed', reward: null, failure: { code: 'REPO_DIR_MISSING', class: 'input' } });
+    expect(result.failure!.message).toMatch(/^repo_dir \/nowhere is not a directory in this sandbox/);
+    expect(result.attempts).toHaveLength(1);
   });
 });
 

@@ -8,7 +8,8 @@ export const RETRY_TOKEN = '###SWE-AGENT-RETRY-WITH-OUTPUT###';
 export const V1_SUBMISSION_MARKER = '<<SWE_AGENT_SUBMISSION>>';
 const V0_SUBMISSION = /<<SUBMISSION\|\|(.*)\|\|SUBMISSION>>/s;
 
-/** Python's str.splitlines() separators. */
+/** Python's str.splitlines() separators (file, group and record separators included). */
+// eslint-disable-next-line no-control-regex -- the control characters are exactly what Python splits on
 const PY_LINE_BREAKS = /\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/;
 
 export interface AgentView {

@@ -32,6 +32,7 @@ function apply(state: Normalised, name: string, rule: Rule): Normalised {
 export const lineEndings: Rule = (text) => text.replace(/\r\n/g, '\n');
 
 /** `ansi-colour`: SGR escape sequences (colours, bold) removed. */
+// eslint-disable-next-line no-control-regex -- ESC starts the sequence
 export const ansiColour: Rule = (text) => text.replace(/\x1b\[[0-9;]*m/g, '');
 
 /** `trailing-whitespace`: spaces and tabs at the end of each line, and newlines at the end of the text. */

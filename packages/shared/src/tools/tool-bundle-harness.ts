@@ -120,3 +120,32 @@ export function specBlock(text: string, descriptor: string, first = 1): string {
     .join('\n');
   return `Here's the result of running \`cat -n\` on ${descriptor}:\n${numbered}\n`;
 }
+
+/** A SWE-agent release line and bundles, as an episode's `tool_bundle` names them. */
+export interface SweAgentRun extends RunOptions {
+  readonly version: string;
+  readonly bundles?: readonly string[];
+  readonly window?: number;
+}
+
+/**
+ * `bash -c <command line>` with SWE-agent bundles on PATH (later bundles first, as the worker installs them) and
+ * the variables the worker exports; state goes to the scratch HOME. stdout and stderr are merged, as the agent's
+ * session saw them.
+ */
+export function runSweAgent(commandLine: string, options: SweAgentRun): { output: string; code: number | null } {
+  const bundles = options.bundles ?? ['windowed', 'search', 'edit_replace', 'submit'];
+  const dirs = [...bundles].reverse().map((bundle) => join(TOOL_BUNDLE_DIR, 'swe-agent', bundle, 'bin'));
+  const result = spawnSync('bash', ['-c', `exec 2>&1\n${commandLine}`], {
+    cwd: options.cwd ?? options.scratch.dir,
+    env: {
+      ...harnessEnv(options.scratch, options.env),
+      PATH: [...dirs, HARNESS_PATH].join(':'),
+      ROLLOUT_FLEET_SWE_AGENT: options.version,
+      WINDOW: String(options.window ?? 10),
+      OVERLAP: '2',
+      ...options.env,
+    },
+  });
+  return { output: result.stdout.toString('utf8'), code: result.status };
+}
