@@ -6,10 +6,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { SweAgentBundle } from '../contracts/tool-bundle.js';
 import { guardMultilineAction, sweAgentActionCommand } from './swe-agent-actions.js';
 import { makeScratch, runSweAgent, type Scratch } from './tool-bundle-harness.js';
 
-const BUNDLES = ['windowed', 'search', 'edit_linting', 'submit'];
+const BUNDLES: SweAgentBundle[] = ['windowed', 'search', 'edit_linting', 'submit'];
 let scratch: Scratch;
 let F: string;
 
