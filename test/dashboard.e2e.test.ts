@@ -4,7 +4,9 @@
  * submitRun, the real worker (startWorker) in this process. Logs in with basic auth, sees the episode
  * queue's completed and failed counts, opens a completed job and reads its step progress and logs; checks
  * /metrics (aggregated from the worker's own Redis snapshot), /api/runs/<id> and the run page.
- * Writes artifacts/dashboard.png and artifacts/dashboard-run.png.
+ * Opens the episode viewer from the run page and from Bull Board's job view: steps with replayed and recorded
+ * observations, the diff of the one that differs, patch, grading and attempts.
+ * Writes artifacts/dashboard.png, artifacts/dashboard-run.png and artifacts/dashboard-episode.png.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -42,6 +44,13 @@ const CHROMIUM = findOnPath('chromium') ?? 'chromium';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ARTIFACT = join(ROOT, 'artifacts/dashboard.png');
 const RUN_ARTIFACT = join(ROOT, 'artifacts/dashboard-run.png');
+const EPISODE_ARTIFACT = join(ROOT, 'artifacts/dashboard-episode.png');
+/**
+ * RESOLVES' first step (view of calc.py) as if recorded from a checkout where line 3 already read `a + b`: the one
+ * recorded observation that differs. The `cat -n` block of tools.md §3.4: numbers in width 6, a tab, the line.
+ */
+const CALC_LINES = ['def add(a, b):', '    """Return the sum of a and b."""', '    return a + b', '', '', 'def mul(a, b):', '    """Return the product of a and b."""', '    return a * b', ''];
+const RECORDED_VIEW = `Here's the result of running \`cat -n\` on /testbed/pyutils/calc.py:\n${CALC_LINES.map((line, i) => `${String(i + 1).padStart(6)}\t${line}`).join('\n')}\n`;
 const USER = 'operator';
 const PASSWORD = `pw-${randomUUID()}`;
 const AUTH = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
@@ -82,7 +91,11 @@ async function smallRunEpisodes(runId: string): Promise<Episode[]> {
     sandbox: { ...(record['sandbox'] as Record<string, unknown>), env: { API_TOKEN: ENV_SECRET, PIP_PROGRESS_BAR: 'off' } },
   });
   const broken = withEnv({ ...pick(RESOLVES), episode_id: NO_IMAGE, instance_id: NO_IMAGE, sandbox: { image: 'no-such-image' } });
-  const text = [withEnv(pick(RESOLVES)), pick(UNRESOLVED), broken].map((r) => JSON.stringify(r)).join('\n');
+  // Recorded observations for RESOLVES: step 0 differs (see RECORDED_VIEW), step 1 has none, step 2 matches.
+  const resolves = pick(RESOLVES);
+  const steps = resolves['trajectory'] as Array<Record<string, unknown>>;
+  const recorded = { ...resolves, trajectory: [{ ...steps[0], observation: RECORDED_VIEW }, steps[1], { ...steps[2], observation: '5\n' }] };
+  const text = [withEnv(recorded), pick(UNRESOLVED), broken].map((r) => JSON.stringify(r)).join('\n');
   const validated = validateInputs([{ path, text }], { runId });
   expect(validated.problems).toEqual([]);
   return validated.episodes;
@@ -304,10 +317,64 @@ describeWith([bwrapNeed(), commandNeed('chromium', 'chromium')], 'dashboard in a
     expect(await rows.filter({ hasText: `${UNRESOLVED}#0` }).textContent()).toContain('no');
     await page.screenshot({ path: RUN_ARTIFACT, fullPage: true });
 
-    // A result links to its job in Bull Board.
-    await page.getByRole('link', { name: `${RESOLVES}#0` }).click();
+    // The run's replay fidelity: RESOLVES is the one replayed episode (2 recorded observations), diverging at step 0.
+    expect(status.fidelity).toMatchObject({ replayed: 1, clean: 0, cleanShare: 0, stepsCompared: 2, stepsMatched: 1 });
+    expect(status.fidelity.firstDivergence['0']).toBe(1);
+    await page.getByText('replayed without divergence').waitFor();
+    expect(await page.locator('tr', { hasText: 'replayed without divergence' }).textContent()).toContain('0 / 1 (0.0%)');
+    expect(await page.locator('tr', { hasText: 'first divergence at step' }).textContent()).toContain('0: 1');
+
+    // A result links to its job in Bull Board…
+    await page.locator('tr', { hasText: `${RESOLVES}#0` }).getByRole('link', { name: 'job' }).click();
     await page.getByText(`${RESOLVES}#0`).first().waitFor();
     expect(decodeURIComponent(new URL(page.url()).pathname)).toBe(`/queue/${config.queue.name}/${jobIdFor(run.runId, RESOLVES, 0)}`);
+    // …and to its episode viewer.
+    await page.goto(`${dashboard.url}runs/${encodeURIComponent(run.runId)}`);
+    await page.getByRole('link', { name: `${RESOLVES}#0` }).click();
+    await page.getByRole('heading', { name: `Episode ${RESOLVES}#0` }).waitFor();
+  });
+
+  it('shows one episode step by step: observations, the diff where they differ, patch, grading, attempts', async () => {
+    const resolved = run.results.get(RESOLVES)!;
+    expect(resolved.fidelity).toMatchObject({ compared: 2, matched: 1, differed: 1, no_record: 1, first_divergence: 0, ratio: 0.5 });
+    const page = context.pages()[0] ?? (await context.newPage());
+    const response = await page.goto(`${dashboard.url}episodes/${encodeURIComponent(jobIdFor(run.runId, RESOLVES, 0))}`);
+    expect(response?.status()).toBe(200);
+    await page.getByRole('heading', { name: `Episode ${RESOLVES}#0` }).waitFor();
+
+    const step = (i: number) => page.locator(`#step-${i}`);
+    expect(await step(0).locator('h3').textContent()).toBe('Step 0 · str_replace_editor differs');
+    expect(await step(1).locator('h3').textContent()).toBe('Step 1 · str_replace_editor no record');
+    expect(await step(2).locator('h3').textContent()).toBe('Step 2 · execute_bash match');
+    // Replayed and recorded observation side by side, and the diff marking the one changed line.
+    expect(await step(0).locator('pre.replayed').textContent()).toBe(resolved.steps[0]!.output);
+    expect(await step(0).locator('pre.recorded').textContent()).toBe(RECORDED_VIEW);
+    expect(await step(0).locator('pre.diff .del').allTextContents()).toEqual(['-     3\t    return a + b']);
+    expect(await step(0).locator('pre.diff .add').allTextContents()).toEqual(['+     3\t    return a - b']);
+    expect(await step(2).locator('pre.command').textContent()).toBe("cd /testbed && python3 -c 'from pyutils.calc import add; print(add(2, 3))'");
+    expect(await step(2).locator('.muted').first().textContent()).toMatch(/^exit 0 · \d/);
+    expect(await step(1).getByText('none recorded').count()).toBe(1);
+    // The patch, each FAIL_TO_PASS / PASS_TO_PASS test with its outcome, the attempt.
+    expect(await page.locator('pre.patch').textContent()).toContain('+    return a + b');
+    const tests = page.locator('table.tests tbody tr');
+    expect(await tests.count()).toBe(6);
+    expect(await tests.filter({ hasText: 'test_add (tests.test_basic.TestCalcAdd.test_add)' }).textContent()).toBe('test_add (tests.test_basic.TestCalcAdd.test_add)FAIL_TO_PASSsuccess');
+    expect(await page.locator('table.attempts tbody tr').count()).toBe(1);
+    expect(await page.locator('table.attempts tbody tr').textContent()).toContain('ok');
+    await page.screenshot({ path: EPISODE_ARTIFACT, fullPage: true });
+
+    // Bull Board's job view links to the same page (in a new tab).
+    await page.goto(`${dashboard.url}queue/${config.queue.name}/${encodeURIComponent(jobIdFor(run.runId, RESOLVES, 0))}`);
+    const opened = context.waitForEvent('page');
+    await page.getByRole('link', { name: 'Episode viewer' }).click();
+    const viewer = await opened;
+    await viewer.getByRole('heading', { name: `Episode ${RESOLVES}#0` }).waitFor();
+    await viewer.close();
+
+    // Same authentication as everything else; a result that does not exist is a 404.
+    expect((await fetch(`${dashboard.url}episodes/${encodeURIComponent(jobIdFor(run.runId, RESOLVES, 0))}`)).status).toBe(401);
+    expect((await get(`${dashboard.url}episodes/${encodeURIComponent(jobIdFor(run.runId, 'nope', 0))}`)).status).toBe(404);
+    expect((await get(`${dashboard.url}episodes/not-a-job-id`)).status).toBe(400);
   });
 
   it('aggregates the worker’s published metrics into /metrics', async () => {
@@ -332,5 +399,13 @@ describeWith([bwrapNeed(), commandNeed('chromium', 'chromium')], 'dashboard in a
     expect(sample(text, `rf_queue_jobs{queue="${config.queue.name}",state="failed"}`)).toBe(1);
     expect(sample(text, 'rf_runs_known')).toBe(1);
     expect(sample(text, 'rf_live_sandboxes')).toBe(0);
+    // Replay fidelity: per step from the worker, per run from the results.
+    expect(sample(text, 'rf_fidelity_steps_total{verdict="match"}')).toBe(1);
+    expect(sample(text, 'rf_fidelity_steps_total{verdict="differs"}')).toBe(1);
+    expect(sample(text, 'rf_fidelity_steps_total{verdict="no_record"}')).toBe(steps - 2);
+    expect(sample(text, `rf_run_fidelity_episodes{run="${run.runId}",first_divergence="0"}`)).toBe(1);
+    expect(sample(text, `rf_run_fidelity_episodes{run="${run.runId}",first_divergence="none"}`)).toBe(0);
+    expect(sample(text, `rf_run_fidelity_clean_ratio{run="${run.runId}"}`)).toBe(0);
+    expect(sample(text, `rf_run_fidelity_step_ratio{run="${run.runId}"}`)).toBe(0.5);
   });
 });

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EpisodeResultSchema, EpisodeSchema, type EpisodeResult } from '@rollout-fleet/shared';
 import { submitRun, validateInputs } from '@rollout-fleet/producer';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
-import { ROOT, collectResults, configOf, openPipeline, silentLogger, startHost, testEnv, type Host, type Pipeline } from './support/pipeline-harness.js';
+import { ROOT, collectResults, configOf, openPipeline, runCli, silentLogger, startHost, testEnv, type Host, type Pipeline } from './support/pipeline-harness.js';
 
 const RUN = 'fidelity-e2e';
 const FIXTURES = `${ROOT}test/fixtures`;
@@ -25,11 +25,12 @@ const TRAJECTORIES: Record<string, string> = {
 let host: Host;
 let pipeline: Pipeline;
 let worker: RunningWorker;
+const env = testEnv();
 const results = new Map<string, EpisodeResult>();
 
 beforeAll(async () => {
   host = await startHost();
-  pipeline = openPipeline(configOf(testEnv()));
+  pipeline = openPipeline(configOf(env));
   const episodes = [];
   for (const [name, image] of Object.entries(TRAJECTORIES)) {
     const validated = validateInputs([{ path: `${FIXTURES}/${name}`, text: await readFile(`${FIXTURES}/${name}`, 'utf8') }], { runId: RUN, image });
@@ -121,5 +122,30 @@ describe('mini-swe-agent trajectories replayed', () => {
     expect(text.fidelity!.steps[0]!.rules).toContain('mini-output');
     const tools = results.get('tool-calls')!;
     expect(tools.fidelity).toMatchObject({ compared: 3, matched: 3, no_record: 1, ratio: 1 });
+  });
+});
+
+describe('per-run figures', () => {
+  // Replayed episodes (something compared): the three SWE-agent ones and the two mini-swe-agent ones.
+  it('status: the share replayed without divergence, matched steps, where the first divergences were', async () => {
+    const status = await runCli(['status', '--run', RUN], env);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain('  fidelity 3/5 replayed without divergence (60.0%)  steps matched 19/21 (90.5%)\n');
+    expect(status.stdout).toContain('  first divergence at step 2: 2\n');
+    const json = JSON.parse((await runCli(['status', '--run', RUN, '--json'], env)).stdout) as { fidelity: { firstDivergence: Record<string, number> } };
+    expect(json.fidelity).toMatchObject({ replayed: 5, clean: 3, stepsCompared: 21, stepsMatched: 19, firstDivergence: { none: 3, '2': 2 } });
+  });
+
+  it('results --format fidelity: one row per episode and the run total', async () => {
+    const table = await runCli(['results', '--run', RUN, '--format', 'fidelity'], env);
+    expect(table.code).toBe(0);
+    const lines = table.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^instance\s+sample\s+status\s+steps\s+compared\s+matched\s+differs\s+fidelity\s+first divergence$/);
+    const row = (instance: string): string => lines.find((line) => line.startsWith(`${instance} `)) ?? '';
+    expect(row('6e44b9__sweagenttestrepo-1c2844')).toMatch(/\s0\s+completed\s+5\s+5\s+4\s+1\s+80\.0%\s+step 2: edit 'def division/);
+    expect(row('function_calling_simple')).toMatch(/\s0\s+completed\s+5\s+5\s+5\s+0\s+100\.0%\s+-$/);
+    expect(row('wrong-repo-dir')).toMatch(/failed\s+0\s+-\s+-\s+-\s+-\s+\(failed: REPO_DIR_MISSING\)$/);
+    expect(lines).toHaveLength(1 + 6 + 1);
+    expect(lines.at(-1)).toBe(`run ${RUN}: 3/5 replayed episodes without divergence (60.0%), 19/21 steps matched (90.5%)`);
   });
 });

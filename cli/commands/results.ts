@@ -11,7 +11,7 @@ import { EXIT } from '../exit-codes.js';
 
 interface ResultsFlags {
   run: string;
-  format: 'jsonl' | 'swebench' | 'openai' | 'training';
+  format: 'jsonl' | 'swebench' | 'openai' | 'training' | 'fidelity';
   follow: boolean;
   after?: string;
   checkpoint?: string;
@@ -27,9 +27,9 @@ export function registerResults(program: Command): void {
     .addOption(
       new Option(
         '--format <format>',
-        'jsonl: one result per line; swebench: report.json; openai: each policy episode\'s conversation as OpenAI messages + tools (SFT data, re-submittable as a replay); training: one record per model turn with prompt/completion token ids, logprobs and the episode reward',
+        'jsonl: one result per line; swebench: report.json; openai: each policy episode\'s conversation as OpenAI messages + tools (SFT data, re-submittable as a replay); training: one record per model turn with prompt/completion token ids, logprobs and the episode reward; fidelity: a table of replayed vs recorded observations per episode',
       )
-        .choices(['jsonl', 'swebench', 'openai', 'training'])
+        .choices(['jsonl', 'swebench', 'openai', 'training', 'fidelity'])
         .default('jsonl'),
     )
     .option('--follow', 'keep streaming new results until every episode of the run is done', false)
@@ -76,6 +76,9 @@ async function runResults(flags: ResultsFlags): Promise<number> {
     const reports: Record<string, GradingReport> = {};
     const entries: RunSummaryEntry[] = [];
     const skipped = { episodes: 0, turnsWithoutIds: 0 };
+    const { addToTotals, fidelityHeader, fidelityRow, fidelitySummary } = await import('./fidelity-table.js');
+    const totals = { replayed: 0, clean: 0, compared: 0, matched: 0 };
+    if (flags.format === 'fidelity') process.stdout.write(`${fidelityHeader()}\n`);
     try {
       for await (const item of flags.groups ? streamGroups(streamOptions) : []) {
         cursor = item.streamId;
@@ -85,7 +88,10 @@ async function runResults(flags: ResultsFlags): Promise<number> {
         cursor = item.streamId;
         const r = item.result;
         if (flags.format === 'jsonl') process.stdout.write(`${JSON.stringify(r)}\n`);
-        else if (flags.format === 'openai') {
+        else if (flags.format === 'fidelity') {
+          addToTotals(totals, r);
+          process.stdout.write(`${fidelityRow(r)}\n`);
+        } else if (flags.format === 'openai') {
           const record = openAiExportOf(r);
           if (record === undefined) skipped.episodes += 1;
           else process.stdout.write(`${JSON.stringify(record)}\n`);
@@ -110,6 +116,7 @@ async function runResults(flags: ResultsFlags): Promise<number> {
       process.stdout.write(`${toPythonJson(reports)}\n`);
       if (flags.summary) await writeFile(flags.summary, `${toPythonJson(summarizeRun(entries))}\n`);
     }
+    if (flags.format === 'fidelity') process.stdout.write(`${fidelitySummary(flags.run, totals)}\n`);
     if (skipped.episodes > 0) {
       console.error(`${skipped.episodes} result(s) skipped: ${flags.format === 'openai' ? 'not policy episodes, or failed' : 'no reward (failed or not graded), or not policy episodes'}`);
     }

@@ -32,7 +32,21 @@ export function formatStatus(s: RunStatus): string {
     `  waiting ${s.waiting}  active ${s.active}  retrying ${s.retrying}  completed ${s.completed}  failed ${s.failed}`,
     `  resolved ${s.resolved} (${rate})  throughput ${throughput}  eta ${eta}${s.duplicates > 0 ? `  duplicates dropped ${s.duplicates}` : ''}`,
     `  groups ${s.groupsCompleted}/${s.groups} complete (a group = every sample of one episode)`,
+    ...formatFidelity(s),
   ].join('\n');
+}
+
+/** Replay fidelity, when the run replayed recorded observations: clean share, matched steps, first divergences. */
+function formatFidelity(s: RunStatus): string[] {
+  const f = s.fidelity;
+  if (f.replayed === 0) return [];
+  const share = f.cleanShare === null ? '-' : `${(f.cleanShare * 100).toFixed(1)}%`;
+  const steps = f.stepRatio === null ? '-' : `${(f.stepRatio * 100).toFixed(1)}%`;
+  const divergences = Object.entries(f.firstDivergence).filter(([bucket, count]) => bucket !== 'none' && count > 0);
+  return [
+    `  fidelity ${f.clean}/${f.replayed} replayed without divergence (${share})  steps matched ${f.stepsMatched}/${f.stepsCompared} (${steps})`,
+    ...(divergences.length > 0 ? [`  first divergence at step ${divergences.map(([bucket, count]) => `${bucket}: ${count}`).join(', ')}`] : []),
+  ];
 }
 
 export function registerRunAdmin(program: Command): void {

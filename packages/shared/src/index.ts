@@ -198,6 +198,8 @@ export type {
 export { getRunStatus } from './store/run-status.js';
 export { announceDemand, clearAnnouncement, readDemand, readSpec, recordRunSpecs } from './store/sandbox-demand.js';
 export type { SpecRecord } from './store/sandbox-demand.js';
+export { FIRST_DIVERGENCE_BUCKETS, firstDivergenceBucket, foldRunFidelity, getRunFidelity, readRunFidelity } from './store/run-fidelity.js';
+export type { FirstDivergenceBucket, RunFidelity } from './store/run-fidelity.js';
 export type { RunStatus } from './store/run-status.js';
 export { toolCallToCommand } from './tools/tool-call-to-command.js';
 export type { ToolCallError, ToolCallInput, ToolCommandResult } from './tools/tool-call-to-command.js';

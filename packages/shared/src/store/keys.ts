@@ -23,6 +23,10 @@ export interface Keyspace {
   group(runId: string, episodeId: string): string;
   /** Stream: one entry per completed group, in completion order (for the groups stream). */
   groups(runId: string): string;
+  /** Hash: the run's fidelity aggregate (counters and the last folded stream id); see run-fidelity.ts. */
+  runFidelity(runId: string): string;
+  /** Hash: episode label → its latest result's fidelity bucket and step counts. */
+  runFidelityEpisodes(runId: string): string;
   /** Hash with TTL: the lease of one sandbox slot (ticket); the slot lives exactly as long as this key. */
   lease(ticket: string): string;
   /** Sorted set: live slot tickets by lease expiry (Redis server ms); its size is the fleet's live sandboxes. */
@@ -85,6 +89,8 @@ export function createKeyspace(prefix: string = DEFAULT_PREFIX): Keyspace {
     groupSizes: (runId) => `${base}:group-sizes:${runId}`,
     group: (runId, episodeId) => `${base}:group:${runId}|${episodeId}`,
     groups: (runId) => `${base}:groups:${runId}`,
+    runFidelity: (runId) => `${base}:run-fidelity:${runId}`,
+    runFidelityEpisodes: (runId) => `${base}:run-fidelity-episodes:${runId}`,
     lease: (ticket) => `${base}:lease:${ticket}`,
     leases: () => `${base}:leases`,
     slotBase: () => `${base}:`,

@@ -1,5 +1,6 @@
 import type { RedisClient } from '../redis/create-redis.js';
 import type { Keyspace } from './keys.js';
+import { getRunFidelity, type RunFidelity } from './run-fidelity.js';
 
 export interface RunStatus {
   runId: string;
@@ -25,6 +26,8 @@ export interface RunStatus {
   /** Results per second over the most recent completions (null with fewer than two). */
   throughputPerS: number | null;
   etaS: number | null;
+  /** Replay fidelity of the run's replayed episodes (run-fidelity.ts). */
+  fidelity: RunFidelity;
 }
 
 /** How many recent completions the throughput estimate looks at. */
@@ -37,12 +40,13 @@ const THROUGHPUT_WINDOW = 200;
  */
 export async function getRunStatus(options: { redis: RedisClient; keys: Keyspace; runId: string }): Promise<RunStatus> {
   const { redis, keys, runId } = options;
-  const [hash, groups, recent, active, retryingCount] = await Promise.all([
+  const [hash, groups, recent, active, retryingCount, fidelity] = await Promise.all([
     redis.hgetall(keys.run(runId)),
     redis.hlen(keys.groupSizes(runId)),
     redis.xrevrange(keys.results(runId), '+', '-', 'COUNT', THROUGHPUT_WINDOW),
     redis.hlen(keys.runActive(runId)),
     redis.scard(keys.runRetrying(runId)),
+    getRunFidelity(redis, keys, runId),
   ]);
   const num = (field: string): number => Number(hash[field] ?? 0);
   const total = num('total');
@@ -72,6 +76,7 @@ export async function getRunStatus(options: { redis: RedisClient; keys: Keyspace
     resolvedRate: completed > 0 ? num('resolved') / completed : null,
     throughputPerS,
     etaS: throughputPerS && throughputPerS > 0 ? Math.round(pending / throughputPerS) : pending === 0 ? 0 : null,
+    fidelity,
   };
 }
 

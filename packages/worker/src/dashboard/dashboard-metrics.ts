@@ -2,13 +2,17 @@
  * The dashboard's `/metrics`: one Prometheus scrape target for the whole fleet. It merges
  * - the fleet aggregate: every live worker's published snapshot, summed (see ../metrics/metrics-publisher.ts);
  * - gauges read from Redis at scrape time: BullMQ job counts by state, the fleet's sandbox slots (live,
- *   starting, warm, waiting; from the slot script, on Redis's clock), known runs and how many workers report.
+ *   starting, warm, waiting; from the slot script, on Redis's clock), known runs and how many workers report;
+ * - the replay fidelity of the newest runs (folded from their results streams, see store/run-fidelity.ts).
  */
 import type { Queue } from 'bullmq';
-import type { Keyspace, RedisClient } from '@rollout-fleet/shared';
+import { FIRST_DIVERGENCE_BUCKETS, getRunFidelity, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
 import { Gauge, Registry } from 'prom-client';
 import { LeaseStore } from '../leases/lease-store.js';
 import { aggregateFleetMetrics } from '../metrics/metrics-publisher.js';
+
+/** Runs whose fidelity /metrics reports: the newest ones (labels per run stay few). */
+const FIDELITY_RUNS = 50;
 
 const JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const;
 
@@ -71,6 +75,45 @@ export function createDashboardMetrics(options: DashboardMetricsOptions): Dashbo
     },
   });
   const workers = new Gauge({ name: 'rf_workers_reporting', help: 'Worker processes whose metrics snapshot is fresh', registers });
+  const fidelityEpisodes = new Gauge({
+    name: 'rf_run_fidelity_episodes',
+    help: 'Replayed episodes of a run (latest result each) by the bucket of their first divergent step; "none" = no divergence',
+    labelNames: ['run', 'first_divergence'],
+    registers,
+  });
+  const fidelityClean = new Gauge({
+    name: 'rf_run_fidelity_clean_ratio',
+    help: 'Share of a run\'s replayed episodes whose every recorded observation matched',
+    labelNames: ['run'],
+    registers,
+  });
+  const fidelitySteps = new Gauge({
+    name: 'rf_run_fidelity_step_ratio',
+    help: 'Matched / compared replayed steps of a run',
+    labelNames: ['run'],
+    registers,
+  });
+
+  /** The newest runs' fidelity (folding their new results first); runs that replayed nothing are left out. */
+  const collectRunFidelity = async (): Promise<void> => {
+    const ids = await redis.smembers(keys.runs());
+    const created = await Promise.all(ids.map((id) => redis.hget(keys.run(id), 'created_at')));
+    const newest = ids
+      .map((id, i) => ({ id, createdAt: created[i] ?? '' }))
+      .sort((a, b) => b.createdAt.localeCompare(a.createdAt))
+      .slice(0, FIDELITY_RUNS);
+    const figures = await Promise.all(newest.map(({ id }) => getRunFidelity(redis, keys, id)));
+    fidelityEpisodes.reset();
+    fidelityClean.reset();
+    fidelitySteps.reset();
+    newest.forEach(({ id }, i) => {
+      const figure = figures[i];
+      if (figure === undefined || figure.replayed === 0) return;
+      for (const bucket of FIRST_DIVERGENCE_BUCKETS) fidelityEpisodes.set({ run: id, first_divergence: bucket }, figure.firstDivergence[bucket]);
+      if (figure.cleanShare !== null) fidelityClean.set({ run: id }, figure.cleanShare);
+      if (figure.stepRatio !== null) fidelitySteps.set({ run: id }, figure.stepRatio);
+    });
+  };
 
   return {
     contentType: local.contentType,
@@ -78,6 +121,7 @@ export function createDashboardMetrics(options: DashboardMetricsOptions): Dashbo
       const fleet = await aggregateFleetMetrics(redis, keys, { staleAfterMs });
       // Stale snapshots were just deleted, so what remains is the live worker count.
       workers.set(await redis.hlen(keys.metrics()));
+      await collectRunFidelity();
       return Registry.merge([fleet, local]).metrics();
     },
   };

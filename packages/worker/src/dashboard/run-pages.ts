@@ -13,13 +13,17 @@ export interface RunListEntry {
 }
 
 const STYLE = `body{font:14px system-ui,sans-serif;margin:24px;color:#222}table{border-collapse:collapse}
-td,th{border-bottom:1px solid #ddd;padding:4px 10px;text-align:left}th{background:#f4f4f4}
-.kv td:first-child{color:#666}.ok{color:#16794a}.bad{color:#b3261e}nav a{margin-right:12px}`;
+td,th{border-bottom:1px solid #ddd;padding:4px 10px;text-align:left;vertical-align:top}th{background:#f4f4f4}
+.kv td:first-child{color:#666}.ok{color:#16794a}.bad{color:#b3261e}nav a{margin-right:12px}
+pre{background:#f7f7f7;border:1px solid #e3e3e3;padding:8px;overflow:auto;max-height:420px;white-space:pre-wrap;word-break:break-all;margin:4px 0}
+.step{border:1px solid #ddd;border-radius:4px;margin:12px 0;padding:8px 12px}.step h3{margin:0 0 6px;font-size:15px}
+.obs{display:grid;grid-template-columns:1fr 1fr;gap:12px}.muted{color:#777}.add{background:#e6ffed}.del{background:#ffeef0}
+.hunk{color:#6f42c1}.verdict-match{color:#16794a}.verdict-differs{color:#b3261e}.verdict-no_record{color:#777}`;
 
 /** Seconds between automatic reloads of the run pages. */
 export const REFRESH_S = 5;
 
-function page(title: string, body: RawHtml, refresh: boolean): string {
+export function page(title: string, body: RawHtml, refresh: boolean): string {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${title}</title>
 ${refresh ? html`<meta http-equiv="refresh" content="${REFRESH_S}">` : html``}
@@ -28,7 +32,7 @@ ${refresh ? html`<meta http-equiv="refresh" content="${REFRESH_S}">` : html``}
 ${body}</body></html>`.value;
 }
 
-function percent(rate: number | null): string {
+export function percent(rate: number | null): string {
   return rate === null ? '–' : `${(rate * 100).toFixed(1)}%`;
 }
 
@@ -58,6 +62,19 @@ export interface RunPageInput {
   recent: readonly EpisodeResult[];
   /** Bull Board link of one job, or undefined when the job is not in a shown queue. */
   jobLink: (result: EpisodeResult) => string | undefined;
+  /** The episode viewer's page of one result. */
+  viewerLink: (result: EpisodeResult) => string;
+}
+
+function fidelityFacts(status: RunStatus): Array<[string, string | number]> {
+  const f = status.fidelity;
+  if (f.replayed === 0) return [];
+  const divergences = Object.entries(f.firstDivergence).filter(([bucket, count]) => bucket !== 'none' && count > 0);
+  return [
+    ['replayed without divergence', `${f.clean} / ${f.replayed} (${percent(f.cleanShare)})`],
+    ['replayed steps matching the record', `${f.stepsMatched} / ${f.stepsCompared} (${percent(f.stepRatio)})`],
+    ['first divergence at step', divergences.length === 0 ? '–' : divergences.map(([bucket, count]) => `${bucket}: ${count}`).join(', ')],
+  ];
 }
 
 /** Policy episodes among `results`: exit statuses by count, token totals, turns. Undefined when there are none. */
@@ -118,15 +135,17 @@ export function renderRunPage(input: RunPageInput): string {
     ['duplicates dropped', status.duplicates],
     ['throughput', status.throughputPerS === null ? '–' : `${(status.throughputPerS * 60).toFixed(1)} / min`],
     ['ETA', formatDuration(status.etaS)],
+    ...fidelityFacts(status),
   ];
   const policy = summarizePolicyResults(recent);
   const rows = recent.map((r) => {
     const link = input.jobLink(r);
     const name = `${r.instance_id}#${r.sample_index}`;
     const resolvedCell = r.resolved === null ? html`–` : r.resolved ? html`<span class="ok">yes</span>` : html`<span class="bad">no</span>`;
-    return html`<tr><td>${link === undefined ? html`${name}` : html`<a href="${link}">${name}</a>`}</td>
+    const fidelity = r.fidelity === undefined || r.fidelity.compared === 0 ? '–' : `${r.fidelity.matched}/${r.fidelity.compared}`;
+    return html`<tr><td><a class="viewer" href="${input.viewerLink(r)}">${name}</a>${link === undefined ? html`` : html` <small>(<a href="${link}">job</a>)</small>`}</td>
 <td class="${r.status === 'failed' ? 'bad' : ''}">${r.status}${r.failure ? ` (${r.failure.code})` : ''}</td>
-<td>${resolvedCell}</td><td>${r.reward ?? '–'}</td><td>${r.steps.length}</td>
+<td>${resolvedCell}</td><td>${r.reward ?? '–'}</td><td>${r.steps.length}</td><td>${fidelity}</td>
 ${policy === undefined ? html`` : html`<td>${r.turns?.length ?? '–'}</td><td>${r.tokens ? r.tokens.total_tokens.toLocaleString('en-US') : '–'}</td><td>${r.exit_status ?? '–'}</td>`}
 <td>${formatDuration(r.timings.total_ms / 1000)}</td><td>${r.finished_at}</td></tr>`;
   });
@@ -134,7 +153,7 @@ ${policy === undefined ? html`` : html`<td>${r.turns?.length ?? '–'}</td><td>$
 <table class="kv"><tbody>${facts.map(([k, v]) => html`<tr><td>${k}</td><td>${v}</td></tr>`)}</tbody></table>
 ${policy === undefined ? html`` : renderPolicySummary(policy, recent.length)}
 <h2>Recent results</h2>
-${recent.length === 0 ? html`<p>No results yet.</p>` : html`<table><thead><tr><th>instance</th><th>status</th><th>resolved</th><th>reward</th><th>steps</th>
+${recent.length === 0 ? html`<p>No results yet.</p>` : html`<table><thead><tr><th>instance</th><th>status</th><th>resolved</th><th>reward</th><th>steps</th><th>fidelity</th>
 ${policy === undefined ? html`` : html`<th>turns</th><th>tokens</th><th>exit status</th>`}<th>duration</th><th>finished</th></tr></thead>
 <tbody>${rows}</tbody></table>`}
 <p><small>Refreshes every ${REFRESH_S} s. JSON: <a href="/api/runs/${encodeURI(status.runId)}">/api/runs/${status.runId}</a></small></p>`;

@@ -4,12 +4,32 @@
  * - GET /api/runs/<runId>   → 200 RunStatus (counts, resolvedRate, throughputPerS, etaS); 404 {error} unknown run;
  *                             400 {error} invalid id
  * - GET /runs, /runs/<runId> → the same as HTML pages (auto-refresh), with the run's most recent results.
+ * - GET /episodes/<jobId>   → the episode viewer of one result (jobId = `run|episode|sample`, URL-encoded; the
+ *                             BullMQ job id, so Bull Board links to it); 404 without a result, 400 invalid id.
  * Run ids may contain '/', hence the wildcard routes.
  */
 import type { Queue } from 'bullmq';
 import { Router, type Request, type Response } from 'express';
-import { type EpisodeJobData, type EpisodeResult, getRunStatus, IdSchema, jobIdFor, type Keyspace, type RedisClient, ResultStore } from '@rollout-fleet/shared';
+import {
+  EpisodeResultSchema,
+  type EpisodeJobData,
+  type EpisodeResult,
+  getRunStatus,
+  IdSchema,
+  jobIdFor,
+  type Keyspace,
+  parseJobId,
+  type RedisClient,
+  ResultStore,
+  type ToolCall,
+} from '@rollout-fleet/shared';
+import { renderEpisodePage } from './episode-page.js';
 import { renderRunPage, renderRunsIndex, type RunListEntry } from './run-pages.js';
+
+/** Where the episode viewer shows one result (its BullMQ job id). */
+export function episodeViewerPath(jobId: string): string {
+  return `/episodes/${encodeURIComponent(jobId)}`;
+}
 
 export interface RunRoutesOptions {
   redis: RedisClient;
@@ -78,13 +98,36 @@ export function runRoutes(options: RunRoutesOptions): Router {
     const runId = runIdOf(req, res);
     if (runId === undefined) return;
     const [status, recent] = await Promise.all([getRunStatus({ redis, keys, runId }), recentResults(runId)]);
-    const jobLink = (r: EpisodeResult): string =>
-      `/queue/${encodeURIComponent(queue.name)}/${encodeURIComponent(jobIdFor(r.run_id, r.episode_id, r.sample_index))}`;
+    const jobLink = (r: EpisodeResult): string => bullBoardJobPath(jobIdFor(r.run_id, r.episode_id, r.sample_index));
+    const viewerLink = (r: EpisodeResult): string => episodeViewerPath(jobIdFor(r.run_id, r.episode_id, r.sample_index));
     res
       .status(status.exists ? 200 : 404)
       .setHeader('Content-Security-Policy', PAGE_CSP)
       .type('html')
-      .send(renderRunPage({ status, recent, jobLink }));
+      .send(renderRunPage({ status, recent, jobLink, viewerLink }));
+  });
+  const bullBoardJobPath = (jobId: string): string => `/queue/${encodeURIComponent(queue.name)}/${encodeURIComponent(jobId)}`;
+  router.get('/episodes/*jobId', async (req, res) => {
+    const raw = (req.params as { jobId?: string | string[] }).jobId;
+    const jobId = Array.isArray(raw) ? raw.join('/') : (raw ?? '');
+    const parsed = parseJobId(jobId);
+    if (parsed === undefined || !IdSchema.safeParse(parsed.runId).success || !IdSchema.safeParse(parsed.episodeId).success) {
+      res.status(400).type('text/plain').send('invalid episode id: expected run|episode|sample\n');
+      return;
+    }
+    const text = await redis.get(keys.result(parsed.runId, parsed.episodeId, parsed.sampleIndex));
+    const rawResult = text === null ? undefined : (JSON.parse(text) as Record<string, unknown>);
+    const result = rawResult === undefined ? undefined : EpisodeResultSchema.safeParse(rawResult);
+    if (rawResult === undefined || result === undefined || !result.success) {
+      res.status(404).type('text/plain').send(`no result for ${jobId} (not finished yet, or past retention)\n`);
+      return;
+    }
+    // The recorded observations live in the episode, i.e. the job's data, while BullMQ keeps the job.
+    const job = await queue.getJob(jobId).catch(() => undefined);
+    const recorded = (job?.data as { episode?: { trajectory?: ToolCall[] } } | undefined)?.episode?.trajectory;
+    res.setHeader('Content-Security-Policy', PAGE_CSP).type('html').send(
+      renderEpisodePage({ result: result.data, raw: rawResult, jobLink: bullBoardJobPath(jobId), ...(Array.isArray(recorded) ? { recorded } : {}) }),
+    );
   });
   return router;
 }

@@ -19,7 +19,7 @@ import { csrfGuard } from './csrf.js';
 import { createDashboardMetrics } from './dashboard-metrics.js';
 import { hostForUrl } from './loopback.js';
 import { RedactingBullMQAdapter } from './redacting-adapter.js';
-import { runRoutes } from './run-routes.js';
+import { episodeViewerPath, runRoutes } from './run-routes.js';
 
 export interface StartDashboardOptions {
   /** From `loadConfig`: redis.url, queue.prefix/name and the dashboard section are used. */
@@ -70,8 +70,13 @@ export async function startDashboard(options: StartDashboardOptions): Promise<Da
   const board = new ExpressAdapter();
   board.setBasePath('/');
   createBullBoard({
-    // Job data is shown redacted (sandbox env values, tokens, keys): see redacting-adapter.ts.
-    queues: queues.map((q) => new RedactingBullMQAdapter(q, { readOnlyMode: config.dashboard.readOnly, description: `prefix ${config.queue.prefix}` })),
+    // Job data is shown redacted (sandbox env values, tokens, keys): see redacting-adapter.ts. The job card links to
+    // the episode viewer (steps, observations, diffs, grading) of its result.
+    queues: queues.map((q) => new RedactingBullMQAdapter(q, {
+      readOnlyMode: config.dashboard.readOnly,
+      description: `prefix ${config.queue.prefix}`,
+      externalJobUrl: (job) => ({ displayText: 'Episode viewer', href: episodeViewerPath(String(job.id ?? '')) }),
+    })),
     serverAdapter: board,
     options: {
       uiConfig: {

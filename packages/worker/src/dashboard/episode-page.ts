@@ -1,0 +1,135 @@
+/**
+ * The episode viewer: one server-rendered page per result — its steps (tool, arguments, command, replayed and
+ * recorded observation, the diff where they differ, exit code, timing), the patch, the grading (SWE-bench's
+ * report, and the result's `grading` object rendered generically, whatever fields it carries), and every attempt
+ * with its failure. No scripts: long texts sit in <details> and <pre>.
+ */
+import type { EpisodeResult, FidelityStep, StepRecord, ToolCall } from '@rollout-fleet/shared';
+import { type RawHtml, html } from './html.js';
+import { formatDuration, page, percent } from './run-pages.js';
+
+export interface EpisodePageInput {
+  result: EpisodeResult;
+  /** The result as stored, for fields this version does not know (e.g. `grading`). */
+  raw: Record<string, unknown>;
+  /** The episode's recorded tool calls (from its job), when the job is still kept. */
+  recorded?: readonly ToolCall[];
+  /** Link to the job in Bull Board. */
+  jobLink: string;
+}
+
+function pre(text: string, className = ''): RawHtml {
+  return html`<pre class="${className}">${text}</pre>`;
+}
+
+/** A unified diff with its lines marked, so additions and removals read at a glance. */
+function diffBlock(diff: string): RawHtml {
+  const lines = diff.split('\n').map((line) => {
+    const kind = line.startsWith('@@') ? 'hunk' : line.startsWith('+') && !line.startsWith('+++') ? 'add' : line.startsWith('-') && !line.startsWith('---') ? 'del' : '';
+    return html`<span class="${kind}">${line}</span>\n`;
+  });
+  return html`<pre class="diff">${lines}</pre>`;
+}
+
+function stepBlock(step: StepRecord, verdict: FidelityStep | undefined, call: ToolCall | undefined): RawHtml {
+  const recorded = call?.observation ?? verdict?.recorded;
+  const facts = [
+    `exit ${step.exit_code ?? '–'}`,
+    formatMs(step.duration_ms),
+    ...(step.timed_out ? ['timed out'] : []),
+    ...(step.truncated ? [`output truncated (${step.output_bytes} bytes)`] : []),
+    ...(step.error ? [`error ${step.error.code}`] : []),
+  ].join(' · ');
+  const state = verdict?.verdict ?? 'no_record';
+  return html`<section class="step" id="step-${step.index}">
+<h3>Step ${step.index} · ${step.tool} <span class="verdict-${state}">${state.replace('_', ' ')}</span></h3>
+<div class="muted">${facts}${verdict?.rules ? ` · normalised: ${verdict.rules.join(', ')}` : ''}</div>
+<details><summary>arguments</summary>${pre(JSON.stringify(step.args, null, 2))}</details>
+${step.command === undefined ? html`` : html`<div>command</div>${pre(step.command, 'command')}`}
+<div class="obs"><div><div>replayed observation</div>${pre(step.output, 'replayed')}</div>
+<div><div>recorded observation</div>${recorded === undefined ? html`<p class="muted">none recorded</p>` : pre(recorded, 'recorded')}</div></div>
+${verdict?.diff === undefined ? html`` : html`<div>diff (normalised; − recorded, + replayed)</div>${diffBlock(verdict.diff)}`}
+</section>`;
+}
+
+function formatMs(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(2)} s`;
+}
+
+/** SWE-bench's report: each FAIL_TO_PASS / PASS_TO_PASS test with its outcome. */
+function reportBlock(result: EpisodeResult): RawHtml {
+  const report = result.report;
+  if (report === null) return html`<p class="muted">Not graded.</p>`;
+  const rows: RawHtml[] = [];
+  for (const list of ['FAIL_TO_PASS', 'PASS_TO_PASS'] as const) {
+    const outcome = report.tests_status?.[list];
+    for (const name of outcome?.success ?? []) rows.push(html`<tr><td>${name}</td><td>${list}</td><td class="ok">success</td></tr>`);
+    for (const name of outcome?.failure ?? []) rows.push(html`<tr><td>${name}</td><td>${list}</td><td class="bad">failure</td></tr>`);
+  }
+  const flags = html`<table class="kv"><tbody>
+<tr><td>resolved</td><td>${String(report.resolved)}</td></tr><tr><td>patch exists</td><td>${String(report.patch_exists)}</td></tr>
+<tr><td>patch applied</td><td>${String(report.patch_successfully_applied)}</td></tr></tbody></table>`;
+  return html`${flags}${rows.length === 0 ? html`<p class="muted">No test statuses (nothing applied or ran).</p>` : html`<table class="tests"><thead><tr><th>test</th><th>list</th><th>status</th></tr></thead><tbody>${rows}</tbody></table>`}`;
+}
+
+/**
+ * Any JSON value as HTML: objects as key/value tables, arrays of objects as tables with a column per key,
+ * long or multi-line strings in <details>. So the `grading` object renders whatever fields it has.
+ */
+export function renderValue(value: unknown, depth = 0): RawHtml {
+  if (value === null || value === undefined) return html`<span class="muted">–</span>`;
+  if (typeof value === 'string') {
+    if (value.length > 200 || value.includes('\n')) return html`<details><summary>${value.length} characters</summary>${pre(value)}</details>`;
+    return html`${value}`;
+  }
+  if (typeof value !== 'object') return html`${String(value)}`;
+  if (depth > 4) return pre(JSON.stringify(value, null, 2));
+  if (Array.isArray(value)) {
+    if (value.length === 0) return html`<span class="muted">none</span>`;
+    if (value.every((item) => typeof item === 'object' && item !== null && !Array.isArray(item))) {
+      const columns = [...new Set(value.flatMap((item) => Object.keys(item as Record<string, unknown>)))];
+      const rows = value.map((item) => html`<tr>${columns.map((column) => html`<td>${renderValue((item as Record<string, unknown>)[column], depth + 1)}</td>`)}</tr>`);
+      return html`<table><thead><tr>${columns.map((column) => html`<th>${column}</th>`)}</tr></thead><tbody>${rows}</tbody></table>`;
+    }
+    return html`${value.map((item, i) => html`${i > 0 ? ', ' : ''}${renderValue(item, depth + 1)}`)}`;
+  }
+  const entries = Object.entries(value as Record<string, unknown>);
+  return html`<table class="kv"><tbody>${entries.map(([key, item]) => html`<tr><td>${key}</td><td>${renderValue(item, depth + 1)}</td></tr>`)}</tbody></table>`;
+}
+
+export function renderEpisodePage(input: EpisodePageInput): string {
+  const { result, raw } = input;
+  const f = result.fidelity;
+  const verdicts = new Map((f?.steps ?? []).map((step) => [step.index, step]));
+  const title = `${result.instance_id}#${result.sample_index}`;
+  const facts: Array<[string, string | number | RawHtml]> = [
+    ['run', html`<a href="/runs/${encodeURI(result.run_id)}">${result.run_id}</a>`],
+    ['episode', result.episode_id],
+    ['status', result.status],
+    ['resolved', result.resolved === null ? '–' : String(result.resolved)],
+    ['reward', result.reward ?? '–'],
+    ['failure', result.failure ? `${result.failure.code} (${result.failure.class}): ${result.failure.message}` : '–'],
+    ['steps', result.steps.length],
+    ['fidelity', f === undefined ? '–' : `${f.matched}/${f.compared} matched (${percent(f.ratio)}), ${f.no_record} without record${f.first_divergence === null ? '' : `, first divergence at step ${f.first_divergence}`}`],
+    ['duration', formatDuration(result.timings.total_ms / 1000)],
+    ['worker', result.worker_id],
+    ['sandbox', result.sandbox_id ?? '–'],
+    ['finished', result.finished_at],
+    ['job', html`<a href="${input.jobLink}">Bull Board job</a>`],
+  ];
+  const attempts = result.attempts.map((a) => html`<tr><td>${a.attempt}</td><td>${a.worker_id}</td><td>${a.sandbox_id ?? '–'}</td><td>${a.started_at}</td><td>${a.ended_at}</td>
+<td class="${a.failure ? 'bad' : 'ok'}">${a.failure ? `${a.failure.code} (${a.failure.class}): ${a.failure.message}` : 'ok'}</td></tr>`);
+  const grading = raw['grading'];
+  const body = html`<h1>Episode ${title}</h1>
+<table class="kv"><tbody>${facts.map(([k, v]) => html`<tr><td>${k}</td><td>${v}</td></tr>`)}</tbody></table>
+<h2>Steps</h2>
+${result.steps.length === 0 ? html`<p class="muted">No steps.</p>` : result.steps.map((step) => stepBlock(step, verdicts.get(step.index), input.recorded?.[step.index]))}
+<h2>Patch</h2>
+${result.patch === null ? html`<p class="muted">No patch.</p>` : result.patch.trim() === '' ? html`<p class="muted">Empty patch.</p>` : pre(result.patch, 'patch')}
+<h2>Grading</h2>
+${reportBlock(result)}
+${grading === undefined || grading === null ? html`` : html`<h3>Grading details</h3><div class="grading">${renderValue(grading)}</div>`}
+<h2>Attempts</h2>
+<table class="attempts"><thead><tr><th>#</th><th>worker</th><th>sandbox</th><th>started</th><th>ended</th><th>outcome</th></tr></thead><tbody>${attempts}</tbody></table>`;
+  return page(`Episode ${title} · rollout-fleet`, body, false);
+}
