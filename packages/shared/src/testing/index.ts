@@ -1,4 +1,4 @@
 /** Test helpers shared by every package's tests (not part of what ships): `@rollout-fleet/shared/testing`. */
-export { commandNeed, describeWith, isCi, itWith } from './needs.js';
+export { commandNeed, describeWith, isCi, itWith, systemProgramNeed } from './needs.js';
 export type { Need } from './needs.js';
 export { memorySink } from '../logging/test-sink.js';

@@ -78,3 +78,16 @@ export function itWith(needs: readonly Need[], title: string, fn: () => Promise<
   console.warn(`skipped "${title}": ${explain(unmet)}`);
   it.skip(title, fn);
 }
+
+/**
+ * A program sandboxes can run: jailed sandboxes see only the host's /usr, so it must be there (a version
+ * manager's shim elsewhere on PATH does not count).
+ */
+export function systemProgramNeed(program: string, debianPackage: string): Need {
+  const path = `/usr/bin/${program}`;
+  return {
+    what: path,
+    missing: findOnPath(program, '/usr/bin') === undefined ? `${path} does not exist` : undefined,
+    install: `sudo apt-get install -y ${debianPackage}`,
+  };
+}

@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { commandNeed, describeWith } from '../testing/needs.js';
 import type { SweAgentBundle } from '../contracts/tool-bundle.js';
 import { guardMultilineAction, sweAgentActionCommand } from './swe-agent-actions.js';
 import { makeScratch, runSweAgent, type Scratch } from './tool-bundle-harness.js';
@@ -97,7 +98,7 @@ describe('window (0.x)', () => {
   });
 });
 
-describe('edit s:e with the lint check (0.x)', () => {
+describeWith([commandNeed('flake8', 'flake8')], 'edit s:e with the lint check (0.x)', () => {
   const E = (): string => join(scratch.dir, 'e.py');
   const rule = '-'.repeat(49);
   const updated = 'File updated. Please review the changes and make sure they are correct (correct indentation, no duplicate lines, etc). Edit the file again if necessary.';

@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { commandNeed, itWith } from '../testing/needs.js';
 import { makeScratch, runSweAgent, type Scratch } from './tool-bundle-harness.js';
 
 const TOKEN = '###SWE-AGENT-RETRY-WITH-OUTPUT###';
@@ -148,7 +149,7 @@ describe('search/replace edit and insert (1.x edit_replace)', () => {
     expect(readFileSync(F, 'utf8')).toBe(`${lines(1, 25).join('\n')}\ntail`);
   });
 
-  it('a lint error: the layout of §7 with both windows, the file unchanged, the retry token', () => {
+  itWith([commandNeed('flake8', 'flake8')], 'a lint error: the layout of §7 with both windows, the file unchanged, the retry token', () => {
     const py = join(scratch.dir, 'm.py');
     writeFileSync(py, 'def f():\n    return 1\n');
     run('open m.py');
