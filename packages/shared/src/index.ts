@@ -251,6 +251,7 @@ export {
   normaliseCommon,
   normaliseRecorded,
   parseMiniObservation,
+  recordingFormatFor,
   stripEnds,
   sweAgentTemplate,
   trailingWhitespace,

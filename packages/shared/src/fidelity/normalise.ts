@@ -137,3 +137,10 @@ export function normaliseRecorded(text: string, format: RecordingFormat): Normal
   if (format.agent === 'swe-agent') state = apply(state, 'template', sweAgentTemplate);
   return normaliseCommon(state.text, format, state.rules);
 }
+
+/** How an episode's recorded observations were written, from the tool bundle it names. */
+export function recordingFormatFor(toolBundle: { name: 'swe-agent'; pty_observations?: boolean } | { name: 'mini-swe-agent' } | undefined): RecordingFormat {
+  if (toolBundle === undefined) return { agent: 'generic', stripEnds: false };
+  if (toolBundle.name === 'mini-swe-agent') return { agent: 'mini-swe-agent', stripEnds: false };
+  return { agent: 'swe-agent', stripEnds: toolBundle.pty_observations === true };
+}

@@ -9,6 +9,7 @@ import {
   enterRepoDirCommand,
   enteredRepoDir,
   hasV1Submission,
+  recordingFormatFor,
   shellQuote,
   sweAgentActionCommand,
   sweAgentActionFor,
@@ -66,7 +67,7 @@ const plain: AgentView['rules'] = [];
 function ownTools(episode: Episode): RecordedAgent {
   return {
     toCommand: toolCallToCommand,
-    format: { agent: 'generic', stripEnds: false },
+    format: recordingFormatFor(undefined),
     prepare: (session) => enterRepoDir(session, episode.repo_dir),
     afterStep: async () => undefined,
     observation: async (_session, output) => ({ text: output, rules: plain }),
@@ -82,7 +83,7 @@ function sweAgent(episode: Episode, bundle: SweAgentToolBundle): RecordedAgent {
   };
   return {
     toCommand,
-    format: { agent: 'swe-agent', stripEnds: bundle.pty_observations },
+    format: recordingFormatFor(bundle),
     prepare: async (session) => {
       await enterRepoDir(session, episode.repo_dir);
       await mustRun(session, sweAgentSetupCommand(bundle, episode.repo_dir), 'SWE-agent tool set-up');
@@ -109,7 +110,7 @@ function miniSweAgent(episode: Episode): RecordedAgent {
       if (!converted.ok) return converted;
       return { ok: true, command: `cd ${shellQuote(episode.repo_dir)} && bash -c ${shellQuote(converted.command)}` };
     },
-    format: { agent: 'mini-swe-agent', stripEnds: false },
+    format: recordingFormatFor(episode.tool_bundle),
     prepare: (session) => enterRepoDir(session, episode.repo_dir),
     afterStep: async () => undefined,
     observation: async (_session, output) => ({ text: output, rules: plain }),
