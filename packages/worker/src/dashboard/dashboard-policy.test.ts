@@ -72,6 +72,6 @@ describe('dashboard run page of a policy run', () => {
     expect(page).toContain('<td>total tokens</td><td>22,450</td>');
     expect(page).toMatch(/<tr><td>submitted<\/td><td>2<\/td><\/tr>\s*<tr><td>failed \(POLICY_SERVER_ERROR\)<\/td><td>1<\/td><\/tr>\s*<tr><td>submitted \(exit_format\)<\/td><td>1<\/td><\/tr>/);
     expect(page).toContain('<th>turns</th><th>tokens</th><th>exit status</th>');
-    expect(page).toMatch(/repo__pkg-1#0<\/a><\/td>[\s\S]*?<td>5<\/td><td>15,250<\/td><td>submitted \(exit_format\)<\/td>/);
+    expect(page).toMatch(/repo__pkg-1#0<\/a>[\s\S]*?<td>5<\/td><td>15,250<\/td><td>submitted \(exit_format\)<\/td>/);
   });
 });
