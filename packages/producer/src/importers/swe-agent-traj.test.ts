@@ -157,6 +157,16 @@ describe('importSweAgentTrajectory', () => {
     expect(episode.model_patch).toBe('diff --git a/pydicom/dataset.py b/pydicom/dataset.py\n');
   });
 
+  it('--repo-dir overrides the inferred repository; --no-replay grades the submission and replays nothing', () => {
+    const moved = importSweAgentTrajectory(real('6e44b9__sweagenttestrepo-1c2844.traj'), { ...options, repoDir: '/testbed' });
+    expect(moved.episodes[0]!.repo_dir).toBe('/testbed');
+    const graded = importSweAgentTrajectory(real('6e44b9__sweagenttestrepo-1c2844.traj'), { ...options, replay: false });
+    expect(graded.episodes[0]!.trajectory).toEqual([]);
+    expect(graded.episodes[0]!.model_patch).toMatch(/^diff --git a\/tests\/missing_colon\.py/);
+    const nothing = importSweAgentTrajectory(real('function_calling_simple.traj'), { ...options, replay: false });
+    expect(nothing.problems[0]).toMatchObject({ field: 'info.submission', message: 'no submission to grade' });
+  });
+
   it('expands samples under one episode id', () => {
     const { episodes } = importSweAgentTrajectory(real('function_calling_simple.traj'), { ...options, samples: 3 });
     expect(episodes.map((e) => [e.episode_id, e.sample_index])).toEqual([
