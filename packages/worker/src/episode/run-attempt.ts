@@ -190,6 +190,8 @@ async function drivePolicy(
 
 /** The bundle's executables a sandbox needs: the episode's own, and those of its policy's tool profile. */
 function toolsFor(episode: Episode): ToolName[] {
+  // SWE-agent's tools travel in the same bundle upload, which happens only when some tool is asked for.
+  if (episode.tool_bundle?.name === 'swe-agent' && episode.tools.length === 0) return ['str_replace_editor'];
   if (!episode.policy) return episode.tools;
   return [...new Set([...episode.tools, ...toolProfile(episode.policy.tool_profile).executables])];
 }
