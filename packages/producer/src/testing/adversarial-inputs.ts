@@ -145,6 +145,26 @@ function formatSpecs(plausibleWeight: number): Record<InputFormat, FormatSpec> {
     fc.array(message, { maxLength: 5 }),
   );
 
+  // mini-swe-agent: fenced bash actions in assistant text, or bash tool calls; `<returncode>` observations.
+  const fenced = leaf(fc.oneof(text(), text().map((t) => `THOUGHT\n\n\`\`\`bash\n${t}\n\`\`\``), fc.constant('```bash\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```')));
+  const miniMessage = withExtras(fc.record({
+    role: leaf(fc.constantFrom('system', 'user', 'assistant', 'tool', 'exit')),
+    content: fenced,
+    tool_calls: leaf(fc.array(leaf(toolCall), { maxLength: 2 })),
+    tool_call_id: leaf(fc.constantFrom('call_1', 'call_2', '__proto__')),
+    extra: leaf(fc.dictionary(fc.oneof(fc.constantFrom(...PROTOTYPE_KEYS), fc.string({ maxLength: 5 })), leaf(text()), { maxKeys: 2 })),
+  }, { requiredKeys: [] }));
+  const miniTrajectory = withExtras(fc.record({
+    trajectory_format: fc.constant('mini-swe-agent-1.1'),
+    info: leaf(fc.record({
+      mini_version: leaf(text()),
+      submission: leaf(text()),
+      exit_status: leaf(text()),
+      config: leaf(fc.record({ environment: leaf(fc.record({ cwd: leaf(fc.oneof(text(), fc.constant('/testbed'))) }, { requiredKeys: [] })) }, { requiredKeys: [] })),
+    }, { requiredKeys: [] })),
+    messages: leaf(fc.array(miniMessage, { maxLength: 6 })),
+  }, { requiredKeys: ['trajectory_format'] }));
+
   const testList = leaf(fc.oneof(fc.array(text(), { maxLength: 3 }), fc.array(text(), { maxLength: 3 }).map((l) => JSON.stringify(l)), text()));
   const instance = withExtras(fc.record({
     instance_id: leaf(id),
@@ -169,6 +189,7 @@ function formatSpecs(plausibleWeight: number): Record<InputFormat, FormatSpec> {
   return {
     'native': { record: nativeRecord, layouts: ['json-single', 'json-list', 'jsonl'], jsonExtensions: ['json'] },
     'swe-agent-traj': { record: sweAgentTraj, layouts: ['json-single', 'yaml'], jsonExtensions: ['traj', 'json'] },
+    'mini-swe-agent': { record: miniTrajectory, layouts: ['json-single'], jsonExtensions: ['json'] },
     'openai-messages': { record: conversation, layouts: ['json-single', 'json-list', 'jsonl'], jsonExtensions: ['json'] },
     'swebench-dataset': { record: instance, layouts: ['json-single', 'json-list', 'jsonl'], jsonExtensions: ['json'] },
     'swebench-predictions': { record: prediction, layouts: ['json-single', 'json-list', 'jsonl', 'json-dict'], jsonExtensions: ['json'] },

@@ -34,8 +34,11 @@ describe('image manifest', () => {
   });
 
   it('mounts the repository and starts the server at repo_dir', () => {
-    const args = bwrapArgs({ layout: stateLayout('/s', 'sb-1'), network: false, env: {}, hostname: 'h', repoDir: '/SWE-agent__test-repo', command: ['x'] });
-    expect(args.join(' ')).toContain('--bind /s/sb-1/testbed /SWE-agent__test-repo');
+    const args = bwrapArgs({
+      layout: stateLayout('/s', 'sb-1'), network: false, env: {}, hostname: 'h', tmpfsBytes: 1024, tmpfsPerms: true, imageSource: '/img',
+      repoDir: '/SWE-agent__test-repo', command: ['x'],
+    });
+    expect(args.join(' ')).toContain('--size 1024 --tmpfs /SWE-agent__test-repo');
     expect(args.join(' ')).toContain('--chdir /SWE-agent__test-repo');
     expect(args).not.toContain('/testbed');
   });
