@@ -129,6 +129,26 @@ describe('API runs', () => {
     expect(await (await t.call('/v1/runs/admin')).json()).toMatchObject({ cancelled: true });
   });
 
+  it('attaches a policy block (object or YAML file) to every episode, and locates a mistake in it', async () => {
+    const policy = { base_url: 'http://10.0.0.5:8000/v1', model: 'qwen', api_key_env: 'POLICY_KEY', sampling: { temperature: 1, max_completion_tokens: 512 } };
+    const bad = await rejected(await t.call('/v1/runs', { method: 'POST', json: { run_id: 'pol', episodes: records.slice(0, 1), policy: { ...policy, model: undefined, api_key: 'sk-x' } } }));
+    expect(bad.problems).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ file: 'policy.json', field: 'policy.model' }),
+        expect.objectContaining({ file: 'policy.json', field: expect.stringMatching(/^policy/), message: expect.stringMatching(/api_key/) }),
+      ]),
+    );
+    expect(await t.pipeline.redis.exists(t.pipeline.keys.run('pol'))).toBe(0);
+    const yaml = `base_url: http://10.0.0.5:8000/v1\nmodel: qwen\napi_key_env: POLICY_KEY\nsampling:\n  temperature: 1\n  max_completion_tokens: 512\n`;
+    for (const [runId, given] of [['pol', policy], ['pol-yaml', { name: 'policy.yaml', content: yaml }]] as const) {
+      const task = { ...records[0], trajectory: [], problem_statement: 'add() subtracts; make it add.' };
+      const res = await t.call('/v1/runs', { method: 'POST', json: { run_id: runId, episodes: [task], policy: given } });
+      expect(res.status, await res.clone().text()).toBe(200);
+      const job = await t.pipeline.queue.getJob(`${runId}|${String(records[0]?.episode_id)}|0`);
+      expect(job?.data.episode.policy).toMatchObject({ base_url: 'http://10.0.0.5:8000/v1', model: 'qwen', api_key_env: 'POLICY_KEY' });
+    }
+  });
+
   it('answers 404 with the closest run id for an unknown run, on every run route', async () => {
     for (const [method, path] of [['GET', '/v1/runs/swep'], ['POST', '/v1/runs/swep/cancel'], ['POST', '/v1/runs/swep/retry'], ['GET', '/v1/runs/swep/results'], ['GET', '/v1/runs/swep/groups']] as const) {
       const error = await rejected(await t.call(path, { method }), 404);

@@ -35,6 +35,12 @@ export const SubmitRequestSchema = SubmitOptionsSchema.extend({
     .describe('Native episode records (schemas/episode.schema.json; `run_id` may be left out). Problems cite them as `episodes:$[i]`.'),
   files: z.array(InputFileSchema).optional().describe('Input files in any format the CLI accepts.'),
   predictions: z.array(InputFileSchema).optional().describe('SWE-bench predictions (preds.json / .jsonl) to grade against the dataset files.'),
+  policy: z
+    .union([z.record(z.string(), z.unknown()), InputFileSchema])
+    .optional()
+    .describe(
+      'A policy block for every episode (`submit --policy`; docs/policy.md): the object itself, or a JSON/YAML file. Problems in it are cited as `policy.json` (or the file\'s name).',
+    ),
 }).refine((body) => (body.episodes?.length ?? 0) + (body.files?.length ?? 0) > 0, {
   message: 'give the episodes: `episodes` (native records) or `files` (any import format)',
   path: ['episodes'],

@@ -26,7 +26,7 @@ import {
 import { SubmitQuerySchema, SubmitRequestSchema, type RunStatusBody } from '../contracts/run-contracts.js';
 import { apiError } from '../http/api-error.js';
 import { REQUEST_FILE, checkInput, parseJsonBody } from '../http/json-body.js';
-import { BODY_FILE, inputFilesOf, submitFiles } from '../runs/submit-request.js';
+import { BODY_FILE, inputFilesOf, policyFileOf, submitFiles } from '../runs/submit-request.js';
 
 export interface RunRoutesDeps {
   config: Config;
@@ -92,8 +92,8 @@ export function runRoutes(deps: RunRoutesDeps): Router {
         problems: [{ file: REQUEST_FILE, field: 'format', message: `format "${request.format}" given with native episodes`, hint: `send ${request.format} inputs as \`files\`, or drop \`format\``, code: 'INPUT_INVALID' }],
       });
     }
-    const { episodes: _e, files: _f, predictions: _p, ...options } = request;
-    res.json(await submitFiles(deps, inputFilesOf(request), options));
+    const { episodes: _e, files: _f, predictions: _p, policy: _policy, ...options } = request;
+    res.json(await submitFiles(deps, inputFilesOf(request), options, policyFileOf(request)));
   });
 
   router.get('/v1/runs/:runId', async (req, res) => {

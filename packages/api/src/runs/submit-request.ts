@@ -12,6 +12,8 @@ import type { SubmitOptions, SubmitRequest, SubmitResponse } from '../contracts/
 export const EPISODES_FILE = 'episodes';
 /** Name a JSONL request body is cited by in problems (`request.jsonl:12`). */
 export const BODY_FILE = 'request.jsonl';
+/** Name a policy block given as an object is cited by in problems. */
+export const POLICY_FILE = 'policy.json';
 
 export interface SubmitDeps {
   config: Config;
@@ -29,7 +31,15 @@ export function inputFilesOf(body: SubmitRequest): InputFile[] {
   ];
 }
 
-export async function submitFiles(deps: SubmitDeps, files: InputFile[], options: SubmitOptions): Promise<SubmitResponse> {
+/** The policy block of a JSON submission as the file `submit --policy` would read, if there is one. */
+export function policyFileOf(body: SubmitRequest): InputFile | undefined {
+  const { policy } = body;
+  if (policy === undefined) return undefined;
+  const isFile = typeof policy.name === 'string' && typeof policy.content === 'string' && Object.keys(policy).length === 2;
+  return isFile ? { path: String(policy.name), text: String(policy.content) } : { path: POLICY_FILE, text: JSON.stringify(policy) };
+}
+
+export async function submitFiles(deps: SubmitDeps, files: InputFile[], options: SubmitOptions, policyFile?: InputFile): Promise<SubmitResponse> {
   const { config } = deps;
   const image = options.image ?? config.sandbox.image;
   const validated = validateInputs(files, {
@@ -41,6 +51,7 @@ export async function submitFiles(deps: SubmitDeps, files: InputFile[], options:
     ...(options.instance ? { instanceId: options.instance } : {}),
     ...(options.test_command ? { testCommand: options.test_command } : {}),
     ...(options.format ? { format: options.format } : {}),
+    ...(policyFile ? { policyFile } : {}),
   });
   if (validated.problems.length > 0) {
     const err = problemsToError(validated.problems);
