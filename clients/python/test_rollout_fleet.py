@@ -177,6 +177,15 @@ class FleetErrorTest(unittest.TestCase):
             self.fleet.status(run_id)
         self.assertEqual((missing.exception.status, missing.exception.code), (404, "RUN_NOT_FOUND"))
 
+    def test_a_policy_block_is_checked_at_its_own_place(self) -> None:
+        task = dict(sweep_records()[0], trajectory=[], problem_statement="add() subtracts")
+        with self.assertRaises(FleetError) as caught:
+            self.fleet.submit(f"py-pol-{uuid.uuid4().hex[:8]}", [task], policy={"base_url": "http://127.0.0.1:9/v1", "sampling": {"temperature": 1}})
+        self.assertIn(("policy.json", "policy.model"), [(p.file, p.field) for p in caught.exception.problems])
+        ok = self.fleet.submit(f"py-pol-{uuid.uuid4().hex[:8]}", [task], dry_run=True,
+                               policy={"base_url": "http://127.0.0.1:9/v1", "model": "m", "sampling": {"temperature": 1, "max_completion_tokens": 64}})
+        self.assertEqual((ok.episodes, ok.enqueued, ok.dry_run), (1, 0, True))
+
     def test_a_misspelt_option_gets_a_did_you_mean(self) -> None:
         with self.assertRaises(FleetError) as caught:
             self.fleet._json("POST", "/v1/runs", {"run_id": "x", "episodes": sweep_records(), "sampels": 2})
