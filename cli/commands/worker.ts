@@ -12,7 +12,8 @@ export function registerWorker(program: Command): void {
     .command('worker')
     .description('Take episodes from the queue and run them in sandboxes until SIGTERM/SIGINT.')
     .option('--concurrency <n>', 'episodes at once in this process (default RF_WORKER_CONCURRENCY)', positiveInteger)
-    .option('--fresh-eval', 'grade in a new sandbox from the image with the patch applied, as SWE-bench does (RF_FRESH_EVAL)')
+    .option('--fresh-eval', 'grade each patch in a new sandbox of the same image, as SWE-bench does (the default; RF_FRESH_EVAL)')
+    .option('--in-place-eval', 'UNSAFE: grade in the sandbox the trajectory ran in, which an adversarial policy can rig (RF_FRESH_EVAL=false)')
     .addHelpText('after', '\nExit codes: 0 stopped cleanly, 3 invalid configuration, 4 Redis or veFaaS unreachable.')
     .action(async (flags: WorkerFlags) => {
       process.exitCode = await runWorker(flags);
@@ -22,6 +23,7 @@ export function registerWorker(program: Command): void {
 interface WorkerFlags {
   concurrency?: number;
   freshEval?: boolean;
+  inPlaceEval?: boolean;
 }
 
 async function runWorker(flags: WorkerFlags): Promise<number> {
@@ -30,7 +32,13 @@ async function runWorker(flags: WorkerFlags): Promise<number> {
   try {
     const context = loadContext();
     const { logger } = context;
-    const config = flags.freshEval ? { ...context.config, worker: { ...context.config.worker, freshEval: true } } : context.config;
+    if (flags.freshEval && flags.inPlaceEval) {
+      console.error('worker: --fresh-eval and --in-place-eval contradict each other; give one');
+      return EXIT.USAGE;
+    }
+    const freshEval = flags.inPlaceEval ? false : flags.freshEval ? true : context.config.worker.freshEval;
+    const config = { ...context.config, worker: { ...context.config.worker, freshEval } };
+    if (!freshEval) logger.warn('grading in the agent\'s own sandbox (in-place): a policy can rig its own grade; see docs/adversarial-grading.md');
     const { connectRedis } = await import('../runtime/redis.js');
     (await connectRedis(config.redis)).disconnect();
     const { openTarget } = await import('../runtime/target.js');

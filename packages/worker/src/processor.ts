@@ -67,15 +67,17 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
       throw new UnrecoverableError('run cancelled');
     }
 
-    // The episode deadline starts once the sandbox is held: waiting for one (fleet create rate, caps, 429s)
-    // is bounded by the supply's acquire timeout instead, and never spends an attempt by itself.
+    // The clocks start once the sandbox is held: waiting for one (fleet create rate, caps, 429s) is bounded by
+    // the supply's acquire timeout instead, and never spends an attempt by itself. The episode deadline is the
+    // model's time (no step starts after it; graded); the attempt's hard bound around it is ours (infra).
     const deadlineMs = episode.limits.episode_deadline_s * 1000;
+    const boundMs = attemptBoundMs(episode);
     const deadlineControl = new AbortController();
     const deadline = deadlineControl.signal;
     let deadlineTimer: NodeJS.Timeout | undefined;
-    const startDeadline = (): number => {
-      deadlineTimer ??= setTimeout(() => deadlineControl.abort(new RolloutError('EPISODE_DEADLINE', 'episode deadline')), deadlineMs);
-      return Date.now() + deadlineMs;
+    const startDeadline = (): { deadline: number; episodeDeadline: number } => {
+      deadlineTimer ??= setTimeout(() => deadlineControl.abort(new RolloutError('ATTEMPT_DEADLINE', 'attempt bound')), boundMs);
+      return { deadline: Date.now() + boundMs, episodeDeadline: Date.now() + deadlineMs };
     };
     const signal = AbortSignal.any([deadline, deps.shutdown, ...(jobSignal ? [jobSignal] : [])]);
     let sandboxId: string | null = null;
@@ -94,7 +96,7 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
         jobId,
         logger,
         signal,
-        deadline: Date.now() + deps.supply.limits.acquireTimeoutMs + deadlineMs,
+        deadline: Date.now() + deps.supply.limits.acquireTimeoutMs + boundMs,
         startDeadline,
         onSandbox: (id, backup) => {
           if (!backup) sandboxId = id;
@@ -118,7 +120,7 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
       logger.info({ resolved: result.resolved, reward: result.reward, stored: committed.stored }, 'episode finished');
       return pointer(deps, episode, result, committed.stored);
     } catch (thrown) {
-      const err = reasonOf(thrown, { deadline, shutdown: deps.shutdown, deadlineS: episode.limits.episode_deadline_s });
+      const err = reasonOf(thrown, { deadline, shutdown: deps.shutdown, boundS: Math.round(boundMs / 1000) });
       if (err.code === 'WORKER_SHUTDOWN' && token) {
         // Hand the job back without spending an attempt; another worker (or this one, restarted) takes it.
         logger.warn('worker shutting down: episode handed back');
@@ -148,11 +150,25 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
   };
 }
 
+/**
+ * The hard bound of one attempt, from the moment it holds its sandbox: the model's time (the episode deadline,
+ * which only ends the steps) plus what our side may need around it — the step that overruns it, a second
+ * sandbox start, two grading rounds, set-up margin. Hitting it is infra (ATTEMPT_DEADLINE): something of ours hung.
+ */
+export function attemptBoundMs(episode: Episode): number {
+  const startupS = episode.sandbox.startup_timeout_s;
+  const evalS = episode.eval?.timeout_s ?? 0;
+  return (episode.limits.episode_deadline_s + episode.limits.step_timeout_s + 2 * startupS + 2 * evalS + 5 * 60) * 1000;
+}
+
 /** Why an attempt stopped: an abort's reason wins over the error it caused downstream. */
-function reasonOf(thrown: unknown, o: { deadline: AbortSignal; shutdown: AbortSignal; deadlineS: number }): RolloutError {
+function reasonOf(thrown: unknown, o: { deadline: AbortSignal; shutdown: AbortSignal; boundS: number }): RolloutError {
   if (o.shutdown.aborted) return new RolloutError('WORKER_SHUTDOWN', 'worker shut down mid-episode', { cause: thrown });
-  if (o.deadline.aborted) return new RolloutError('EPISODE_DEADLINE', `attempt exceeded the episode deadline of ${o.deadlineS} s`, { cause: thrown });
-  return coerceError(thrown);
+  if (o.deadline.aborted) return new RolloutError('ATTEMPT_DEADLINE', `attempt exceeded its hard bound of ${o.boundS} s`, { cause: thrown });
+  const err = coerceError(thrown);
+  // Model-caused trouble is an observation or graded inside the attempt; one that escapes is our bug.
+  if (err.class === 'model') return new RolloutError('INTERNAL', `a model-side error escaped the attempt: ${err.message}`, { cause: err });
+  return err;
 }
 
 /** One copy of an attempt (the primary, or a straggler's backup) as the result lists it. */
@@ -205,7 +221,8 @@ function buildResult(
       total_ms: Date.now() - startedAt.getTime(),
     },
     attempts,
-    failure: null,
+    // Set on a completed result only for a model-caused problem it was graded with (class `model`).
+    failure: outcome.failure,
     worker_id: deps.workerId,
     sandbox_id: outcome.sandboxId,
     finished_at: new Date().toISOString(),

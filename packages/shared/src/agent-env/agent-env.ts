@@ -13,8 +13,11 @@ import type { Logger } from '../logging/create-logger.js';
 import { SwerexClient } from '../swerex/swerex-client.js';
 import { shellQuote } from '../tools/shell-quote.js';
 import type { VefaasClient } from '../vefaas/control-plane-client.js';
+import type { CommandInput, CommandResponse } from '../swerex/models.js';
+import { SwerexRuntimeError } from '../swerex/swerex-runtime-error.js';
+import { TOOL_INSTALL_DIR } from '../tools/bundle-paths.js';
 import { checkSandboxEnvNames, createSandboxRequest } from './create-request.js';
-import { installToolBundle } from './install-tools.js';
+import { TOOL_PATH_EXPORT, installToolBundle } from './install-tools.js';
 import { buildStartCommand } from './start-command.js';
 
 const SECOND_MS = 1000;
@@ -66,6 +69,12 @@ export interface RunResult {
   exitCode: number | null;
   durationMs: number;
   timedOut: boolean;
+  /**
+   * Set when the command left the session unusable: `ended` — the shell exited or was killed (`exit`,
+   * `kill -9 $$`, an `exec` that ended); `unresponsive` — it timed out and would not be interrupted.
+   * The sandbox itself is fine: `restartSession()` gives a new shell in it.
+   */
+  sessionLost?: 'ended' | 'unresponsive';
 }
 
 export interface StartTimings {
@@ -73,7 +82,7 @@ export interface StartTimings {
   aliveMs: number;
 }
 
-const SESSION = 'default';
+const FIRST_SESSION = 'default';
 
 /**
  * Metadata key every sandbox of an AgentEnv carries, with a value unique to that AgentEnv: when CreateSandbox
@@ -106,6 +115,9 @@ export class AgentEnv implements AsyncDisposable {
   readonly #label = randomUUID();
   #authToken: string | undefined;
   #ready = false;
+  /** The session commands run in; a new name after each restart (SWE-ReX keeps a failed name registered). */
+  #session = FIRST_SESSION;
+  #restarts = 0;
 
   constructor(options: AgentEnvOptions) {
     this.#o = options;
@@ -176,10 +188,57 @@ export class AgentEnv implements AsyncDisposable {
       onDead: this.#failedStartCheck(this.#sandboxId ?? ''),
       ...(signal ? { signal } : {}),
     });
-    await swerex.createSession({ session: SESSION, startup_timeout: 10 }, signal ? { signal } : {});
-    const env = { ...DEFAULT_SESSION_ENV, ...sandbox.env };
-    await this.#mustRun(Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)}`).join('\n'));
+    try {
+      await swerex.createSession({ session: this.#session, startup_timeout: 10 }, signal ? { signal } : {});
+    } catch (thrown) {
+      // Nothing of the model's has run yet: a shell that will not start is the sandbox's fault.
+      if (!(thrown instanceof SwerexRuntimeError)) throw thrown;
+      throw new RolloutError('SANDBOX_START_FAILED', `the bash session did not start: ${thrown.message}`, { cause: thrown });
+    }
+    await this.#mustRun(this.#envExports());
     this.#ready = true;
+  }
+
+  /**
+   * Replaces a session the model broke (see `RunResult.sessionLost`) with a new one in the same sandbox, set
+   * up as the first one was (environment variables, tools on PATH). Throws SESSION_RESTART_FAILED (model) when
+   * the sandbox answers but no working shell comes up — the model can poison what a new shell reads
+   * (~/.bashrc) — and the transport's infra errors when the sandbox does not answer at all.
+   */
+  async restartSession(): Promise<void> {
+    const swerex = this.#client();
+    const signal = this.#o.signal;
+    const old = this.#session;
+    this.#restarts += 1;
+    this.#session = `rf-session-${this.#restarts}`;
+    // The old shell may be gone or wedged; closing it only reaps it, so failures do not matter.
+    await swerex.closeSession(old, { timeoutMs: 5 * SECOND_MS, retries: 0 }).catch(() => undefined);
+    try {
+      await swerex.createSession({ session: this.#session, startup_timeout: 10 }, signal ? { signal } : {});
+      await this.#mustRun(this.#envExports());
+      // The tools stay installed in the sandbox; a new shell only needs them on its PATH.
+      await this.#mustRun(`if [ -d ${TOOL_INSTALL_DIR} ]; then ${TOOL_PATH_EXPORT}; fi`);
+    } catch (thrown) {
+      const err = coerceError(thrown);
+      if (!(thrown instanceof SwerexRuntimeError) && err.code !== 'SANDBOX_START_FAILED' && err.class !== 'model') throw err;
+      throw new RolloutError('SESSION_RESTART_FAILED', `a new bash session would not start: ${err.message}`, { cause: thrown });
+    }
+  }
+
+  /**
+   * `/execute`: one subprocess outside every session (argv list, `shell: false` unless asked), so nothing the
+   * model did to its shell (functions, aliases, exported variables, a dead session) can touch it. `env`
+   * replaces the server's whole environment when given.
+   */
+  async execute(command: CommandInput): Promise<CommandResponse> {
+    const signal = this.#o.signal;
+    return this.#client().execute(command, { retries: 1, ...(signal ? { signal } : {}) });
+  }
+
+  /** The session's environment line: the defaults every sandbox gets, then the episode's own variables. */
+  #envExports(): string {
+    const env = { ...DEFAULT_SESSION_ENV, ...this.#o.sandbox.env };
+    return Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)}`).join('\n');
   }
 
   /**
@@ -226,15 +285,17 @@ export class AgentEnv implements AsyncDisposable {
     const signal = this.#o.signal;
     try {
       const observation = await swerex.runInSession(
-        { action_type: 'bash', session: SESSION, command, timeout: timeoutS, check: 'silent' },
+        { action_type: 'bash', session: this.#session, command, timeout: timeoutS, check: 'silent' },
         { retries: 1, ...(signal ? { signal } : {}) },
       );
       return { output: observation.output, exitCode: observation.exit_code, durationMs: performance.now() - started, timedOut: false };
     } catch (thrown) {
       const err = coerceError(thrown);
+      const durationMs = (): number => performance.now() - started;
+      if (err.code === 'SWEREX_SESSION_ENDED') return { output: '', exitCode: null, durationMs: durationMs(), timedOut: false, sessionLost: 'ended' };
       if (err.code !== 'SWEREX_COMMAND_TIMEOUT') throw err;
-      await this.#interrupt();
-      return { output: '', exitCode: null, durationMs: performance.now() - started, timedOut: true };
+      const interrupted = await this.#interrupt();
+      return { output: '', exitCode: null, durationMs: durationMs(), timedOut: true, ...(interrupted ? {} : { sessionLost: 'unresponsive' as const }) };
     }
   }
 
@@ -279,7 +340,7 @@ export class AgentEnv implements AsyncDisposable {
     // After an abort a command may still hold the single-request server: closing the session would only
     // wait for it, and KillSandbox ends the session anyway.
     if (this.#swerex && !this.#o.signal?.aborted) {
-      await this.#swerex.closeSession(SESSION, { timeoutMs: 2 * SECOND_MS, retries: 0 }).catch(() => undefined);
+      await this.#swerex.closeSession(this.#session, { timeoutMs: 2 * SECOND_MS, retries: 0 }).catch(() => undefined);
     }
     try {
       await this.#o.target.vefaas.killSandbox({ FunctionId: this.#o.target.functionId, SandboxId: sandboxId });
@@ -330,11 +391,17 @@ export class AgentEnv implements AsyncDisposable {
     };
   }
 
-  async #interrupt(): Promise<void> {
+  /** Ctrl-C after a timeout; false when the session would not come back (a model-side failure: see run()). */
+  async #interrupt(): Promise<boolean> {
     try {
-      await this.#client().interrupt(SESSION, { retries: 1 });
+      await this.#client().interrupt(this.#session, { retries: 1, ...(this.#o.signal ? { signal: this.#o.signal } : {}) });
+      return true;
     } catch (thrown) {
-      throw new RolloutError('SWEREX_INTERRUPT_FAILED', 'could not interrupt the session after a timeout', { cause: thrown });
+      const err = coerceError(thrown);
+      // The sandbox answered that the shell would not stop (or was gone): the model's doing. Transport and
+      // sandbox failures stay infra.
+      if (err.class === 'model') return false;
+      throw err;
     }
   }
 

@@ -6,6 +6,9 @@ import type { ToolName } from '../contracts/episode.js';
 import type { SwerexClient } from '../swerex/swerex-client.js';
 import { TOOL_BUNDLE_DIR, TOOL_INSTALL_DIR, TOOL_INSTALL_ROOT } from '../tools/bundle-paths.js';
 
+/** The session line that puts the tools first on PATH; replayed in every new session of the sandbox. */
+export const TOOL_PATH_EXPORT = `export PATH="${TOOL_INSTALL_DIR}:$PATH" && hash -r`;
+
 export async function installToolBundle(options: {
   swerex: SwerexClient;
   names: readonly ToolName[];
@@ -13,5 +16,5 @@ export async function installToolBundle(options: {
 }): Promise<void> {
   if (options.names.length === 0) return;
   await options.swerex.upload({ source: TOOL_BUNDLE_DIR, targetPath: TOOL_INSTALL_ROOT, unzip: true, reuseZip: true });
-  await options.run(`chmod +x ${TOOL_INSTALL_DIR}/* && export PATH="${TOOL_INSTALL_DIR}:$PATH" && hash -r`);
+  await options.run(`chmod +x ${TOOL_INSTALL_DIR}/* && ${TOOL_PATH_EXPORT}`);
 }

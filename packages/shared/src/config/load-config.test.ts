@@ -28,7 +28,7 @@ describe('loadConfig defaults and modes', () => {
     expect(config.queue).toEqual({ prefix: '{rf}', name: 'episodes' });
     expect(config.worker).toEqual({
       concurrency: 4, stepOutputLimitBytes: 65_536, attempts: 3, backoffMs: 5000, leaseTtlS: 60,
-      reaperIntervalS: 30, shutdownGraceS: 30, lockDurationMs: 60_000, stalledIntervalMs: 30_000, resultRetentionDays: 14, freshEval: false, rewardResolved: 1, rewardUnresolved: 0,
+      reaperIntervalS: 30, shutdownGraceS: 30, lockDurationMs: 60_000, stalledIntervalMs: 30_000, resultRetentionDays: 14, freshEval: true, rewardResolved: 1, rewardUnresolved: 0,
     });
     expect(config.supply).toEqual({ createRate: 8, createBurst: 8, createRecoverS: 300, maxSandboxes: 200, maxStarting: 64, acquireTimeoutS: 900, warmPoolMax: 0, warmIdleS: 300, warmLookahead: 256, warmIntervalMs: 1000, stragglers: true, stragglerTail: 0.1, stragglerFactor: 3 });
     expect(config.sandbox).toEqual({ image: undefined, startupTimeoutS: 180, stepTimeoutS: 300 });
@@ -70,10 +70,10 @@ describe('loadConfig defaults and modes', () => {
 
   it('parses booleans, numbers and enums from their text forms', () => {
     const config = loadConfig({
-      RF_FRESH_EVAL: 'yes', RF_DASHBOARD_READ_ONLY: '1', RF_METRICS_PUBLIC: 'NO', RF_WORKER_CONCURRENCY: '12',
+      RF_FRESH_EVAL: 'no', RF_DASHBOARD_READ_ONLY: '1', RF_METRICS_PUBLIC: 'NO', RF_WORKER_CONCURRENCY: '12',
       RF_BACKOFF_MS: '0', RF_REWARD_UNRESOLVED: '-0.5', LOG_LEVEL: 'DEBUG', LOG_FORMAT: 'json', RF_SANDBOX_IMAGE: 'swe-py312',
     }, NO_FILE);
-    expect(config.worker).toMatchObject({ freshEval: true, concurrency: 12, backoffMs: 0, rewardUnresolved: -0.5 });
+    expect(config.worker).toMatchObject({ freshEval: false, concurrency: 12, backoffMs: 0, rewardUnresolved: -0.5 });
     expect(config.dashboard).toMatchObject({ readOnly: true, metricsPublic: false });
     expect(config.log).toEqual({ level: 'debug', format: 'json' });
     expect(config.sandbox.image).toBe('swe-py312');

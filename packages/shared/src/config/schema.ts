@@ -54,7 +54,7 @@ export const EnvSchema = z.object({
   RF_LOCK_DURATION_MS: positiveInt(60_000),
   RF_STALLED_INTERVAL_MS: positiveInt(30_000),
   RF_RESULT_RETENTION_DAYS: positiveInt(14),
-  RF_FRESH_EVAL: boolean(false),
+  RF_FRESH_EVAL: boolean(true),
   RF_REWARD_RESOLVED: finiteNumber(1),
   RF_REWARD_UNRESOLVED: finiteNumber(0),
   RF_SANDBOX_IMAGE: optionalText(),

@@ -74,7 +74,10 @@ export interface Config {
     /** How often BullMQ looks for stalled jobs. @defaultValue 30_000 */
     stalledIntervalMs: number;
     resultRetentionDays: number;
-    /** Grade in a fresh sandbox from the image with the patch applied, as SWE-bench does. @defaultValue false */
+    /**
+     * Grade in a fresh sandbox from the image with the patch applied, as SWE-bench does. false grades in the
+     * agent's own sandbox, which an adversarial policy can rig (docs/adversarial-grading.md). @defaultValue true
+     */
     freshEval: boolean;
     rewardResolved: number;
     rewardUnresolved: number;

@@ -52,7 +52,7 @@ const DOCS = {
   RF_RESULT_RETENTION_DAYS: { meaning: 'Days finished jobs and results are kept in Redis.' },
   RF_LOCK_DURATION_MS: { meaning: 'BullMQ job lock in milliseconds, renewed every half of it while an episode runs; a killed worker\'s episode is taken over after about lock + stalled interval.' },
   RF_STALLED_INTERVAL_MS: { meaning: 'How often workers look for stalled jobs (a dead worker\'s), milliseconds.' },
-  RF_FRESH_EVAL: { meaning: 'Grade in a fresh sandbox (patch applied to a clean checkout) instead of the one the trajectory ran in.' },
+  RF_FRESH_EVAL: { meaning: 'Grade each patch in a fresh sandbox of the same image, as SWE-bench does. `false` grades in the sandbox the trajectory ran in: unsafe against adversarial policies (docs/adversarial-grading.md).' },
   RF_REWARD_RESOLVED: { meaning: 'Reward of a resolved episode.' },
   RF_REWARD_UNRESOLVED: { meaning: 'Reward of a graded, unresolved episode (infrastructure failures get no reward).' },
   RF_SANDBOX_IMAGE: { meaning: 'Sandbox image for episodes that name none.' },

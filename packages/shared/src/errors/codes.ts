@@ -1,8 +1,12 @@
 /**
  * The one table of failure codes. Each code decides, here and nowhere else:
- * - `class`: who is to blame. `infra` failures are retried at the job level and never become reward 0;
- *   `model` failures are observations of the trajectory (step timeouts, tool errors), not job failures;
- *   `input` failures are the episode's or the user's fault and are never retried.
+ * - `class`: who is to blame, decided by one rule: whatever the model (the trajectory or the policy) can cause
+ *   is `model` — it becomes an observation of the step, or it is graded (reward by the rule, 0 or 1), never
+ *   retried and never null; whatever our infrastructure or the platform causes is `infra` — retried at the
+ *   job level and, if it persists, a failed result with reward null, never 0; `input` failures are the
+ *   episode's or the user's doing (bad payload, cancel) and are never retried (reward null).
+ *   Where one server error can come from either side, the call site decides (e.g. a session that fails to
+ *   start is infra at sandbox start, model after the model broke its shell) and picks the code that says so.
  * - `retryable`: whether the same request may succeed if sent again (request-level retry policy).
  */
 export type FailureClass = 'infra' | 'model' | 'input';
@@ -40,18 +44,30 @@ export const ERROR_CODES = {
   SWEREX_COMMAND_TIMEOUT: { class: 'model', retryable: false, hint: 'the command did not finish within its timeout' },
   SWEREX_BASH_SYNTAX: { class: 'model', retryable: false, hint: 'the command is not valid bash' },
   SWEREX_NONZERO_EXIT: { class: 'model', retryable: false, hint: 'the command exited non-zero' },
-  SWEREX_NO_EXIT_CODE: { class: 'infra', retryable: false, hint: 'the session lost track of the exit code' },
+  // A command can leave the terminal unable to print the exit-code sentinel (exec >/dev/null, stty, endless output).
+  SWEREX_NO_EXIT_CODE: { class: 'model', retryable: false, hint: 'the session lost track of the exit code after a command' },
   SWEREX_SESSION_MISSING: { class: 'infra', retryable: false, hint: 'the bash session does not exist in the sandbox' },
   SWEREX_SESSION_EXISTS: { class: 'infra', retryable: false, hint: 'a bash session with that name already exists' },
-  SWEREX_INTERRUPT_FAILED: { class: 'infra', retryable: false, hint: 'the session could not be interrupted after a timeout' },
+  // The model's command ignores Ctrl-C / Ctrl-Z, or replaced the shell: a new session is started.
+  SWEREX_INTERRUPT_FAILED: { class: 'model', retryable: false, hint: 'the session could not be interrupted after a timeout; a new session is started' },
+  // `exit`, `kill -9 $$`, an `exec` that ends: the shell is gone, the sandbox is not; a new session is started.
+  SWEREX_SESSION_ENDED: { class: 'model', retryable: false, hint: 'a command ended the bash session; a new session is started' },
   SWEREX_RUNTIME: { class: 'model', retryable: false, hint: 'the runtime raised an error while executing the request' },
   // episodes
   STEP_TIMEOUT: { class: 'model', retryable: false, hint: 'a step exceeded its step timeout; recorded as an observation' },
   TOOL_ERROR: { class: 'model', retryable: false, hint: 'a tool call was unknown or malformed; recorded as an observation' },
-  EPISODE_DEADLINE: { class: 'infra', retryable: true, hint: 'the attempt exceeded its episode deadline' },
+  SESSION_RESTART_FAILED: { class: 'model', retryable: false, hint: 'after the model broke its shell no new session would start (e.g. a poisoned ~/.bashrc); later steps were not run' },
+  EPISODE_DEADLINE: { class: 'model', retryable: false, hint: 'the steps used up the episode deadline; the rest was not run and the patch so far was graded' },
+  ATTEMPT_DEADLINE: { class: 'infra', retryable: true, hint: 'the attempt overran its hard bound (episode deadline + sandbox starts + grading); retried' },
+  PATCH_EXTRACTION_FAILED: { class: 'model', retryable: false, hint: 'the patch could not be taken from the repository the model left (deleted .git, full disk, huge patch); graded as no patch' },
+  SANDBOX_LOST_IN_STEP: { class: 'model', retryable: false, hint: 'the sandbox died during the same step in every attempt (the step kills its own server); graded as no patch' },
+  EVAL_SANDBOX_LOST: { class: 'model', retryable: false, hint: 'the grading sandbox died twice while this patch\'s tests ran; graded unresolved as SWE-bench does' },
   GRADING_FAILED: { class: 'infra', retryable: true, hint: 'grading could not run (not a test failure)' },
   ATTEMPT_SUPERSEDED: { class: 'infra', retryable: false, hint: 'a backup attempt of the same episode committed first; this one was stopped and its sandbox killed' },
   LEASE_LOST: { class: 'infra', retryable: true, hint: 'the sandbox lease expired or was taken over' },
+  JOB_LOCK_LOST: { class: 'infra', retryable: true, hint: 'the worker lost the job lock; the attempt stopped and its sandbox was killed (another worker takes the job)' },
+  JOB_STALLED: { class: 'infra', retryable: false, hint: 'workers died running this job more often than allowed (maxStalledCount)' },
+  SUPERSEDED: { class: 'infra', retryable: true, hint: 'the episode was forced or retried while running; this execution stopped and the job runs again' },
   WORKER_SHUTDOWN: { class: 'infra', retryable: true, hint: 'the worker shut down mid-episode; the job is handed back' },
   // policy endpoint (OpenAI-compatible chat completions). Infra: retried per turn with back-off, never charged to
   // the model's turn budget; when retries run out the attempt fails (reward null) and the job is retried.
@@ -69,6 +85,7 @@ export const ERROR_CODES = {
   POLICY_AUTH: { class: 'input', retryable: false, hint: 'the policy endpoint refused the key (HTTP 401/403); check the variable named by policy.api_key_env on the workers' },
   POLICY_NOT_FOUND: { class: 'input', retryable: false, hint: 'HTTP 404 from the policy endpoint: check policy.base_url (the API root, …/v1) and policy.model (the served model name)' },
   POLICY_KEY_MISSING: { class: 'input', retryable: false, hint: 'set the environment variable named by policy.api_key_env in every worker\'s environment' },
+  CANCELLED: { class: 'input', retryable: false, hint: 'the run was cancelled; `rollout-fleet retry --run <id> --failed` resumes it' },
   // input and configuration
   REPO_DIR_MISSING: { class: 'input', retryable: false, hint: "the episode's repo_dir is not a directory in its sandbox image; set repo_dir to where the image keeps the repository (SWE-bench images: /testbed)" },
   INPUT_INVALID: { class: 'input', retryable: false, hint: 'fix the field named in the message and submit again' },

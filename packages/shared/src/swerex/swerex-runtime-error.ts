@@ -37,8 +37,11 @@ const CODE_BY_CLASS_PATH: Readonly<Record<string, ErrorCode>> = {
   'swerex.exceptions.NoExitCodeError': 'SWEREX_NO_EXIT_CODE',
   'swerex.exceptions.SessionDoesNotExistError': 'SWEREX_SESSION_MISSING',
   'swerex.exceptions.SessionExistsError': 'SWEREX_SESSION_EXISTS',
-  // Raised for a session start that never showed a prompt and for "Failed to interrupt session".
+  // Raised for "Failed to interrupt session" and for a session start that never showed a prompt; callers that
+  // start sessions re-code it (infra at sandbox start, model after the model broke its shell).
   'pexpect.exceptions.TIMEOUT': 'SWEREX_INTERRUPT_FAILED',
+  // The session's shell exited (`exit`, `kill -9 $$`, an `exec` that ended).
+  'pexpect.exceptions.EOF': 'SWEREX_SESSION_ENDED',
 };
 
 /** The error code for a server exception class; unknown classes (FileNotFoundError, ...) are SWEREX_RUNTIME. */

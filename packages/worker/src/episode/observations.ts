@@ -23,3 +23,20 @@ export function syntaxErrorObservation(bashStdout: string, bashStderr: string): 
 function formatSeconds(seconds: number): string {
   return Number.isInteger(seconds) ? String(seconds) : seconds.toFixed(1);
 }
+
+/**
+ * Prefixed to the observation of the step after one that broke the shell, worded like SWE-agent's notes for
+ * commands it cannot run (`Operation '…' is not supported by this environment.`).
+ */
+export function sessionRestartedNote(command: string, how: 'ended' | 'unresponsive'): string {
+  const what = how === 'ended' ? 'ended the shell session' : 'could not be interrupted and the shell stopped answering';
+  return (
+    `The command '${command}' ${what}. A new shell session was started: the working directory, environment ` +
+    'variables, aliases and shell functions of the old session are gone.\n'
+  );
+}
+
+/** The observation of a step that could not run: the model broke its shell and no new one would start. */
+export function noShellObservation(command: string): string {
+  return `The command '${command}' was not run: the shell session ended and a new one could not be started.`;
+}

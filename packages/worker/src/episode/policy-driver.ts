@@ -57,6 +57,8 @@ export interface PolicyDriverOptions {
   onStep?: (step: StepRecord) => Promise<void> | void;
   onTurn?: (turn: TurnRecord) => Promise<void> | void;
   signal?: AbortSignal;
+  /** Epoch ms of the episode deadline (the model's time): no turn starts after it (exit_total_execution_time). */
+  deadline?: number;
   now?: () => number;
 }
 
@@ -114,6 +116,7 @@ export async function runPolicyLoop(options: PolicyDriverOptions): Promise<Polic
     signal?.throwIfAborted();
     if (index >= limits.max_turns) return done('exit_cost');
     if (agentMs >= limits.wall_s * 1000) return done('exit_total_execution_time');
+    if (options.deadline !== undefined && Date.now() >= options.deadline) return done('exit_total_execution_time');
     let maxTokens = policy.sampling.max_completion_tokens;
     let clamped = false;
     if (policy.max_model_len !== undefined && lastTotal !== undefined) {

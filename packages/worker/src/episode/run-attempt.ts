@@ -1,15 +1,24 @@
 /**
- * One attempt at one episode: sandbox → tools → replay → grade, with the sandbox closed on every path.
- * Model-side trouble becomes observations (replay.ts); infra trouble throws and the processor decides
- * about retries. The attempt is bounded by the episode deadline and by `signal` (cancel, shutdown).
+ * One attempt at one episode: sandbox → tools → replay or policy loop → patch → grade, with every sandbox
+ * released on every path. Model-side trouble becomes observations (step-executor.ts) or is graded (a patch
+ * that cannot be taken, a patch that kills its grading sandbox); infra trouble throws and the processor decides
+ * about retries. The attempt is bounded by `signal` (its hard bound, cancel, shutdown, lost lock); the model's
+ * own time — the episode deadline — ends the steps, not the attempt.
+ *
+ * Grading (docs/adversarial-grading.md): the patch is taken outside the agent's shell (extract-patch.ts) and,
+ * by default, graded in a fresh sandbox of the same image, acquired while the last steps run. Grading in the
+ * agent's own sandbox (`freshEval: false`) is an explicit, unsafe opt-in.
  */
 import {
   PolicyClient,
   RolloutError,
+  coerceError,
+  toFailure,
   toolProfile,
   type AgentEnv,
   type ChatMessage,
   type Episode,
+  type Failure,
   type Fidelity,
   type GradingReport,
   type Logger,
@@ -20,7 +29,8 @@ import {
   type ToolName,
   type TurnRecord,
 } from '@rollout-fleet/shared';
-import { diffWorkingTree, gradeInSandbox } from '../grading/grade-in-sandbox.js';
+import { extractPatch, probeRepository, type RepoBase } from '../grading/extract-patch.js';
+import { DEFAULT_REPO_DIR, gradeInSandbox, gradingPhaseOf, type SandboxGrade } from '../grading/grade-in-sandbox.js';
 import type { WorkerMetrics } from '../metrics/worker-metrics.js';
 import type { SandboxRole, SandboxSupply, SuppliedSandbox } from '../supply/sandbox-supply.js';
 import type { InflightLimiter } from '../policy/inflight-limiter.js';
@@ -37,6 +47,7 @@ export interface AttemptDeps {
   metrics: WorkerMetrics;
   workerId: string;
   outputLimitBytes: number;
+  /** Grade in a fresh sandbox of the same image (the default). false = in the agent's sandbox: unsafe. */
   freshEval: boolean;
   reward: { resolved: number; unresolved: number };
   /** What policy episodes need; without it a policy episode fails as a configuration error. */
@@ -67,6 +78,10 @@ export interface AttemptOutcome {
   report: GradingReport | null;
   resolved: boolean | null;
   reward: number | null;
+  /** A model-caused problem the episode was graded with (deadline, broken shell or repository, grader killed). */
+  failure: Failure | null;
+  /** Where the eval ran; null when nothing was graded. */
+  gradedIn: 'fresh' | 'in-place' | null;
   sandboxId: string | null;
   timings: { sandboxAcquireMs: number; replayMs: number; gradeMs: number };
   /** Set for policy episodes. */
@@ -80,13 +95,14 @@ export interface AttemptInput {
   jobId: string;
   logger: Logger;
   signal: AbortSignal;
-  /** Epoch ms the attempt must end by (an upper bound until `startDeadline` is called). */
+  /** Epoch ms the attempt must end by (an upper bound until `startDeadline` is called); sandbox lifetimes nest above it. */
   deadline: number;
   /**
-   * Called once the attempt holds its sandbox: the episode deadline counts from here, so waiting for a sandbox
-   * (fleet create rate, caps, 429 back-off) never eats into it. Returns the deadline (epoch ms).
+   * Called once the attempt holds its sandbox: the clocks start here, so waiting for a sandbox (fleet create
+   * rate, caps, 429 back-off) never eats into them. Returns the attempt's hard bound (epoch ms, the new
+   * `deadline`) and the episode deadline — the model's time: no step starts after it.
    */
-  startDeadline?: () => number;
+  startDeadline?: () => { deadline: number; episodeDeadline: number };
   onStep?: (step: StepRecord, total: number) => Promise<void>;
   /** Policy episodes: called after each model turn with the steps it executed (instead of onStep). */
   onTurn?: (turn: TurnRecord, steps: StepRecord[], maxTurns: number) => Promise<void>;
@@ -94,6 +110,11 @@ export interface AttemptInput {
   onSandbox?: (sandboxId: string, backup: boolean) => void;
   /** The role of the attempt's main sandbox: `backup` when this attempt backs up a straggler. @defaultValue 'main' */
   role?: 'main' | 'backup';
+}
+
+/** The repository inside the sandbox (fidelity's `repo_dir`, default /testbed). */
+function repoDirOf(episode: Episode): string {
+  return episode.repo_dir || DEFAULT_REPO_DIR;
 }
 
 export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promise<AttemptOutcome> {
@@ -106,14 +127,23 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
   const requester = episode.policy ? turnRequesterFor(deps, episode.policy, input.logger) : undefined;
   const acquired = performance.now();
   const main = await openEnv(deps, input, input.role ?? 'main', lost);
+  let evalBox: EvalSandbox | undefined;
   try {
     input.onSandbox?.(main.sandboxId, input.role === 'backup');
     timings.sandboxAcquireMs = performance.now() - acquired;
+    let episodeDeadline = Date.now() + episode.limits.episode_deadline_s * 1000;
     if (input.startDeadline) {
-      input = { ...input, deadline: input.startDeadline() };
+      const clocks = input.startDeadline();
+      input = { ...input, deadline: clocks.deadline };
+      episodeDeadline = clocks.episodeDeadline;
       main.extendDeadline(input.deadline);
     }
+    const repoDir = repoDirOf(episode);
+    const base = await probeRepository(main.env, repoDir);
 
+    const freshGrading = needsFreshSandbox(deps, episode);
+    // A trajectory this short ends before a sandbox could start: acquire the grading sandbox right away.
+    if (freshGrading && !episode.policy && episode.trajectory.length <= 2) evalBox = startEvalSandbox(deps, input, lost);
     const countStep = (step: StepRecord): void => {
       deps.metrics.steps.inc({ tool: step.tool });
       deps.metrics.stepSeconds.observe({ tool: step.tool }, step.duration_ms / 1000);
@@ -124,46 +154,99 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
     const fidelity = createFidelityObserver({ trajectory: episode.trajectory, agent, session: main.env, keepChars: deps.outputLimitBytes });
     const replayStarted = performance.now();
     let steps: StepRecord[];
+    let stopped: Failure | null = null;
     let run: PolicyRun | undefined;
     if (episode.policy && requester) {
-      run = await drivePolicy(deps, input, { env: main.env, policy: episode.policy, requester, countStep });
+      run = await drivePolicy(deps, input, { env: main.env, policy: episode.policy, requester, countStep, deadline: episodeDeadline });
       steps = run.steps;
     } else {
-      steps = await replayTrajectory({
+      const replay = await replayTrajectory({
         shell: main.env,
         trajectory: episode.trajectory,
         stepTimeoutS: episode.limits.step_timeout_s,
         outputLimitBytes: deps.outputLimitBytes,
         toCommand: agent.toCommand,
         signal: input.signal,
+        deadline: episodeDeadline,
         onStep: async (step, total, output) => {
           const call = episode.trajectory[step.index];
           if (call !== undefined) await agent.afterStep(main.env, call);
           const verdict = await fidelity.observe(step, output);
           deps.metrics.fidelitySteps.inc({ verdict: verdict.verdict });
           countStep(step);
+          // Acquire the grading sandbox while the last steps run, so its start-up hides behind them.
+          if (freshGrading && !evalBox && prefetchNow(step.index + 1, total, performance.now() - replayStarted, timings.sandboxAcquireMs)) {
+            evalBox = startEvalSandbox(deps, input, lost);
+          }
           await input.onStep?.(step, total);
         },
       });
+      steps = replay.steps;
+      stopped = replay.stopped;
     }
     timings.replayMs = performance.now() - replayStarted;
 
     const gradeStarted = performance.now();
-    const graded = await grade(deps, input, main.env);
+    const graded = await grade(deps, input, {
+      main,
+      repoDir,
+      base,
+      takeEvalBox: () => evalBox ?? startEvalSandbox(deps, input, lost),
+      newEvalBox: () => startEvalSandbox(deps, input, lost),
+    });
     timings.gradeMs = performance.now() - gradeStarted;
     const policy = run && episode.policy ? policyOutcome(episode.policy, run, graded.patch) : undefined;
     const replayed = run === undefined && episode.trajectory.length > 0;
-    return { steps, ...graded, sandboxId: main.sandboxId, timings, ...(policy ? { policy } : {}), ...(replayed ? { fidelity: fidelity.result() } : {}) };
+    return {
+      steps,
+      ...graded,
+      failure: stopped ?? graded.failure,
+      sandboxId: main.sandboxId,
+      timings,
+      ...(policy ? { policy } : {}),
+      ...(replayed ? { fidelity: fidelity.result() } : {}),
+    };
   } finally {
     await main.release();
+    // A grading sandbox nobody used (empty patch, grading failed early); release() is idempotent.
+    if (evalBox) await (evalBox as EvalSandbox).box.then((b) => b.release(), () => undefined);
   }
+}
+
+/** A grading sandbox on its way from the supply. */
+interface EvalSandbox {
+  box: Promise<SuppliedSandbox>;
+}
+
+function startEvalSandbox(deps: AttemptDeps, input: AttemptInput, lost: AbortController): EvalSandbox {
+  const box = openEnv(deps, input, 'eval', lost);
+  // Awaited when grading starts; until then a failure must not become an unhandled rejection.
+  box.catch(() => undefined);
+  return { box };
+}
+
+/** Whether this episode's grade needs a second sandbox: a patch from executed steps, graded fresh. */
+function needsFreshSandbox(deps: AttemptDeps, episode: Episode): boolean {
+  if (!episode.eval) return false;
+  if (episode.model_patch !== undefined) return episode.trajectory.length > 0 || episode.policy !== undefined;
+  return deps.freshEval;
+}
+
+/**
+ * Prefetch rule: once the steps still to run are expected to take no longer than a sandbox start (this
+ * attempt's own acquire time), or at the last step.
+ */
+export function prefetchNow(done: number, total: number, elapsedMs: number, startupMs: number): boolean {
+  const remaining = total - done;
+  if (remaining <= 1) return true;
+  return remaining * (elapsedMs / Math.max(1, done)) <= startupMs;
 }
 
 /** The policy driver over this sandbox's step executor, with the profile's own tool-call conversion. */
 async function drivePolicy(
   deps: AttemptDeps,
   input: AttemptInput,
-  o: { env: AgentEnv; policy: Policy; requester: TurnRequester; countStep: (step: StepRecord) => void },
+  o: { env: AgentEnv; policy: Policy; requester: TurnRequester; countStep: (step: StepRecord) => void; deadline: number },
 ): Promise<PolicyRun> {
   const { episode } = input;
   const profile = toolProfile(o.policy.tool_profile);
@@ -180,6 +263,7 @@ async function drivePolicy(
     }),
     requestTurn: o.requester,
     signal: input.signal,
+    deadline: o.deadline,
     onStep: (step) => {
       stepsSoFar.push(step);
       o.countStep(step);
@@ -232,37 +316,85 @@ function policyOutcome(policy: Policy, run: PolicyRun, patch: string | null): Po
   };
 }
 
+type Graded = Pick<AttemptOutcome, 'patch' | 'report' | 'resolved' | 'reward' | 'failure' | 'gradedIn'>;
+
 async function grade(
   deps: AttemptDeps,
   input: AttemptInput,
-  env: AgentEnv,
-): Promise<Pick<AttemptOutcome, 'patch' | 'report' | 'resolved' | 'reward'>> {
+  o: { main: SuppliedSandbox; repoDir: string; base: RepoBase | null; takeEvalBox: () => EvalSandbox; newEvalBox: () => EvalSandbox },
+): Promise<Graded> {
   const { episode } = input;
   const given = episode.model_patch;
-  if (!episode.eval) {
-    const patch = given !== undefined ? given : await diffWorkingTree(env).catch(() => null);
-    return { patch, report: null, resolved: null, reward: null };
+  let patch: string | null = null;
+  let failure: Failure | null = null;
+  if (given !== undefined) patch = given;
+  else if (o.base !== null) {
+    const extracted = await extractPatch(o.main.env, { repoDir: o.repoDir, base: o.base });
+    if (extracted.ok) patch = extracted.patch;
+    else failure = extracted.failure;
+  } else if (episode.eval) {
+    throw new RolloutError('INPUT_INVALID', `the episode has an eval spec but its image has no git repository at ${o.repoDir}`);
   }
-  // A given patch is graded on a clean checkout: in this sandbox when nothing was replayed, else in a new one.
-  const patch = given !== undefined ? given : await diffWorkingTree(env);
-  const fresh = deps.freshEval || (given !== undefined && episode.trajectory.length > 0);
-  const mode = fresh || given !== undefined ? 'apply' : 'in-place';
-  const run = async (shell: AgentEnv) =>
-    gradeInSandbox({ shell, instanceId: episode.instance_id, eval: episode.eval!, mode, patch });
-  let grade;
-  if (fresh && patch !== null && patch.trim() !== '') {
-    const evalEnv = await openEnv(deps, input, 'eval', new AbortController());
+  const spec = episode.eval;
+  if (!spec) return { patch, report: null, resolved: null, reward: null, failure, gradedIn: null };
+  const rewardOf = (resolved: boolean): number => (resolved ? deps.reward.resolved : deps.reward.unresolved);
+  // The model left a repository no patch can be taken from: graded as no prediction (SWE-bench: patch None).
+  if (failure) {
+    const report = { patch_is_None: true, patch_exists: false, patch_successfully_applied: false, resolved: false };
+    return { patch: null, report, resolved: false, reward: rewardOf(false), failure, gradedIn: null };
+  }
+  const run = (env: AgentEnv, mode: 'in-place' | 'apply'): Promise<SandboxGrade> =>
+    gradeInSandbox({ shell: env, instanceId: episode.instance_id, eval: spec, mode, patch, repoDir: o.repoDir });
+  const outcome = (g: SandboxGrade, gradedIn: 'fresh' | 'in-place'): Graded => ({
+    patch,
+    report: g.report,
+    resolved: g.report.resolved,
+    reward: rewardOf(g.report.resolved),
+    failure: null,
+    gradedIn,
+  });
+  if (given !== undefined && !needsFreshSandbox(deps, episode)) return outcome(await run(o.main.env, 'apply'), 'fresh');
+  if (!needsFreshSandbox(deps, episode)) return outcome(await run(o.main.env, 'in-place'), 'in-place');
+  // Nothing more is needed from the agent's sandbox: release it now (its kill runs while grading goes on; the
+  // attempt's own clean-up awaits it).
+  void o.main.release().catch(() => undefined);
+  if (patch === null || patch.trim() === '') {
+    const empty = await gradeInSandbox({ shell: NO_SHELL, instanceId: episode.instance_id, eval: spec, mode: 'apply', patch });
+    return { ...outcome(empty, 'fresh'), gradedIn: null };
+  }
+  for (let round = 1; ; round += 1) {
+    const pending = round === 1 ? o.takeEvalBox() : o.newEvalBox();
+    let box: SuppliedSandbox | undefined;
     try {
-      grade = await run(evalEnv.env);
+      box = await pending.box;
+      return outcome(await run(box.env, 'apply'), 'fresh');
+    } catch (thrown) {
+      const err = coerceError(thrown);
+      // The patch's own code runs only in the eval phase; a sandbox that dies there twice died of the patch
+      // (killed its server, exhausted the sandbox), as far as anyone can tell — SWE-bench counts it unresolved.
+      if (input.signal.aborted || !killedBy(err) || gradingPhaseOf(err) !== 'eval') throw err;
+      input.logger.warn({ err, round }, 'grading sandbox died while the tests ran');
+      if (round >= 2) {
+        const report = { patch_is_None: false, patch_exists: true, patch_successfully_applied: true, resolved: false };
+        const lostFailure = toFailure(new RolloutError('EVAL_SANDBOX_LOST', `the grading sandbox died twice while the tests ran: ${err.message}`));
+        return { patch, report, resolved: false, reward: rewardOf(false), failure: lostFailure, gradedIn: 'fresh' };
+      }
     } finally {
-      await evalEnv.release();
+      await box?.release();
     }
-  } else {
-    grade = await run(env);
   }
-  const resolved = grade.report.resolved;
-  return { patch, report: grade.report, resolved, reward: resolved ? deps.reward.resolved : deps.reward.unresolved };
 }
+
+/** Sandbox loss as the transport reports it (the sandbox, not a request, is gone). */
+function killedBy(err: RolloutError): boolean {
+  return err.code === 'SANDBOX_DEAD' || err.code === 'SWEREX_NETWORK' || err.code === 'SWEREX_TIMEOUT' || err.code === 'GATEWAY_ERROR';
+}
+
+/** Grading an empty patch touches no sandbox (SWE-bench does not run empty predictions). */
+const NO_SHELL = {
+  execute: () => Promise.reject(new RolloutError('INTERNAL', 'an empty patch needs no sandbox')),
+  writeFile: () => Promise.reject(new RolloutError('INTERNAL', 'an empty patch needs no sandbox')),
+};
 
 /**
  * A started sandbox with the episode's tools, from the fleet's supply: leased from creation to kill, with
@@ -272,7 +404,8 @@ export async function openEnv(deps: AttemptDeps, input: AttemptInput, role: Sand
   const { episode, logger } = input;
   return deps.supply.acquire({
     sandbox: episode.sandbox,
-    tools: toolsFor(episode),
+    // A grading sandbox runs no tool calls.
+    tools: role === 'eval' ? [] : toolsFor(episode),
     role,
     runId: episode.run_id,
     jobId: input.jobId,

@@ -3,13 +3,23 @@
  * model): a tool call → its command line → run in the sandbox's session → a StepRecord. Model-side problems
  * (unknown tool, bad arguments, bash syntax errors, step timeouts) become the step's observation, as in the
  * reference agent; infra errors propagate and fail the attempt.
+ *
+ * A broken shell is the model's doing too: a step that ends its session (`exit`, `kill -9 $$`, an `exec` that
+ * ends) or wedges it (ignores Ctrl-C and Ctrl-Z) is recorded, a new session is started in the same sandbox,
+ * and the next step's observation says so. If no new session will start (the model poisoned what a new shell
+ * reads), every later step is answered without running, and `stopped` tells the driver.
  */
-import { coerceError, type StepRecord } from '@rollout-fleet/shared';
+import { RolloutError, coerceError, toFailure, type Failure, type StepRecord } from '@rollout-fleet/shared';
 import { keepOutput } from './output-limit.js';
-import { syntaxErrorObservation, timeoutObservation } from './observations.js';
+import { noShellObservation, sessionRestartedNote, syntaxErrorObservation, timeoutObservation } from './observations.js';
 
 export interface StepShell {
-  run(command: string, options: { timeoutS: number }): Promise<{ output: string; exitCode: number | null; durationMs: number; timedOut: boolean }>;
+  run(
+    command: string,
+    options: { timeoutS: number },
+  ): Promise<{ output: string; exitCode: number | null; durationMs: number; timedOut: boolean; sessionLost?: 'ended' | 'unresponsive' }>;
+  /** A new session in the same sandbox after the model broke its shell (absent: no recovery). */
+  restartSession?(): Promise<void>;
 }
 
 export type ToCommand = (call: { name: string; arguments: Record<string, unknown>; action?: string | undefined }) =>
@@ -29,6 +39,8 @@ export interface ExecutedStep {
   record: StepRecord;
   /** The whole observation text (the record keeps it only up to the output limit). */
   output: string;
+  /** Set once no shell can be had any more (a model failure): the driver should end the episode. */
+  stopped?: Failure;
 }
 
 export interface StepExecutorOptions {
@@ -43,11 +55,16 @@ export type StepExecutor = (call: StepCall, index: number) => Promise<ExecutedSt
 
 export function createStepExecutor(options: StepExecutorOptions): StepExecutor {
   const now = options.now ?? Date.now;
+  /** The note the next observation starts with, after a restart. */
+  let note = '';
+  /** Why there is no shell any more, once a restart failed. */
+  let dead: RolloutError | undefined;
   return async (call, index) => {
     const started = now();
     const converted = options.toCommand({ name: call.name, arguments: call.arguments, action: call.action });
     if (!converted.ok) {
-      const output = converted.error.message;
+      const output = note + converted.error.message;
+      note = '';
       return {
         output,
         record: {
@@ -60,10 +77,40 @@ export function createStepExecutor(options: StepExecutorOptions): StepExecutor {
           timed_out: false,
           error: { code: 'TOOL_ERROR', message: converted.error.message },
         },
+        ...(dead ? { stopped: toFailure(dead) } : {}),
       };
     }
+    if (dead) {
+      const output = noShellObservation(converted.command);
+      const record: StepRecord = {
+        index,
+        tool: call.name,
+        args: call.arguments,
+        command: converted.command,
+        ...keepOutput(output, options.outputLimitBytes),
+        exit_code: null,
+        duration_ms: 0,
+        timed_out: false,
+        error: { code: dead.code, message: dead.message },
+      };
+      return { output, record, stopped: toFailure(dead) };
+    }
     const timeoutS = call.timeout_s ?? options.stepTimeoutS;
-    return runStep({ ...options, index, call, command: converted.command, timeoutS, started, now });
+    const executed = await runStep({ ...options, index, call, command: converted.command, timeoutS, started, now, note });
+    note = '';
+    if (!executed.lost) return executed.step;
+    try {
+      if (!options.shell.restartSession) throw new RolloutError('SESSION_RESTART_FAILED', 'this shell cannot start a new session');
+      await options.shell.restartSession();
+      note = sessionRestartedNote(converted.command, executed.lost);
+      return executed.step;
+    } catch (thrown) {
+      const err = coerceError(thrown);
+      if (err.class !== 'model') throw err;
+      dead = err;
+      const record = { ...executed.step.record, error: { code: err.code, message: err.message } };
+      return { ...executed.step, record, stopped: toFailure(err) };
+    }
   };
 }
 
@@ -74,12 +121,22 @@ async function runStep(o: StepExecutorOptions & {
   timeoutS: number;
   started: number;
   now: () => number;
-}): Promise<ExecutedStep> {
+  /** Text the observation starts with (the note about a restarted session). */
+  note: string;
+}): Promise<{ step: ExecutedStep; lost?: 'ended' | 'unresponsive' }> {
   const base = { index: o.index, tool: o.call.name, args: o.call.arguments, command: o.command };
   try {
     const ran = await o.shell.run(o.command, { timeoutS: o.timeoutS });
-    const output = ran.timedOut ? timeoutObservation(o.command, o.timeoutS) : ran.output;
-    return {
+    const output = o.note + (ran.timedOut ? timeoutObservation(o.command, o.timeoutS) : ran.output);
+    const error =
+      ran.sessionLost === 'ended'
+        ? { code: 'SWEREX_SESSION_ENDED', message: 'the command ended the shell session' }
+        : ran.sessionLost === 'unresponsive'
+          ? { code: 'SWEREX_INTERRUPT_FAILED', message: `step exceeded ${o.timeoutS} s and the session could not be interrupted` }
+          : ran.timedOut
+            ? { code: 'STEP_TIMEOUT', message: `step exceeded ${o.timeoutS} s` }
+            : undefined;
+    const step: ExecutedStep = {
       output,
       record: {
         ...base,
@@ -87,26 +144,30 @@ async function runStep(o: StepExecutorOptions & {
         exit_code: ran.timedOut ? null : ran.exitCode,
         duration_ms: ran.durationMs,
         timed_out: ran.timedOut,
-        ...(ran.timedOut ? { error: { code: 'STEP_TIMEOUT', message: `step exceeded ${o.timeoutS} s` } } : {}),
+        ...(error ? { error } : {}),
       },
     };
+    return ran.sessionLost ? { step, lost: ran.sessionLost } : { step };
   } catch (thrown) {
     const err = coerceError(thrown);
     // Only model-class failures are observations; anything else is the sandbox's fault.
     if (err.class !== 'model') throw err;
+    // SWE-ReX's extra_info travels as details.extraInfo (SwerexRuntimeError).
+    const extra = (err.details.extraInfo ?? {}) as Record<string, unknown>;
     const output =
-      err.code === 'SWEREX_BASH_SYNTAX'
-        ? syntaxErrorObservation(String(err.details.bash_stdout ?? ''), String(err.details.bash_stderr ?? ''))
-        : err.message;
+      o.note +
+      (err.code === 'SWEREX_BASH_SYNTAX' ? syntaxErrorObservation(String(extra.bash_stdout ?? ''), String(extra.bash_stderr ?? '')) : err.message);
     return {
-      output,
-      record: {
-        ...base,
-        ...keepOutput(output, o.outputLimitBytes),
-        exit_code: null,
-        duration_ms: o.now() - o.started,
-        timed_out: false,
-        error: { code: err.code, message: err.message },
+      step: {
+        output,
+        record: {
+          ...base,
+          ...keepOutput(output, o.outputLimitBytes),
+          exit_code: null,
+          duration_ms: o.now() - o.started,
+          timed_out: false,
+          error: { code: err.code, message: err.message },
+        },
       },
     };
   }

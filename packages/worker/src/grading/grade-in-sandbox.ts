@@ -1,16 +1,20 @@
 /**
- * Grading inside a sandbox, SWE-bench style: take the patch (the sandbox's own diff, or a given model
- * patch applied with the harness's three apply commands), run the eval script with its timeout, parse
- * the log and apply the resolved rule.
+ * Grading inside a sandbox, SWE-bench style: apply the patch to a clean checkout with the harness's three
+ * apply commands (or take the tree as it is, `in-place`), run the eval script with its timeout, parse the
+ * log and apply the resolved rule.
+ *
+ * Wire contract: SWE-ReX `POST /write_file` for the patch and the scripts, `POST /execute` (argv list, no bash
+ * session, `bash --noprofile --norc`, the sandbox's own environment) for the apply step and the eval — so no
+ * shell state (functions, aliases, exported variables, background jobs writing to a terminal) reaches them.
  */
-import type { EvalSpec, GradingReport, ResolutionStatus } from '@rollout-fleet/shared';
+import { RolloutError, SwerexRuntimeError, type CommandResponse, type EvalSpec, type GradingReport, type ResolutionStatus } from '@rollout-fleet/shared';
 import { buildApplyPatchScript } from './apply-patch-script.js';
 import { buildEvalScript } from './eval-script.js';
+import type { ExecShell } from './extract-patch.js';
 import { gradeInstance } from './grade-instance.js';
 import { timeoutNotice } from './log-markers.js';
 
-export interface GradingShell {
-  run(command: string, options: { timeoutS: number }): Promise<{ output: string; exitCode: number | null; timedOut: boolean }>;
+export interface GradingShell extends ExecShell {
   writeFile(path: string, content: string): Promise<void>;
 }
 
@@ -23,31 +27,41 @@ export interface SandboxGrade {
   testsTimedOut: boolean;
 }
 
-const REPO = '/testbed';
-const PATCH_FILE = '/tmp/rollout-fleet/patch.diff';
-const APPLY_FILE = '/tmp/rollout-fleet/apply_patch.sh';
-const EVAL_FILE = '/tmp/rollout-fleet/eval.sh';
+export const DEFAULT_REPO_DIR = '/testbed';
+const WORK_DIR = '/tmp/rollout-fleet';
+const PATCH_FILE = `${WORK_DIR}/patch.diff`;
+const APPLY_FILE = `${WORK_DIR}/apply_patch.sh`;
+const EVAL_FILE = `${WORK_DIR}/eval.sh`;
 const SETUP_TIMEOUT_S = 120;
+/** /execute's own timeout beyond the eval's: the in-sandbox `timeout` normally fires first and keeps the log. */
+const EVAL_MARGIN_S = 60;
 
-/** The working tree's changes against HEAD, new files included (as SWE-agent's submit collects them). */
-export async function diffWorkingTree(shell: GradingShell): Promise<string> {
-  const ran = await shell.run(`cd ${REPO} && git add -A && git --no-pager diff --cached --no-color HEAD`, { timeoutS: SETUP_TIMEOUT_S });
-  if (ran.timedOut || ran.exitCode !== 0) throw new Error(`git diff failed in ${REPO}: ${ran.output.slice(0, 300)}`);
-  return ran.output;
-}
+/**
+ * Runs the eval under coreutils `timeout` when the image has it, so a timed-out eval still returns the output
+ * it produced (SWE-bench keeps it in test_output.txt); `-k` kills what ignores SIGTERM.
+ */
+const EVAL_RUNNER = `if [ -x /usr/bin/timeout ]; then exec /usr/bin/timeout -k 10 "$2" /bin/bash --noprofile --norc "$1"; fi
+exec /bin/bash --noprofile --norc "$1"`;
+
+/** Which part of grading a sandbox failure happened in: only `eval` runs code of the patch. */
+export type GradingPhase = 'setup' | 'apply' | 'eval';
 
 export async function gradeInSandbox(options: {
   shell: GradingShell;
   instanceId: string;
   eval: EvalSpec;
   /**
-   * `in-place`: the changes are already in the working tree (the replayed sandbox); `apply`: `patch` is
-   * applied to a clean checkout first (grading-only sweeps, --fresh-eval).
+   * `apply`: `patch` is applied to the sandbox's clean checkout first (fresh-sandbox grading, grading-only
+   * sweeps); `in-place`: the changes are already in the working tree (the agent's sandbox; unsafe against
+   * adversarial policies, see docs/adversarial-grading.md).
    */
   mode: 'in-place' | 'apply';
   patch: string | null;
+  /** @defaultValue '/testbed' */
+  repoDir?: string;
 }): Promise<SandboxGrade> {
   const { shell, instanceId, mode, patch } = options;
+  const repoDir = options.repoDir ?? DEFAULT_REPO_DIR;
   const notGraded = (report: Partial<GradingReport>): SandboxGrade => ({
     report: { patch_is_None: false, patch_exists: false, patch_successfully_applied: false, resolved: false, ...report },
     resolution: 'RESOLVED_NO',
@@ -62,21 +76,70 @@ export async function gradeInSandbox(options: {
   let log = '';
   let patchApplied = true;
   if (mode === 'apply') {
-    await shell.writeFile(PATCH_FILE, patch.endsWith('\n') ? patch : `${patch}\n`);
-    await shell.writeFile(APPLY_FILE, buildApplyPatchScript(PATCH_FILE, { repoDir: REPO }));
-    const applied = await shell.run(`/bin/bash ${APPLY_FILE}`, { timeoutS: SETUP_TIMEOUT_S });
-    log += applied.output;
-    patchApplied = !applied.timedOut && applied.exitCode === 0;
+    await phase('setup', () => shell.writeFile(PATCH_FILE, patch.endsWith('\n') ? patch : `${patch}\n`));
+    await phase('setup', () => shell.writeFile(APPLY_FILE, buildApplyPatchScript(PATCH_FILE, { repoDir })));
+    const applied = await phase('apply', () =>
+      shell.execute({ command: ['/bin/bash', '--noprofile', '--norc', APPLY_FILE], merge_output_streams: true, timeout: SETUP_TIMEOUT_S }),
+    );
+    log += applied.stdout;
+    patchApplied = applied.exit_code === 0;
   }
   if (!patchApplied) {
     const grade = gradeInstance({ instanceId, log, eval: options.eval, patch, patchApplied: false });
     return { ...grade, patch, log, testsTimedOut: false };
   }
 
-  await shell.writeFile(EVAL_FILE, buildEvalScript({ eval: options.eval, repoDir: REPO }));
-  const tests = await shell.run(`/bin/bash ${EVAL_FILE} 2>&1`, { timeoutS: options.eval.timeout_s });
-  log += tests.output;
-  if (tests.timedOut) log += timeoutNotice(options.eval.timeout_s);
+  const timeoutS = options.eval.timeout_s;
+  await phase('setup', () => shell.writeFile(EVAL_FILE, buildEvalScript({ eval: options.eval, repoDir })));
+  const started = performance.now();
+  let tests: CommandResponse;
+  let timedOut: boolean;
+  try {
+    tests = await phase('eval', () =>
+      shell.execute({
+        command: ['/bin/bash', '--noprofile', '--norc', '-c', EVAL_RUNNER, 'rf-eval', EVAL_FILE, String(timeoutS)],
+        merge_output_streams: true,
+        timeout: timeoutS + EVAL_MARGIN_S,
+      }),
+    );
+    const elapsedS = (performance.now() - started) / 1000;
+    timedOut = (tests.exit_code === 124 || tests.exit_code === 137) && elapsedS >= timeoutS;
+  } catch (thrown) {
+    // No coreutils `timeout` in the image and the tests hung: the output is lost, the verdict is not.
+    if (!(thrown instanceof RolloutError) || thrown.code !== 'GRADING_FAILED' || !isCommandTimeout(thrown.cause)) throw thrown;
+    tests = { stdout: '', stderr: '', exit_code: null };
+    timedOut = true;
+  }
+  log += tests.stdout;
+  if (timedOut) log += timeoutNotice(timeoutS);
   const grade = gradeInstance({ instanceId, log, eval: options.eval, patch, patchApplied: true });
-  return { ...grade, patch, log, testsTimedOut: tests.timedOut };
+  return { ...grade, patch, log, testsTimedOut: timedOut };
+}
+
+/**
+ * Runs one grading call; a server-side error (the image lacks bash, a file cannot be written) means grading
+ * could not run: GRADING_FAILED (infra) with the phase in its details. Transport errors (the sandbox died)
+ * pass through with the phase attached, so the caller can tell a sandbox that died while the patch's tests
+ * ran from one that died before.
+ */
+async function phase<T>(name: GradingPhase, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (thrown) {
+    if (thrown instanceof SwerexRuntimeError) {
+      throw new RolloutError('GRADING_FAILED', `grading could not run (${name}): ${thrown.message}`, { cause: thrown, details: { phase: name } });
+    }
+    if (thrown instanceof RolloutError) Object.assign(thrown.details, { gradingPhase: name });
+    throw thrown;
+  }
+}
+
+function isCommandTimeout(err: unknown): boolean {
+  return err instanceof SwerexRuntimeError && err.code === 'SWEREX_COMMAND_TIMEOUT';
+}
+
+/** The grading phase a sandbox failure happened in, if it happened while grading. */
+export function gradingPhaseOf(err: RolloutError): GradingPhase | undefined {
+  const value = err.details.gradingPhase ?? err.details.phase;
+  return value === 'setup' || value === 'apply' || value === 'eval' ? value : undefined;
 }
