@@ -108,6 +108,8 @@ describe('grading that only the patch can influence', () => {
       'delete-git': [FIX, bash('rm -rf /testbed/.git')],
       'unwritable-tmp': [FIX, bash('chmod 000 /tmp')],
       'kill-grader': [bash(`printf 'import os, signal\\nos.kill(-1, signal.SIGKILL)\\n' >> /testbed/tests/__init__.py`), TOUCH],
+      // Git history: the patch is the tree against the commit the sandbox started at, whatever HEAD is now.
+      'commit-fix': [FIX, bash('cd /testbed && git -c user.email=m@example.com -c user.name=m commit -qam fix')],
       control: [FIX],
     };
   }
@@ -118,6 +120,14 @@ describe('grading that only the patch can influence', () => {
     const all = vectors();
     const episodes = ids.map((id) => ({ ...template, run_id: 'vectors', episode_id: id, instance_id: template.instance_id, trajectory: all[id] ?? [] }));
     episodes.push({ ...template, run_id: 'vectors', episode_id: 'bad-patch', trajectory: [TOUCH], model_patch: 'diff --git a/nope b/nope\n--- a/nope\n+++ b/nope\n@@ -1 +1 @@\n-x\n+y\n' });
+    // Tests that never end under a 3 s eval timeout.
+    episodes.push({
+      ...template,
+      run_id: 'vectors',
+      episode_id: 'hang-tests',
+      trajectory: [FIX, bash("printf 'import time\\ntime.sleep(60)\\n' >> /testbed/tests/__init__.py")],
+      eval: { ...(template.eval as NonNullable<Episode['eval']>), timeout_s: 3 },
+    });
     await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId: 'vectors', episodes });
     const worker = await startWorker({ config, target: host.target, logger: silentLogger, concurrency: 4 });
     runs.push({ pipeline, worker });
@@ -218,6 +228,19 @@ describe('grading that only the patch can influence', () => {
     expect(result).toMatchObject({ status: 'completed', resolved: false, reward: 0, patch: null });
     expect(result?.failure).toMatchObject({ code: 'PATCH_EXTRACTION_FAILED', class: 'model' });
     expect(result?.failure?.message).toContain('/tmp');
+  });
+
+  it('commits do not hide changes: the patch is taken against the commit the sandbox started at', () => {
+    const result = fresh.get('commit-fix');
+    expect(result).toMatchObject({ status: 'completed', resolved: true, reward: 1 });
+    expect(result?.patch).toContain('+    return a + b');
+  });
+
+  it('a patch whose tests hang is graded unresolved when the eval times out (reward 0), not retried', () => {
+    const result = fresh.get('hang-tests');
+    expect(result).toMatchObject({ status: 'completed', resolved: false, reward: 0, failure: null });
+    expect(result?.attempts).toHaveLength(1);
+    expect(result?.timings.grade_ms).toBeLessThan(30_000);
   });
 
   it('a patch that does not apply is graded unresolved (reward 0), not retried', () => {
