@@ -12,16 +12,17 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import {
   ResultStore,
   closeSharedDispatchers,
+  createRedis,
   createKeyspace,
   createLogger,
   createVefaasClient,
   loadConfig,
   type EpisodeJobData,
   type EpisodeResult,
+  type RedisClient,
 } from '@rollout-fleet/shared';
 import { submitRun, validateInputs } from '@rollout-fleet/producer';
 import { startVefaasLocal } from '@rollout-fleet/vefaas-local';
@@ -38,7 +39,7 @@ interface Mode {
   name: 'fresh' | 'in-place';
   worker: RunningWorker;
   queue: Queue<EpisodeJobData>;
-  redis: Redis;
+  redis: RedisClient;
   store: ResultStore;
   prefix: string;
 }
@@ -62,7 +63,7 @@ async function main(): Promise<void> {
         { REDIS_URL: found.url, RF_PREFIX: prefix, RF_FRESH_EVAL: name === 'fresh' ? 'true' : 'false', LOG_LEVEL: 'error' },
         { dotenvPath: false },
       );
-      const redis = new Redis(found.url);
+      const redis = createRedis(found.url);
       const queue = new Queue<EpisodeJobData>(config.queue.name, { connection: redis.duplicate(), prefix });
       const worker = await startWorker({ config, target, logger, concurrency: 1, workerId: `bench-${name}` });
       modes.push({ name, worker, queue, redis, prefix, store: new ResultStore(redis, createKeyspace(prefix)) });

@@ -71,21 +71,24 @@ export function registerRunAdmin(program: Command): void {
 
   program
     .command('cancel')
-    .description('Remove a run\'s waiting jobs; workers abandon its running episodes (sandboxes are killed).')
+    .description('Stop a run: its queued episodes are taken out and its running ones stop within seconds (sandboxes killed); each ends failed with code CANCELLED. `retry --failed` resumes it.')
     .requiredOption('--run <id>', 'run id')
     .addHelpText('after', '\nExit codes: 0 cancelled, 4 Redis unreachable.')
     .action(async (flags: { run: string }) => {
       process.exitCode = await withQueue('cancel', async (q) => {
         const { cancelRun } = await import('@rollout-fleet/producer');
         const summary = await cancelRun({ queue: q.queue, redis: q.redis, keys: q.keys, runId: flags.run });
-        console.log(`run ${flags.run}: cancelled; ${summary.removed} waiting job(s) removed, ${summary.active} running will stop`);
+        console.log(
+          `run ${flags.run}: cancelled; ${summary.removed} queued episode(s) taken out, ${summary.active} running will stop within seconds` +
+            ` (resume with: rollout-fleet retry --run ${flags.run} --failed)`,
+        );
         return EXIT.OK;
       });
     });
 
   program
     .command('retry')
-    .description('Re-run the episodes of a run whose result is failed.')
+    .description('Re-run the episodes of a run whose result is failed (their new results replace the old ones); on a cancelled run this resumes it.')
     .requiredOption('--run <id>', 'run id')
     .requiredOption('--failed', 'retry failed episodes (the only mode)')
     .addHelpText('after', '\nExit codes: 0 re-enqueued (or nothing to retry), 4 Redis unreachable.')
@@ -93,7 +96,12 @@ export function registerRunAdmin(program: Command): void {
       process.exitCode = await withQueue('retry', async (q) => {
         const { retryFailed } = await import('@rollout-fleet/producer');
         const summary = await retryFailed({ queue: q.queue, redis: q.redis, keys: q.keys, runId: flags.run });
-        console.log(`run ${flags.run}: ${summary.retried} failed episode(s) re-enqueued${summary.missingPayload ? `, ${summary.missingPayload} without a stored payload (submit the file again with --force)` : ''}`);
+        const missing = summary.missingPayload ? `, ${summary.missingPayload} without a stored payload (submit the file again with --force)` : '';
+        if (summary.resumed) {
+          console.log(`run ${flags.run} was cancelled: resuming it; ${summary.retried} failed episode(s) re-enqueued (${summary.cancelled} of them cancelled)${missing}`);
+        } else {
+          console.log(`run ${flags.run}: ${summary.retried} failed episode(s) re-enqueued${missing}`);
+        }
         return EXIT.OK;
       });
     });

@@ -4,7 +4,9 @@ export type { SubmitProgress, SubmitRunOptions, SubmitSummary } from './run/subm
 export { cancelRun } from './run/cancel-run.js';
 export type { CancelSummary } from './run/cancel-run.js';
 export { retryFailed } from './run/retry-failed.js';
-export { recountRun } from './run/recount.js';
+export type { RetrySummary } from './run/retry-failed.js';
+export { replaceEpisodes } from './run/replace-episodes.js';
+export type { ReplaceEpisodesOptions, ReplaceSummary } from './run/replace-episodes.js';
 export { runFinished, streamGroups, streamResults } from './run/stream-results.js';
 export type { StreamResultsOptions } from './run/stream-results.js';
 export { validateInputs, DEFAULT_MAX_EPISODE_BYTES, DEFAULT_MAX_STEPS } from './validation/validate-inputs.js';

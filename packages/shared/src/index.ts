@@ -64,6 +64,8 @@ export type { Attempt, EpisodeResult, EpisodeResultInput, Failure, GradingReport
 export { GroupMembershipSchema } from './contracts/result.js';
 export { GroupEventSchema, GroupSampleSchema, rewardStats } from './contracts/group.js';
 export type { GroupEvent, GroupSample } from './contracts/group.js';
+export { buildFailedResult } from './contracts/failed-result.js';
+export type { FailedResultInput } from './contracts/failed-result.js';
 export { renderJsonSchemas } from './contracts/json-schemas.js';
 export { loadConfig } from './config/load-config.js';
 export type { ConfigProblem, LoadConfigOptions } from './config/load-config.js';
@@ -95,7 +97,17 @@ export { findOnPath } from './system/find-on-path.js';
 export { DEFAULT_PREFIX, DEFAULT_QUEUE, createKeyspace, jobIdFor, jobNameFor, parseJobId } from './store/keys.js';
 export type { Keyspace } from './store/keys.js';
 export { ResultStore } from './store/result-store.js';
-export type { CommitOutcome, ResultStoreOptions, StreamedResult } from './store/result-store.js';
+export type {
+  CommitFence,
+  CommitOutcome,
+  CurrentResult,
+  EpisodeRef,
+  EpisodeState,
+  ResultStoreOptions,
+  RetractOutcome,
+  RunCounts,
+  StreamedResult,
+} from './store/result-store.js';
 export { GroupStore } from './store/group-store.js';
 export type { GroupCounts, StreamedGroup } from './store/group-store.js';
 export { followStream, streamField } from './store/follow-stream.js';

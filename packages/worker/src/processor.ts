@@ -1,28 +1,40 @@
 /**
  * The BullMQ processor: one job = one (run, episode, sample). Decides, at one boundary, what each
- * failure means for the job: input → UnrecoverableError at once; infra → retried with back-off until
- * attempts run out (every attempt kept in the result); shutdown → handed back without using an attempt.
- * The result is committed exactly once (ResultStore's Lua SET NX), even if BullMQ runs the job twice.
+ * outcome means for the job:
+ * - a result of this job's current run already stored (a stalled job re-run after the first execution
+ *   committed) → returned as is; a result from before the job last finished (the dashboard's retry) → retracted
+ *   and the episode runs again, its attempt history carried over;
+ * - the run is cancelled → a `CANCELLED` failure at once, or within a second while running (EpisodeWatch);
+ * - forced or retried while running (its generation moved on) → stopped and handed back without using an
+ *   attempt; it runs again with the new payload;
+ * - input → failed at once (UnrecoverableError); infra → retried with back-off until attempts run out, every
+ *   attempt kept in the result; shutdown → handed back; a lost job lock → stopped, nothing written (the job
+ *   is another worker's now).
+ * The result is committed exactly once per generation (commit-result.lua), even if BullMQ runs the job twice.
  */
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
-import type { RedisClient } from '@rollout-fleet/shared';
-import type {
-  ResultStore} from '@rollout-fleet/shared';
 import {
   EpisodeSchema,
   RolloutError,
+  buildFailedResult,
   childLogger,
   coerceError,
+  parseJobId,
   toFailure,
   type Attempt,
+  type CommitFence,
   type Episode,
   type EpisodeJobData,
   type EpisodeJobReturn,
+  type EpisodeRef,
   type EpisodeResult,
   type Keyspace,
   type Logger,
+  type RedisClient,
+  type ResultStore,
 } from '@rollout-fleet/shared';
-import type { AttemptDeps, AttemptOutcome } from './episode/run-attempt.js';
+import type { EpisodeWatch } from './episode/episode-watch.js';
+import type { AttemptDeps, AttemptInput, AttemptOutcome } from './episode/run-attempt.js';
 import { runWithBackup, type AttemptTrace } from './episode/run-with-backup.js';
 import type { StragglerPolicy } from './episode/stragglers.js';
 import type { EpisodeOutcome } from './metrics/worker-metrics.js';
@@ -43,35 +55,56 @@ export interface ProcessorDeps extends AttemptDeps {
   progressIntervalMs?: number;
   /** When a straggling attempt gets a backup copy (absent: never). */
   stragglers?: StragglerPolicy;
+  /** Stops running episodes whose run was cancelled or that were forced / retried. */
+  watch: EpisodeWatch;
+  /** Runs one attempt. @defaultValue the replay runner (run-attempt.ts) */
+  runAttempt?: (deps: AttemptDeps, input: AttemptInput) => Promise<AttemptOutcome>;
+  /** Set-up margin of the attempt's hard bound, seconds (see attemptBoundMs). @defaultValue 300 */
+  attemptMarginS?: number;
 }
 
 export type EpisodeProcessor = (job: Job<EpisodeJobData, EpisodeJobReturn>, token?: string, signal?: AbortSignal) => Promise<EpisodeJobReturn>;
 
+type EpisodeJob = Job<EpisodeJobData, EpisodeJobReturn>;
+
 export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
   return async (job, token, jobSignal) => {
-    const attemptNo = job.attemptsMade + 1;
     const startedAt = new Date();
+    const ref = refOf(job);
     const parsed = EpisodeSchema.safeParse(job.data.episode);
     if (!parsed.success) {
       const failure = new RolloutError('INPUT_INVALID', `episode payload invalid: ${parsed.error.issues[0]?.message ?? 'unknown'}`);
-      await commitFailure(deps, failureResultOf(deps, job, { startedAt, err: failure, attemptNo, sandboxId: null }));
+      if (ref) {
+        const { generation } = await deps.results.state(ref);
+        const attempts = [...(job.data.attempts ?? []), attemptRecord(deps, (job.data.attempts?.length ?? 0) + 1, null, startedAt, toFailure(failure))];
+        await commitFailure(deps, job, ref, { err: failure, attempts, startedAt, sandboxId: null }, { generation, attemptsMade: job.attemptsMade });
+      }
       throw new UnrecoverableError(failure.message);
     }
     const episode = parsed.data;
-    const logger = childLogger(deps.logger, { runId: episode.run_id, episodeId: episode.episode_id, jobId: job.id, attempt: attemptNo });
+    const episodeRef: EpisodeRef = { runId: episode.run_id, episodeId: episode.episode_id, sampleIndex: episode.sample_index };
+    const logger = childLogger(deps.logger, { runId: episode.run_id, episodeId: episode.episode_id, jobId: job.id });
 
-    // Another execution already wrote the result (a stalled job re-run after the first finished).
-    const existing = await deps.results.get(episode.run_id, episode.episode_id, episode.sample_index);
-    if (existing) return pointer(deps, episode, existing, false);
+    const claimed = await claim(deps, job, episodeRef, logger);
+    if ('done' in claimed) return pointer(deps, episode, claimed.done);
+    const { generation, history } = claimed;
+    const attemptNo = history.length + 1;
+    const fence: CommitFence = { generation, attemptsMade: job.attemptsMade };
+    const log = logger.child({ attempt: attemptNo });
+
     if ((await deps.redis.hget(deps.keys.run(episode.run_id), 'cancelled')) === '1') {
-      throw new UnrecoverableError('run cancelled');
+      const err = new RolloutError('CANCELLED', `run ${episode.run_id} was cancelled`);
+      const attempts = [...history, attemptRecord(deps, attemptNo, null, startedAt, toFailure(err))];
+      await commitFailure(deps, job, episodeRef, { err, attempts, startedAt, sandboxId: null }, fence);
+      throw new UnrecoverableError(err.message);
     }
 
+    const watched = deps.watch.track({ ...episodeRef, generation });
     // The clocks start once the sandbox is held: waiting for one (fleet create rate, caps, 429s) is bounded by
     // the supply's acquire timeout instead, and never spends an attempt by itself. The episode deadline is the
     // model's time (no step starts after it; graded); the attempt's hard bound around it is ours (infra).
     const deadlineMs = episode.limits.episode_deadline_s * 1000;
-    const boundMs = attemptBoundMs(episode);
+    const boundMs = attemptBoundMs(episode, deps.attemptMarginS);
     const deadlineControl = new AbortController();
     const deadline = deadlineControl.signal;
     let deadlineTimer: NodeJS.Timeout | undefined;
@@ -79,7 +112,7 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
       deadlineTimer ??= setTimeout(() => deadlineControl.abort(new RolloutError('ATTEMPT_DEADLINE', 'attempt bound')), boundMs);
       return { deadline: Date.now() + boundMs, episodeDeadline: Date.now() + deadlineMs };
     };
-    const signal = AbortSignal.any([deadline, deps.shutdown, ...(jobSignal ? [jobSignal] : [])]);
+    const signal = AbortSignal.any([deadline, deps.shutdown, watched.signal, ...(jobSignal ? [jobSignal] : [])]);
     let sandboxId: string | null = null;
     const started = performance.now();
     const jobId = job.id ?? '';
@@ -94,13 +127,13 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
       const { outcome, traces } = await runWithBackup(deps, {
         episode,
         jobId,
-        logger,
+        logger: log,
         signal,
         deadline: Date.now() + deps.supply.limits.acquireTimeoutMs + boundMs,
         startDeadline,
         onSandbox: (id, backup) => {
           if (!backup) sandboxId = id;
-          logger.info({ sandboxId: id, backup }, 'sandbox acquired');
+          log.info({ sandboxId: id, backup }, 'sandbox acquired');
         },
         onStep: async (step, total) => {
           progress.push(stepProgress(step.index + 1, total), formatStepLog(step, total));
@@ -109,32 +142,33 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
           progress.push(turnProgress(turn.index + 1, maxTurns), formatTurnLog(turn, steps, maxTurns));
         },
       });
-      const attempts: Attempt[] = traces.map((t) => tracedAttempt(deps, attemptNo, t));
-      const result = buildResult(deps, job, episode, outcome, [...(job.data.attempts ?? []), ...attempts], startedAt);
+      const attempts: Attempt[] = [...history, ...traces.map((t) => tracedAttempt(deps, attemptNo, t))];
+      const result = buildResult(deps, job, episode, outcome, attempts, startedAt);
       deps.metrics.episodeSeconds.observe({ outcome: outcomeOf(result) }, (performance.now() - started) / 1000);
-      const committed = await deps.results.commit(result);
+      const committed = await deps.results.commit(result, fence);
+      if (committed.reason === 'stale') return await handBack(job, token, new RolloutError('SUPERSEDED', 'the episode was forced or retried while it ran'), log);
       if (committed.stored) deps.metrics.episodes.inc({ outcome: outcomeOf(result) });
       else deps.metrics.duplicateResults.inc();
       // The run's attempt times feed the straggler policy's p90.
       if (committed.stored) await deps.stragglers?.record(episode.run_id, performance.now() - started).catch(() => undefined);
-      logger.info({ resolved: result.resolved, reward: result.reward, stored: committed.stored }, 'episode finished');
+      log.info({ resolved: result.resolved, reward: result.reward, stored: committed.stored }, 'episode finished');
       return pointer(deps, episode, result, committed.stored);
     } catch (thrown) {
-      const err = reasonOf(thrown, { deadline, shutdown: deps.shutdown, boundS: Math.round(boundMs / 1000) });
-      if (err.code === 'WORKER_SHUTDOWN' && token) {
-        // Hand the job back without spending an attempt; another worker (or this one, restarted) takes it.
-        logger.warn('worker shutting down: episode handed back');
-        await job.moveToDelayed(Date.now(), token);
-        throw new DelayedError();
+      if (thrown instanceof DelayedError) throw thrown;
+      const err = reasonOf(thrown, { shutdown: deps.shutdown, job: jobSignal, watch: watched.signal, deadline, boundS: Math.round(boundMs / 1000) });
+      if (err.code === 'WORKER_SHUTDOWN' || err.code === 'SUPERSEDED') return await handBack(job, token, err, log);
+      // The lock is gone, so is the job: another worker runs it. Writing anything would race that worker.
+      if (err.code === 'JOB_LOCK_LOST') {
+        log.warn({ err }, 'job lock lost: attempt stopped, sandbox killed');
+        throw err;
       }
       // Failed attempts count in the duration histogram too (outcome "failed"), or slow failures stay invisible.
       deps.metrics.episodeSeconds.observe({ outcome: 'failed' }, (performance.now() - started) / 1000);
-      const attempt = attemptRecord(deps, attemptNo, sandboxId, startedAt, toFailure(err));
-      const attempts = [...(job.data.attempts ?? []), attempt];
-      const lastAttempt = err.class === 'input' || attemptNo >= (job.opts.attempts ?? 1);
-      logger.warn({ err, lastAttempt }, 'episode attempt failed');
-      if (lastAttempt) {
-        await commitFailure(deps, { ...failureResultOf(deps, job, { startedAt, err, attemptNo, sandboxId }), attempts });
+      const attempts = [...history, attemptRecord(deps, attemptNo, sandboxId, startedAt, toFailure(err))];
+      const final = err.class === 'input' || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      log.warn({ err, final }, 'episode attempt failed');
+      if (final) {
+        await commitFailure(deps, job, episodeRef, { err, attempts, startedAt, sandboxId }, fence);
         if (err.class === 'input') throw new UnrecoverableError(err.message);
         throw err;
       }
@@ -145,9 +179,43 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
     } finally {
       clearTimeout(deadlineTimer);
       await progress.close();
-      await deps.activity?.finish(episode.run_id, jobId, retrying).catch((err: unknown) => logger.warn({ err }, 'could not update run counters'));
+      await deps.activity?.finish(episode.run_id, jobId, retrying).catch((err: unknown) => log.warn({ err }, 'could not update run counters'));
+      watched.stop();
     }
   };
+}
+
+/**
+ * Decides whether this execution runs: a result this job's current run already committed is returned
+ * (`done`); a result from before the job last finished is retracted (the job was re-run from outside, e.g.
+ * the dashboard's retry) and the episode runs in the next generation with that result's attempts as history.
+ */
+async function claim(
+  deps: ProcessorDeps,
+  job: EpisodeJob,
+  ref: EpisodeRef,
+  logger: Logger,
+): Promise<{ done: EpisodeResult } | { generation: number; history: Attempt[] }> {
+  for (;;) {
+    const { generation, current } = await deps.results.state(ref);
+    if (!current) return { generation, history: job.data.attempts ?? [] };
+    if (current.attemptsMade >= job.attemptsMade) {
+      const stored = await deps.results.get(ref.runId, ref.episodeId, ref.sampleIndex);
+      if (stored) return { done: stored };
+    }
+    const retracted = await deps.results.retract(ref, { expectedStreamId: current.streamId });
+    if ('conflict' in retracted) continue;
+    logger.info({ previous: current.status }, 'job re-run after it finished: its result is replaced');
+    return { generation: retracted.generation, history: retracted.retracted ? retracted.previous.attempts : (job.data.attempts ?? []) };
+  }
+}
+
+/** Moves the job back to the queue without spending an attempt (shutdown, superseded). */
+async function handBack(job: EpisodeJob, token: string | undefined, err: RolloutError, logger: Logger): Promise<never> {
+  if (!token) throw err;
+  logger.warn({ code: err.code }, 'episode handed back to the queue');
+  await job.moveToDelayed(Date.now(), token);
+  throw new DelayedError();
 }
 
 /**
@@ -155,15 +223,21 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
  * which only ends the steps) plus what our side may need around it — the step that overruns it, a second
  * sandbox start, two grading rounds, set-up margin. Hitting it is infra (ATTEMPT_DEADLINE): something of ours hung.
  */
-export function attemptBoundMs(episode: Episode): number {
+export function attemptBoundMs(episode: Episode, marginS = 5 * 60): number {
   const startupS = episode.sandbox.startup_timeout_s;
   const evalS = episode.eval?.timeout_s ?? 0;
-  return (episode.limits.episode_deadline_s + episode.limits.step_timeout_s + 2 * startupS + 2 * evalS + 5 * 60) * 1000;
+  return (episode.limits.episode_deadline_s + episode.limits.step_timeout_s + 2 * startupS + 2 * evalS + marginS) * 1000;
 }
 
 /** Why an attempt stopped: an abort's reason wins over the error it caused downstream. */
-function reasonOf(thrown: unknown, o: { deadline: AbortSignal; shutdown: AbortSignal; boundS: number }): RolloutError {
+function reasonOf(
+  thrown: unknown,
+  o: { shutdown: AbortSignal; job: AbortSignal | undefined; watch: AbortSignal; deadline: AbortSignal; boundS: number },
+): RolloutError {
   if (o.shutdown.aborted) return new RolloutError('WORKER_SHUTDOWN', 'worker shut down mid-episode', { cause: thrown });
+  // The worker cancels a job only when its lock could not be renewed (start-worker.ts).
+  if (o.job?.aborted) return new RolloutError('JOB_LOCK_LOST', String(o.job.reason ?? 'the job lock was lost'), { cause: thrown });
+  if (o.watch.aborted && o.watch.reason instanceof RolloutError) return o.watch.reason;
   if (o.deadline.aborted) return new RolloutError('ATTEMPT_DEADLINE', `attempt exceeded its hard bound of ${o.boundS} s`, { cause: thrown });
   const err = coerceError(thrown);
   // Model-caused trouble is an observation or graded inside the attempt; one that escapes is our bug.
@@ -240,49 +314,46 @@ function buildResult(
   };
 }
 
-function failureResultOf(
+/**
+ * Commits the job's failed result. A commit that throws (Redis gone) is logged, not rethrown: the job then
+ * fails with the original error, and the worker's failed-job settlement writes the result from that.
+ */
+async function commitFailure(
   deps: ProcessorDeps,
-  job: Job<EpisodeJobData>,
-  o: { startedAt: Date; err: RolloutError; attemptNo: number; sandboxId: string | null },
-): EpisodeResult {
-  // The payload may be the invalid thing itself: take what can be read from it.
-  const raw = job.data.episode as Partial<Episode> | undefined;
-  const failure = toFailure(o.err);
-  return {
-    run_id: String(raw?.run_id ?? ''),
-    episode_id: String(raw?.episode_id ?? job.id ?? ''),
-    instance_id: String(raw?.instance_id ?? ''),
-    sample_index: typeof raw?.sample_index === 'number' ? raw.sample_index : 0,
-    status: 'failed',
-    resolved: null,
-    reward: null,
-    steps: [],
-    patch: null,
-    report: null,
-    timings: {
-      queue_wait_ms: queueWaitMs(job, o.startedAt),
-      sandbox_acquire_ms: 0,
-      replay_ms: 0,
-      grade_ms: 0,
-      total_ms: Date.now() - o.startedAt.getTime(),
-    },
-    attempts: [attemptRecord(deps, o.attemptNo, o.sandboxId, o.startedAt, failure)],
-    failure,
-    worker_id: deps.workerId,
-    sandbox_id: o.sandboxId,
-    finished_at: new Date().toISOString(),
-    metadata: raw?.metadata ?? {},
+  job: EpisodeJob,
+  ref: EpisodeRef,
+  o: { err: RolloutError; attempts: Attempt[]; startedAt: Date; sandboxId: string | null },
+  fence: CommitFence,
+): Promise<void> {
+  const result = {
+    ...buildFailedResult({
+      episode: job.data.episode,
+      failure: toFailure(o.err),
+      attempts: o.attempts,
+      workerId: deps.workerId,
+      sandboxId: o.sandboxId,
+      startedAt: o.startedAt,
+      queueWaitMs: queueWaitMs(job, o.startedAt),
+    }),
+    run_id: ref.runId,
+    episode_id: ref.episodeId,
+    sample_index: ref.sampleIndex,
   };
+  try {
+    const committed = await deps.results.commit(result, fence);
+    if (committed.stored) deps.metrics.episodes.inc({ outcome: 'failed' });
+  } catch (err) {
+    deps.logger.error({ err, jobId: job.id }, 'could not commit the failed result; the failed-job settlement will');
+  }
 }
 
-async function commitFailure(deps: ProcessorDeps, result: EpisodeResult): Promise<void> {
-  // Without a run id there is nothing to key a result on; the failed job itself records the error.
-  if (!result.run_id) return;
-  const committed = await deps.results.commit(result);
-  if (committed.stored) deps.metrics.episodes.inc({ outcome: 'failed' });
+/** The job's (run, episode, sample), from its id (also when the payload is unreadable). */
+function refOf(job: EpisodeJob): EpisodeRef | undefined {
+  const parsed = job.id ? parseJobId(job.id) : undefined;
+  return parsed ? { runId: parsed.runId, episodeId: parsed.episodeId, sampleIndex: parsed.sampleIndex } : undefined;
 }
 
-function pointer(deps: ProcessorDeps, episode: Episode, result: EpisodeResult, stored: boolean): EpisodeJobReturn {
+function pointer(deps: ProcessorDeps, episode: Episode, result: EpisodeResult, stored = false): EpisodeJobReturn {
   return {
     result_key: deps.keys.result(episode.run_id, episode.episode_id, episode.sample_index),
     status: result.status,

@@ -17,6 +17,9 @@ import {
   type Logger,
   type VefaasTarget,
 } from '@rollout-fleet/shared';
+import { EpisodeWatch } from './episode/episode-watch.js';
+import { reconcileFailedJobs } from './jobs/reconcile-failed-jobs.js';
+import { settleFailedJob } from './jobs/settle-failed-job.js';
 import { Reaper, reaperPlatformFor } from './leases/reaper.js';
 import { publishMetrics, unpublishMetrics } from './metrics/metrics-publisher.js';
 import { createWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics.js';
@@ -77,6 +80,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const shutdown = new AbortController();
   const activity = new RunActivity(redis, keys, workerId);
   await activity.heartbeat(WORKER_ALIVE_TTL_MS);
+  const results = new ResultStore(redis, keys, { retentionS: config.worker.resultRetentionDays * 24 * 60 * 60 });
+  const watch = new EpisodeWatch({ redis, keys, logger, intervalMs: config.worker.cancelPollMs });
 
   const processor = createProcessor({
     activity,
@@ -96,9 +101,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     },
     redis,
     keys,
-    results: new ResultStore(redis, keys, { retentionS: config.worker.resultRetentionDays * 24 * 60 * 60 }),
+    results,
     logger,
     shutdown: shutdown.signal,
+    watch,
   });
 
   // BullMQ leaves connections it did not create open on close(); we own this one and close it ourselves.
@@ -115,7 +121,21 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     maxStalledCount: 2,
   });
   worker.on('error', (err) => logger.error({ err }, 'worker error'));
-  worker.on('failed', (job, err) => logger.debug({ jobId: job?.id, err }, 'job failed'));
+  // Lost lock, stop paying: the attempt aborts (its sandboxes are killed on the way out) and writes nothing.
+  worker.on('lockRenewalFailed', (jobIds) => {
+    for (const jobId of jobIds) {
+      logger.warn({ jobId }, 'job lock renewal failed: stopping the attempt');
+      // The processor reads any abort of its job signal as JOB_LOCK_LOST (the only reason we cancel jobs).
+      worker.cancelJob(jobId, `the lock of job ${jobId} could not be renewed; another worker may run it`);
+    }
+  });
+  // Every finished job gets exactly one result, also one BullMQ failed without calling the processor.
+  worker.on('failed', (job, err) => {
+    logger.debug({ jobId: job?.id, err }, 'job failed');
+    if (job) void settleWithRetries(() => settleFailedJob({ results, workerId }, job, err), logger, job.id);
+  });
+  const reconcileConnection = createRedis(config.redis, { role: 'blocking', connectionName: `rf-worker-reconcile:${workerId}` });
+  const reconcileQueue = new Queue<EpisodeJobData>(config.queue.name, { connection: reconcileConnection, prefix: config.queue.prefix });
 
   const reaperIntervalMs = config.worker.reaperIntervalS * SECOND_MS;
   const reaper = new Reaper({
@@ -157,6 +177,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     ),
     every(METRICS_INTERVAL_MS, () => activity.heartbeat(WORKER_ALIVE_TTL_MS), logger, 'worker heartbeat failed'),
     every(reaperIntervalMs, () => activity.sweep(), logger, 'run counter sweep failed'),
+    every(reaperIntervalMs, () => reconcileFailedJobs({ queue: reconcileQueue, redis, keys, results, logger, workerId }), logger, 'reconciler pass failed'),
   ];
   logger.info({ concurrency: worker.opts.concurrency, queue: config.queue.name, fleetId: supply.fleetId }, 'worker started');
 
@@ -173,6 +194,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       await supply.releaseAll();
       for (const stop of loops) stop();
       metrics.process.stop();
+      watch.close();
+      await reconcileQueue.close().catch(() => undefined);
+      reconcileConnection.disconnect();
       await unpublishMetrics(redis, keys, workerId).catch(() => undefined);
       await activity.leave().catch(() => undefined);
       workerConnection.disconnect();
@@ -182,6 +206,22 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     return closing;
   };
   return { workerId, worker, metrics, reaper, supply, warmPool, close };
+}
+
+/** A few tries with back-off (a Redis blip); what still fails is left to the reconciler. */
+async function settleWithRetries(settle: () => Promise<unknown>, logger: Logger, jobId: string | undefined): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await settle();
+      return;
+    } catch (err) {
+      if (attempt >= 3) {
+        logger.warn({ err, jobId }, 'could not write the result of a failed job; the reconciler will');
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** attempt));
+    }
+  }
 }
 
 /** Runs `task` every `intervalMs` (never overlapping itself); returns the stopper. */

@@ -28,10 +28,13 @@ export function streamGroups(options: StreamResultsOptions): AsyncGenerator<Stre
   return streamOf(new GroupStore(options.redis, options.keys), options);
 }
 
-/** A run is over when every registered job has a result, or when it was cancelled. */
+/**
+ * A run is over when every registered job has a result. Every job ends with exactly one — a cancelled run's
+ * queued and running ones too (CANCELLED), a stalled one too (JOB_STALLED) — so this always comes true.
+ */
 export async function runFinished(redis: RedisClient, keys: Keyspace, runId: string): Promise<boolean> {
-  const [done, total, cancelled] = await redis.hmget(keys.run(runId), 'done', 'total', 'cancelled');
-  return cancelled === '1' || Number(done ?? 0) >= Number(total ?? 0);
+  const [done, total] = await redis.hmget(keys.run(runId), 'done', 'total');
+  return Number(done ?? 0) >= Number(total ?? 0);
 }
 
 interface Followable<T> {

@@ -149,7 +149,7 @@ describe('submitRun', () => {
     expect(followed).toEqual(['e0', 'e1', 'e2']);
 
     const retried = await retryFailed({ queue, redis, keys, runId });
-    expect(retried).toEqual({ retried: 1, missingPayload: 0 });
+    expect(retried).toEqual({ retried: 1, missingPayload: 0, resumed: false, cancelled: 0 });
     expect(await store.get(runId, 'e1', 0)).toBeUndefined();
     expect(await redis.hgetall(keys.run(runId))).toMatchObject({ done: '2', failed: '0', completed: '2' });
 

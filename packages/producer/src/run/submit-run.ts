@@ -1,8 +1,9 @@
 /**
  * Enqueue a run idempotently. Job id = f(run, episode, sample); an episode whose result is already
  * stored, or whose job still exists in the queue, is skipped, so submitting the same run again enqueues
- * only what is missing. `force` deletes the stored results and finished jobs of the given episodes and
- * enqueues them again. Every sample's job id is registered before it is enqueued, which also fixes the
+ * only what is missing. `force` runs the given episodes again: their results are retracted (the new result
+ * replaces the old one for every reader, the attempt history is carried over) and their jobs replaced, running
+ * ones included (replace-episodes.ts). Every sample's job id is registered before it is enqueued, which also fixes the
  * size of its RL group (all samples of one episode id), so the group can tell when it is complete.
  */
 import type { Queue } from 'bullmq';
@@ -20,7 +21,8 @@ import {
   type JobPolicy,
   type Keyspace,
 } from '@rollout-fleet/shared';
-import { recountRun } from './recount.js';
+import { ResultStore } from '@rollout-fleet/shared';
+import { replaceEpisodes } from './replace-episodes.js';
 
 export interface SubmitProgress {
   /** Episodes examined so far. */
@@ -73,9 +75,17 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmitSummar
     const chunk = episodes.slice(start, start + chunkSize);
     const ids = chunk.map((e) => jobIdFor(runId, e.episode_id, e.sample_index));
     const resultKeys = chunk.map((e) => keys.result(runId, e.episode_id, e.sample_index));
+    // Registered (and the run's total updated) before anything is enqueued, so `done >= total` never reads true
+    // while jobs are still being added.
+    await groups.registerJobs(runId, chunk.map((e, i) => ({ jobId: ids[i] as string, episodeId: e.episode_id })));
+    await redis.hset(keys.run(runId), 'total', await redis.scard(keys.runJobs(runId)));
     if (options.force) {
-      await forget(queue, redis, ids, resultKeys);
       await groups.forgetSamples(runId, chunk.map((e) => ({ episodeId: e.episode_id, sampleIndex: e.sample_index })));
+      await recordRunSpecs({ redis, keys, runId, episodes: chunk, ttlS: (options.policy ?? DEFAULT_JOB_POLICY).retentionS });
+      const replaced = await replaceEpisodes({ queue, redis, keys, runId, episodes: chunk, policy: options.policy ?? DEFAULT_JOB_POLICY, now });
+      summary.enqueued += replaced.enqueued + replaced.restarted;
+      options.onProgress?.({ done: Math.min(start + chunk.length, episodes.length), total: episodes.length, enqueued: summary.enqueued, skipped: 0 });
+      continue;
     }
 
     const probe = redis.pipeline();
@@ -97,7 +107,6 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmitSummar
           opts: { ...jobOptions, jobId: ids[i] as string },
         });
     });
-    await groups.registerJobs(runId, chunk.map((e, i) => ({ jobId: ids[i] as string, episodeId: e.episode_id })));
     // The warm pool's lookahead reads each waiting job's sandbox spec from here (before the jobs can be taken).
     await recordRunSpecs({ redis, keys, runId, episodes: toAdd.map((job) => job.data.episode), ttlS: (options.policy ?? DEFAULT_JOB_POLICY).retentionS });
     if (toAdd.length > 0) await queue.addBulk(toAdd);
@@ -114,19 +123,8 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmitSummar
   await clearAnnouncement({ redis, keys, runId });
   const total = await redis.scard(keys.runJobs(runId));
   await redis.hset(keys.run(runId), 'total', total);
-  if (options.force) await recountRun(redis, keys, runId);
+  // The counters are kept by the commit and retract scripts; the recount (one Lua script, atomic with them)
+  // only repairs a hash an older version or a person left wrong.
+  if (options.force) await new ResultStore(redis, keys).recount(runId);
   return summary;
-}
-
-/** Drops stored results and removable jobs so the episodes can run again. Active jobs are left alone. */
-async function forget(queue: Queue<EpisodeJobData>, redis: RedisClient, ids: string[], resultKeys: string[]): Promise<void> {
-  if (resultKeys.length > 0) await redis.del(...resultKeys);
-  await Promise.all(
-    ids.map(async (id) => {
-      const job = await queue.getJob(id);
-      if (!job) return;
-      const state = await job.getState();
-      if (state !== 'active') await job.remove();
-    }),
-  );
 }

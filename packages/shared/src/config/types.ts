@@ -73,6 +73,8 @@ export interface Config {
     lockDurationMs: number;
     /** How often BullMQ looks for stalled jobs. @defaultValue 30_000 */
     stalledIntervalMs: number;
+    /** How often running episodes are checked for a cancel, force or retry, ms. @defaultValue 1000 */
+    cancelPollMs: number;
     resultRetentionDays: number;
     /**
      * Grade in a fresh sandbox from the image with the patch applied, as SWE-bench does. false grades in the

@@ -49,6 +49,7 @@ const DOCS = {
   RF_LEASE_TTL_S: { meaning: 'Sandbox lease lifetime without a heartbeat, seconds.' },
   RF_REAPER_INTERVAL_S: { meaning: 'How often the reaper kills sandboxes without a live lease, seconds.' },
   RF_SHUTDOWN_GRACE_S: { meaning: 'On SIGTERM, how long running episodes may finish before they are handed back, seconds.' },
+  RF_CANCEL_POLL_MS: { meaning: 'How often a worker checks whether its running episodes were cancelled, forced or retried (they stop within about this long), milliseconds.' },
   RF_RESULT_RETENTION_DAYS: { meaning: 'Days finished jobs and results are kept in Redis.' },
   RF_LOCK_DURATION_MS: { meaning: 'BullMQ job lock in milliseconds, renewed every half of it while an episode runs; a killed worker\'s episode is taken over after about lock + stalled interval.' },
   RF_STALLED_INTERVAL_MS: { meaning: 'How often workers look for stalled jobs (a dead worker\'s), milliseconds.' },

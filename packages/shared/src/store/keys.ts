@@ -15,7 +15,7 @@ export interface Keyspace {
   runJobs(runId: string): string;
   /** String: the one EpisodeResult JSON of (run, episode, sample). */
   result(runId: string, episodeId: string, sampleIndex: number): string;
-  /** Stream: one entry per committed result, in completion order (for `results --follow`). */
+  /** Stream: one entry per current result, in completion order (for `results --follow`). */
   results(runId: string): string;
   /** Hash: episode id → how many samples its group has (counted as job ids are registered at submit). */
   groupSizes(runId: string): string;
@@ -27,6 +27,12 @@ export interface Keyspace {
   runFidelity(runId: string): string;
   /** Hash: episode label → its latest result's fidelity bucket and step counts. */
   runFidelityEpisodes(runId: string): string;
+  /** Hash: label `run|episode|sample` → "<stream id> <status> <resolved> <attemptsMade>" of the current result. */
+  resultIndex(runId: string): string;
+  /** Hash: label → generation (bumped by every retract: force, retry, a dashboard re-run). */
+  generations(runId: string): string;
+  /** Hash: label → job data of jobs a cancel removed from the queue (so `retry --failed` can resume them). */
+  parked(runId: string): string;
   /** Hash with TTL: the lease of one sandbox slot (ticket); the slot lives exactly as long as this key. */
   lease(ticket: string): string;
   /** Sorted set: live slot tickets by lease expiry (Redis server ms); its size is the fleet's live sandboxes. */
@@ -53,6 +59,8 @@ export interface Keyspace {
   targetHealth(targetId: string): { failures: string; drained: string; drains: string };
   /** String with TTL: fleet-wide reaper lock. */
   reaperLock(): string;
+  /** String with TTL: one pass at a time of the failed-job reconciler. */
+  reconcileLock(): string;
   /** Hash: per-worker metrics snapshots (see worker metrics). */
   metrics(): string;
   /** Sorted set with PEXPIRE: the inflight slots of one policy endpoint (holder token → expiry ms). */
@@ -91,6 +99,9 @@ export function createKeyspace(prefix: string = DEFAULT_PREFIX): Keyspace {
     groups: (runId) => `${base}:groups:${runId}`,
     runFidelity: (runId) => `${base}:run-fidelity:${runId}`,
     runFidelityEpisodes: (runId) => `${base}:run-fidelity-episodes:${runId}`,
+    resultIndex: (runId) => `${base}:result-index:${runId}`,
+    generations: (runId) => `${base}:generations:${runId}`,
+    parked: (runId) => `${base}:parked:${runId}`,
     lease: (ticket) => `${base}:lease:${ticket}`,
     leases: () => `${base}:leases`,
     slotBase: () => `${base}:`,
@@ -108,6 +119,7 @@ export function createKeyspace(prefix: string = DEFAULT_PREFIX): Keyspace {
       drains: `${base}:target-drains:${targetId}`,
     }),
     reaperLock: () => `${base}:reaper-lock`,
+    reconcileLock: () => `${base}:reconcile-lock`,
     metrics: () => `${base}:metrics`,
     policyInflight: (endpointId) => `${base}:policy-inflight:${endpointId}`,
     runActive: (runId) => `${base}:run-active:${runId}`,

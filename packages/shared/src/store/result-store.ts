@@ -1,21 +1,29 @@
 /**
- * Exactly-once result storage. Wire contract (Redis):
- * - commit: one Lua script (commit-result.lua) does SET NX on the result key, XADD to the run stream and
- *   bumps the run counters atomically; a second commit for the same (run, episode, sample) stores nothing
- *   and only counts a duplicate. The same script marks the sample done in its RL group and, when that
- *   completes the group, appends the group's one event to the run's groups stream (see group-store.ts).
- *   The stored result records its group (`group: {id, size}`) when the job was registered at submit.
- * - read/follow: XRANGE / XREAD BLOCK over the run stream, results fetched by key. Stream ids are the
- *   resume cursor (`results --follow --after <id>`).
+ * Exactly-once result storage: one current result per (run, episode, sample), one stream line per current
+ * result, counters that always equal the results. Wire contract (Redis, every key under the run's hash tag):
+ * - commit (commit-result.lua): SET of the result key, XADD to the run stream, the result index entry and the
+ *   run counters, in one script, only when the episode's generation is the one the execution started in and
+ *   no result exists yet for it; otherwise nothing is stored and a `duplicate` (same generation) or `stale`
+ *   (the episode was forced or retried since) is counted. The same script marks the sample done in its RL
+ *   group and, when that completes the group, appends the group's one event (see group-store.ts).
+ * - retract (retract-result.lua): the current result is removed with its stream entry and its counts, and
+ *   the generation moves on (force, retry --failed, a job re-run from the dashboard); the next commit replaces
+ *   it, so every reader of the stream — one reading from the start included — sees one line per episode.
+ * - recount (recount-run.lua): the counters rebuilt from the index, atomically with commits and retracts.
+ * - read/follow: XRANGE / XREAD BLOCK over the run stream, results fetched by key. Stream ids are the resume
+ *   cursor (`results --follow --after <id>`); a line superseded after it was read is skipped on a re-read.
  */
 import { readFileSync } from 'node:fs';
 import type { RedisClient } from '../redis/create-redis.js';
 import { EpisodeResultSchema, type EpisodeResult, type EpisodeResultInput } from '../contracts/result.js';
 import { followStream, streamField, type StreamPage } from './follow-stream.js';
-import type { Keyspace } from './keys.js';
+import { jobIdFor, type Keyspace } from './keys.js';
 
 const DAY_S = 24 * 60 * 60;
-const COMMIT_SCRIPT = readFileSync(new URL('./commit-result.lua', import.meta.url), 'utf8');
+const script = (name: string): string => readFileSync(new URL(`./${name}`, import.meta.url), 'utf8');
+const COMMIT_SCRIPT = script('commit-result.lua');
+const RETRACT_SCRIPT = script('retract-result.lua');
+const RECOUNT_SCRIPT = script('recount-run.lua');
 
 export interface ResultStoreOptions {
   /** How long results, streams and run counters live. @defaultValue 14 days */
@@ -24,9 +32,17 @@ export interface ResultStoreOptions {
   streamMaxLen?: number;
 }
 
+/** Which execution a commit comes from: the generation it started in and the job's attemptsMade then. */
+export interface CommitFence {
+  generation: number;
+  attemptsMade: number;
+}
+
 export interface CommitOutcome {
   stored: boolean;
-  /** Stream id of the committed entry; undefined for a duplicate. */
+  /** `stale`: the episode was forced or retried after this execution started; its result was dropped. */
+  reason: 'stored' | 'duplicate' | 'stale';
+  /** Stream id of the committed entry; undefined when nothing was stored. */
   streamId?: string;
   /** Stream id of the group-completed event when this commit completed its group. */
   groupStreamId?: string;
@@ -38,7 +54,40 @@ export interface StreamedResult {
   result: EpisodeResult;
 }
 
+/** What the index says about an episode's current result. */
+export interface CurrentResult {
+  streamId: string;
+  status: EpisodeResult['status'];
+  resolved: boolean | null;
+  /** The job's attemptsMade during the execution that committed it (a later re-run of the job has more). */
+  attemptsMade: number;
+}
+
+export interface EpisodeState {
+  generation: number;
+  current: CurrentResult | null;
+}
+
+export type RetractOutcome =
+  | { retracted: true; generation: number; previous: EpisodeResult }
+  | { retracted: false; generation: number }
+  | { conflict: true };
+
+export interface RunCounts {
+  done: number;
+  completed: number;
+  failed: number;
+  resolved: number;
+}
+
+export interface EpisodeRef {
+  runId: string;
+  episodeId: string;
+  sampleIndex: number;
+}
+
 type CommitReply = [number, string, string];
+type RetractReply = [number, string, string];
 
 export class ResultStore {
   readonly #redis: RedisClient;
@@ -49,11 +98,15 @@ export class ResultStore {
   constructor(redis: RedisClient, keys: Keyspace, options: ResultStoreOptions = {}) {
     this.#redis = redis;
     this.#keys = keys;
-    this.#retentionS = options.retentionS ?? 14 * DAY_S;
+    this.#retentionS = Math.max(1, Math.round(options.retentionS ?? 14 * DAY_S));
     this.#streamMaxLen = options.streamMaxLen ?? 1_000_000;
   }
 
-  async commit(result: EpisodeResultInput): Promise<CommitOutcome> {
+  /**
+   * Stores `result` unless its generation already has one (`duplicate`) or moved on (`stale`). Without a
+   * fence the commit counts as generation 0 with attemptsMade 0 (producer-side results, tests).
+   */
+  async commit(result: EpisodeResultInput, fence: CommitFence = { generation: 0, attemptsMade: 0 }): Promise<CommitOutcome> {
     const key = this.#keys.result(result.run_id, result.episode_id, result.sample_index);
     const resolved = result.resolved === null ? '' : result.resolved ? '1' : '0';
     // The group's size as registered at submit (a resubmission with more samples may have grown it).
@@ -61,24 +114,75 @@ export class ResultStore {
     const stored = size >= 1 ? { ...result, group: { id: result.episode_id, size } } : result;
     const reply = (await this.#redis.eval(
       COMMIT_SCRIPT,
-      6,
+      8,
       key,
       this.#keys.results(result.run_id),
       this.#keys.run(result.run_id),
+      this.#keys.resultIndex(result.run_id),
+      this.#keys.generations(result.run_id),
       this.#keys.groupSizes(result.run_id),
       this.#keys.group(result.run_id, result.episode_id),
       this.#keys.groups(result.run_id),
       JSON.stringify(stored),
-      String(Math.max(1, Math.round(this.#retentionS))),
+      String(this.#retentionS),
       String(this.#streamMaxLen),
       result.status,
       resolved,
-      `${result.run_id}|${result.episode_id}|${result.sample_index}`,
+      jobIdFor(result.run_id, result.episode_id, result.sample_index),
+      String(fence.generation),
+      String(fence.attemptsMade),
       result.episode_id,
       String(result.sample_index),
     )) as CommitReply;
-    if (reply[0] !== 1) return { stored: false, key };
-    return { stored: true, streamId: reply[1], key, ...(reply[2] ? { groupStreamId: reply[2] } : {}) };
+    if (reply[0] !== 1) return { stored: false, reason: reply[2] === 'stale' ? 'stale' : 'duplicate', key };
+    return { stored: true, reason: 'stored', streamId: reply[1], key, ...(reply[2] ? { groupStreamId: reply[2] } : {}) };
+  }
+
+  /** The episode's generation and current result entry (one round trip). */
+  async state(ref: EpisodeRef): Promise<EpisodeState> {
+    const label = jobIdFor(ref.runId, ref.episodeId, ref.sampleIndex);
+    // One MULTI: a generation and an entry that belong together.
+    const [[, generation], [, entry]] = (await this.#redis
+      .multi()
+      .hget(this.#keys.generations(ref.runId), label)
+      .hget(this.#keys.resultIndex(ref.runId), label)
+      .exec()) as [[unknown, string | null], [unknown, string | null]];
+    return { generation: Number(generation ?? 0), current: parseEntry(entry) };
+  }
+
+  /**
+   * Removes the episode's current result (if it is still `expectedStreamId`, when given) and opens the next
+   * generation; returns the retracted result so its attempts can be carried into the next one.
+   */
+  async retract(ref: EpisodeRef, options: { expectedStreamId?: string } = {}): Promise<RetractOutcome> {
+    const reply = (await this.#redis.eval(
+      RETRACT_SCRIPT,
+      5,
+      this.#keys.result(ref.runId, ref.episodeId, ref.sampleIndex),
+      this.#keys.results(ref.runId),
+      this.#keys.run(ref.runId),
+      this.#keys.resultIndex(ref.runId),
+      this.#keys.generations(ref.runId),
+      jobIdFor(ref.runId, ref.episodeId, ref.sampleIndex),
+      options.expectedStreamId ?? '',
+      String(this.#retentionS),
+    )) as RetractReply;
+    if (reply[0] === -1) return { conflict: true };
+    const generation = Number(reply[1]);
+    // A result whose key expired by retention while its index entry lived on: nothing to carry over.
+    if (reply[0] === 1 && reply[2] !== '') return { retracted: true, generation, previous: EpisodeResultSchema.parse(JSON.parse(reply[2])) };
+    return { retracted: false, generation };
+  }
+
+  /** Rebuilds the run counters from the result index, atomically with commits and retracts. */
+  async recount(runId: string): Promise<RunCounts> {
+    const [done, completed, failed, resolved] = (await this.#redis.eval(
+      RECOUNT_SCRIPT,
+      2,
+      this.#keys.run(runId),
+      this.#keys.resultIndex(runId),
+    )) as [number, number, number, number];
+    return { done, completed, failed, resolved };
   }
 
   async get(runId: string, episodeId: string, sampleIndex: number): Promise<EpisodeResult | undefined> {
@@ -106,20 +210,35 @@ export class ResultStore {
   async page(runId: string, after: string, count: number): Promise<StreamPage<StreamedResult>> {
     const start = after !== '0' ? `(${after}` : '-';
     const entries = await this.#redis.xrange(this.#keys.results(runId), start, '+', 'COUNT', count);
-    return { items: await this.#resolveEntries(entries), cursor: entries.at(-1)?.[0] };
+    return { items: await this.#resolveEntries(runId, entries), cursor: entries.at(-1)?.[0] };
   }
 
-  async #resolveEntries(entries: Array<[string, string[]]>): Promise<StreamedResult[]> {
+  async #resolveEntries(runId: string, entries: Array<[string, string[]]>): Promise<StreamedResult[]> {
     if (entries.length === 0) return [];
     const keys = entries.map(([, fields]) => streamField(fields, 'key'));
-    const values = await this.#redis.mget(...keys);
+    const labels = entries.map(([, fields]) => streamField(fields, 'job'));
+    const [values, current] = await Promise.all([this.#redis.mget(...keys), this.#redis.hmget(this.#keys.resultIndex(runId), ...labels)]);
     const out: StreamedResult[] = [];
     entries.forEach(([streamId], i) => {
       const raw = values[i];
       // Expired by retention while its stream entry lived on: skip rather than fail the reader.
       if (raw === null || raw === undefined) return;
+      // Replaced by a later result of the same episode (its line is deleted then; this covers a reader racing it).
+      const entry = parseEntry(current[i] ?? null);
+      if (entry !== null && entry.streamId !== streamId) return;
       out.push({ streamId, result: EpisodeResultSchema.parse(JSON.parse(raw)) });
     });
     return out;
   }
+}
+
+function parseEntry(entry: string | null): CurrentResult | null {
+  if (entry === null) return null;
+  const [streamId = '', status, resolved, attemptsMade] = entry.split(' ');
+  return {
+    streamId,
+    status: status === 'failed' ? 'failed' : 'completed',
+    resolved: resolved === '1' ? true : resolved === '0' ? false : null,
+    attemptsMade: Number(attemptsMade ?? 0),
+  };
 }

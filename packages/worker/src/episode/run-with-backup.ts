@@ -34,14 +34,22 @@ interface Runner {
 }
 
 /** Runs the attempt; `policy` undefined = no backups. Rejects with the primary's error when no copy succeeded. */
-export async function runWithBackup(deps: AttemptDeps & { stragglers?: StragglerPolicy }, input: AttemptInput): Promise<RacedAttempt> {
+export async function runWithBackup(
+  deps: AttemptDeps & {
+    stragglers?: StragglerPolicy;
+    /** Runs one copy of the attempt. @defaultValue runAttempt */
+    runAttempt?: (deps: AttemptDeps, input: AttemptInput) => Promise<AttemptOutcome>;
+  },
+  input: AttemptInput,
+): Promise<RacedAttempt> {
+  const attempt = deps.runAttempt ?? runAttempt;
   const start = (backup: boolean): Runner => {
     const control = new AbortController();
     // Progress shows the primary's steps; a backup shows in the logs and in the result's attempts.
     const { onStep, onTurn, ...rest } = input;
     const reporting = backup ? rest : { ...rest, ...(onStep ? { onStep } : {}), ...(onTurn ? { onTurn } : {}) };
     const runner: Runner = { backup, control, sandboxId: null, startedAt: new Date(), done: Promise.resolve(undefined as never), settled: false };
-    runner.done = runAttempt(deps, {
+    runner.done = attempt(deps, {
       ...reporting,
       role: backup ? 'backup' : 'main',
       signal: AbortSignal.any([input.signal, control.signal]),

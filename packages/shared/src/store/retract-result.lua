@@ -1,0 +1,31 @@
+--[[
+  Retract an episode's current result so the episode can run again (submit --force, retry --failed, a job
+  re-run from the dashboard), and open its next generation: executions that started before this call can no
+  longer commit (commit-result.lua answers 'stale').
+  KEYS[1] result key   KEYS[2] run results stream   KEYS[3] run hash   KEYS[4] result index   KEYS[5] generations
+  ARGV[1] episode label   ARGV[2] expected stream id of the current result ('' = whatever is current)
+  ARGV[3] retention seconds
+  The result's stream entry is deleted, so a reader from the start sees one line per episode; the counters
+  drop what the result had counted.
+  Returns {1, generation, old result JSON} when a result was retracted, {0, generation, ''} when there was
+  none, {-1, '', ''} when the current result is not the expected one (nothing changed).
+]]
+local entry = redis.call('HGET', KEYS[4], ARGV[1])
+local old = ''
+if entry then
+  local id, status, resolved = string.match(entry, '^(%S+) (%S+) (%S+)')
+  if ARGV[2] ~= '' and ARGV[2] ~= id then return {-1, '', ''} end
+  old = redis.call('GET', KEYS[1]) or ''
+  redis.call('DEL', KEYS[1])
+  redis.call('XDEL', KEYS[2], id)
+  redis.call('HDEL', KEYS[4], ARGV[1])
+  redis.call('HINCRBY', KEYS[3], 'done', -1)
+  redis.call('HINCRBY', KEYS[3], status, -1)
+  if resolved == '1' then redis.call('HINCRBY', KEYS[3], 'resolved', -1) end
+elseif ARGV[2] ~= '' then
+  return {-1, '', ''}
+end
+local gen = redis.call('HINCRBY', KEYS[5], ARGV[1], 1)
+redis.call('EXPIRE', KEYS[5], ARGV[3])
+if entry then return {1, tostring(gen), old} end
+return {0, tostring(gen), ''}
