@@ -172,6 +172,20 @@ describe('one true result per episode', () => {
     expect(await p.redis.hmget(p.keys.run('board'), 'done', 'failed')).toEqual(['1', '1']);
   });
 
+  it('a step that prints 5 MB: the answer is cut while read, the step keeps head + marker + tail with its true size', async () => {
+    const { pipeline: p } = await open({ RF_SWEREX_MAX_RESPONSE_BYTES: String(256 * 1024) });
+    const flood = { ...pick('pyutils__calc-add'), run_id: 'flood', episode_id: 'flood', trajectory: [bash("head -c 5000000 /dev/zero | tr '\\0' x; echo END", 120)] };
+    await submitRun({ queue: p.queue, redis: p.redis, keys: p.keys, runId: 'flood', episodes: [flood] });
+    await worker(p, 1);
+    const [result] = await collectResults(p, 'flood', 1);
+    const step = result?.steps[0];
+    expect(step).toMatchObject({ truncated: true, output_bytes: 5_000_004, exit_code: 0 });
+    expect(step?.output.startsWith('xxxx')).toBe(true);
+    expect(step?.output.endsWith('xxxxEND\n')).toBe(true);
+    expect(step?.output).toContain('[... output truncated: 5000004 bytes in total, ');
+    expect(Buffer.byteLength(step?.output ?? '')).toBeLessThan(70 * 1024);
+  });
+
   it('a worker whose job lock renewal fails stops the attempt and kills its sandbox; the job still ends with one result', async () => {
     const { pipeline: p } = await open({ RF_LOCK_DURATION_MS: '2000', RF_STALLED_INTERVAL_MS: '1000' });
     const slow = { ...pick('pyutils__calc-add'), run_id: 'lock', episode_id: 'slow', trajectory: [bash('sleep 8', 30)] };

@@ -156,8 +156,12 @@ export type {
   SwerexBackoff,
   SwerexClientOptions,
   SwerexLogger,
+  Truncation,
   WaitUntilAliveOptions,
 } from './swerex/swerex-client.js';
+export { BoundedJsonReader, readBoundedBody, truncationMarker } from './swerex/bounded-body.js';
+export type { BoundedBody, TruncatedField } from './swerex/bounded-body.js';
+export { DEFAULT_MAX_RESPONSE_BYTES } from './swerex/swerex-transport.js';
 export { SwerexRuntimeError, codeForClassPath } from './swerex/swerex-runtime-error.js';
 export { classifyGatewayResponse } from './swerex/classify-gateway-response.js';
 export type { GatewayRules, GatewayVerdict, ResponseHeaders } from './swerex/classify-gateway-response.js';

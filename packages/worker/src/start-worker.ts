@@ -75,7 +75,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   // Commands of a long-lived worker must ride out a Redis failover instead of failing an episode.
   const redis = createRedis(config.redis, { role: 'blocking', connectionName: `rf-worker:${workerId}` });
   const metrics = createWorkerMetrics();
-  const targets = options.targets ?? [{ id: 'default', target }];
+  // Every SWE-ReX answer is read with the configured cap (a 500 MB output must not exhaust this process).
+  const capped = (t: VefaasTarget): VefaasTarget => ({ ...t, maxResponseBytes: t.maxResponseBytes ?? config.worker.swerexMaxResponseBytes });
+  const targets = (options.targets ?? [{ id: 'default', target }]).map((t) => ({ ...t, target: capped(t.target) }));
   const supply = await createSandboxSupply({ redis, keys, targets, workerId, logger, limits: supplyLimitsFrom(config), metrics });
   const shutdown = new AbortController();
   const activity = new RunActivity(redis, keys, workerId);

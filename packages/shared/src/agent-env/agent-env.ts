@@ -31,6 +31,8 @@ export interface VefaasTarget {
   gatewayKey?: string;
   /** Optional dispatcher for SWE-ReX calls (defaults to a shared keep-alive pool per origin). */
   dispatcher?: Dispatcher;
+  /** Longest output kept from one SWE-ReX answer while reading it (RF_SWEREX_MAX_RESPONSE_BYTES). @defaultValue 16 MiB */
+  maxResponseBytes?: number;
 }
 
 export interface AgentEnvOptions {
@@ -75,6 +77,8 @@ export interface RunResult {
    * The sandbox itself is fine: `restartSession()` gives a new shell in it.
    */
   sessionLost?: 'ended' | 'unresponsive';
+  /** The output's true size (UTF-8 bytes) when it was cut to head + marker + tail while being read. */
+  outputBytes?: number;
 }
 
 export interface StartTimings {
@@ -288,7 +292,14 @@ export class AgentEnv implements AsyncDisposable {
         { action_type: 'bash', session: this.#session, command, timeout: timeoutS, check: 'silent' },
         { retries: 1, ...(signal ? { signal } : {}) },
       );
-      return { output: observation.output, exitCode: observation.exit_code, durationMs: performance.now() - started, timedOut: false };
+      const outputBytes = observation.truncated?.['output']?.totalBytes;
+      return {
+        output: observation.output,
+        exitCode: observation.exit_code,
+        durationMs: performance.now() - started,
+        timedOut: false,
+        ...(outputBytes === undefined ? {} : { outputBytes }),
+      };
     } catch (thrown) {
       const err = coerceError(thrown);
       const durationMs = (): number => performance.now() - started;
@@ -421,6 +432,7 @@ export class AgentEnv implements AsyncDisposable {
       apiKey: authToken,
       ...(target.gatewayKey ? { gatewayKey: target.gatewayKey } : {}),
       ...(target.dispatcher ? { dispatcher: target.dispatcher } : {}),
+      ...(target.maxResponseBytes === undefined ? {} : { maxResponseBytes: target.maxResponseBytes }),
       ...(this.#o.logger ? { logger: this.#o.logger } : {}),
     });
   }

@@ -46,6 +46,7 @@ export const EnvSchema = z.object({
   RF_STRAGGLER_TAIL: positiveNumber(0.1),
   RF_STRAGGLER_FACTOR: positiveNumber(3),
   RF_STEP_OUTPUT_LIMIT_BYTES: positiveInt(64 * 1024),
+  RF_SWEREX_MAX_RESPONSE_BYTES: positiveInt(16 * 1024 * 1024),
   RF_ATTEMPTS: positiveInt(3),
   RF_BACKOFF_MS: nonNegativeInt(5 * SECOND),
   RF_LEASE_TTL_S: positiveInt(60),
@@ -140,6 +141,7 @@ function toConfig(env: Env): Config {
     worker: {
       concurrency: env.RF_WORKER_CONCURRENCY,
       stepOutputLimitBytes: env.RF_STEP_OUTPUT_LIMIT_BYTES,
+      swerexMaxResponseBytes: env.RF_SWEREX_MAX_RESPONSE_BYTES,
       attempts: env.RF_ATTEMPTS,
       backoffMs: env.RF_BACKOFF_MS,
       leaseTtlS: env.RF_LEASE_TTL_S,

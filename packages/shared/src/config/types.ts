@@ -61,6 +61,8 @@ export interface Config {
     concurrency: number;
     /** Step output kept whole up to this size, then head + tail. @defaultValue 65_536 */
     stepOutputLimitBytes: number;
+    /** Longest output kept from one SWE-ReX answer while it is read (head + marker + tail beyond), bytes. @defaultValue 16 MiB */
+    swerexMaxResponseBytes: number;
     /** Job attempts for infra failures. @defaultValue 3 */
     attempts: number;
     /** First retry delay (exponential), milliseconds. @defaultValue 5_000 */

@@ -50,6 +50,7 @@ import {
 import { errorForTransportFailure, type CallContext } from './response-errors.js';
 import { withRetry, type RetryOptions } from '../vefaas/retry-policy.js';
 import { abortableDelay } from './abortable-delay.js';
+import type { TruncatedField } from './bounded-body.js';
 import { SwerexTransport, type WireRequest, type WireResponse } from './swerex-transport.js';
 import { buildUploadForm, type UploadRequest } from './upload-form.js';
 
@@ -70,6 +71,8 @@ export interface SwerexClientOptions {
   apiKey: string;
   /** Gateway key sent verbatim as the `Authorization` header (include `Bearer ` yourself if the route wants it). */
   gatewayKey?: string;
+  /** Longest string value kept from an answer (see SwerexTransportOptions). @defaultValue 16 MiB */
+  maxResponseBytes?: number;
   /** Injected dispatcher; by default the process-wide keep-alive pool for the base URL's origin. */
   dispatcher?: Dispatcher;
   /** Connect timeout of the shared pool (only when it is created by this client). @defaultValue 10 s */
@@ -126,6 +129,11 @@ export interface WaitUntilAliveOptions {
   onDead?: (error: RolloutError) => Promise<void>;
 }
 
+/** Fields of an answer cut to head + marker + tail while it was read, by name, with their true sizes. */
+export interface Truncation {
+  truncated?: Record<string, TruncatedField>;
+}
+
 export type InterruptOptions = Omit<BashInterruptActionInput, 'session' | 'action_type'> & CallOptions;
 
 /** A `/run_in_session` body: a command, or an interrupt chosen by `action_type: 'bash_interrupt'`. */
@@ -157,6 +165,7 @@ export class SwerexClient {
       gatewayKey: options.gatewayKey,
       dispatcher: options.dispatcher ?? dispatcherFor(options.baseUrl, { connectTimeoutMs: options.connectTimeoutMs }),
       gatewayRules: options.gatewayRules,
+      ...(options.maxResponseBytes === undefined ? {} : { maxResponseBytes: options.maxResponseBytes }),
       onExchange: logger === undefined ? undefined : (record) => logger.debug(record, 'SWE-ReX call'),
     });
     this.#marginMs = options.timeoutMarginMs ?? 30 * SECOND;
@@ -227,7 +236,7 @@ export class SwerexClient {
   }
 
   /** `POST /run_in_session`. HTTP timeout = command timeout + margin; none for `timeout: null`. */
-  async runInSession(action: RunInSessionInput, options: CallOptions = {}): Promise<BashObservation> {
+  async runInSession(action: RunInSessionInput, options: CallOptions = {}): Promise<BashObservation & Truncation> {
     if (action.action_type === 'bash_interrupt') return this.#interrupt(action, options);
     const body = parseRequest(BashActionSchema, action);
     const httpTimeoutMs = this.#commandTimeout(body.timeout);
@@ -247,7 +256,7 @@ export class SwerexClient {
   }
 
   /** `POST /execute`: one subprocess outside any session. */
-  async execute(command: CommandInput, options: CallOptions = {}): Promise<CommandResponse> {
+  async execute(command: CommandInput, options: CallOptions = {}): Promise<CommandResponse & Truncation> {
     const body = parseRequest(CommandSchema, command);
     const httpTimeoutMs = this.#commandTimeout(body.timeout);
     return this.#postJson({ endpoint: 'execute', body, schema: CommandResponseSchema, httpTimeoutMs }, options);
@@ -293,12 +302,12 @@ export class SwerexClient {
   async #postJson<S extends z.ZodType>(
     call: { endpoint: string; body: unknown; schema: S; httpTimeoutMs: number },
     options: CallOptions,
-  ): Promise<z.output<S>> {
+  ): Promise<z.output<S> & Truncation> {
     return this.#call({ ...call, method: 'POST', body: JSON.stringify(call.body) }, options);
   }
 
   /** One logical call: a single request id for all its attempts, so a retry is replayed rather than re-run. */
-  async #call<S extends z.ZodType>(call: Call<S>, options: CallOptions): Promise<z.output<S>> {
+  async #call<S extends z.ZodType>(call: Call<S>, options: CallOptions): Promise<z.output<S> & Truncation> {
     const requestId = randomUUID();
     const context = this.#transport.context(call.endpoint, requestId);
     const request: WireRequest = {
@@ -312,7 +321,9 @@ export class SwerexClient {
     return withRetry(
       async () => {
         const response = await this.#transport.send(request);
-        return parseResponse(call.schema, this.#transport.expectOk(response, context), context);
+        const parsed = parseResponse(call.schema, this.#transport.expectOk(response, context), context) as z.output<S> & Truncation;
+        if (Object.keys(response.truncated).length > 0) parsed.truncated = response.truncated;
+        return parsed;
       },
       {
         ...this.#backoff,

@@ -8,6 +8,7 @@
  */
 import type { Dispatcher, FormData } from 'undici';
 import { RolloutError } from '../errors/rollout-error.js';
+import { readBoundedBody, type TruncatedField } from './bounded-body.js';
 import { classifyGatewayResponse, parseJsonObject, type GatewayRules } from './classify-gateway-response.js';
 import { errorForResponse, errorForTransportFailure, type CallContext } from './response-errors.js';
 
@@ -18,6 +19,11 @@ export interface SwerexTransportOptions {
   gatewayKey?: string;
   dispatcher: Dispatcher;
   gatewayRules?: GatewayRules;
+  /**
+   * Longest string value kept from an answer, bytes: a longer one (a command's 500 MB output) keeps its head
+   * and tail around a marker while it is read, so memory stays bounded. @defaultValue 16 MiB
+   */
+  maxResponseBytes?: number;
   /** Receives one debug record per exchange (never headers: they hold keys). */
   onExchange?: (record: CallContext & { status: number; ms: number }) => void;
 }
@@ -38,7 +44,11 @@ export interface WireResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
+  /** Top-level fields whose string value was cut to head + marker + tail while reading, with their true sizes. */
+  truncated: Record<string, TruncatedField>;
 }
+
+export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
 export class SwerexTransport {
   readonly instanceName: string | undefined;
@@ -48,6 +58,7 @@ export class SwerexTransport {
   readonly #gatewayKey: string | undefined;
   readonly #rules: GatewayRules | undefined;
   readonly #onExchange: SwerexTransportOptions['onExchange'];
+  readonly #maxResponseBytes: number;
 
   constructor(options: SwerexTransportOptions) {
     this.#base = new URL(options.baseUrl);
@@ -57,6 +68,7 @@ export class SwerexTransport {
     this.dispatcher = options.dispatcher;
     this.#rules = options.gatewayRules;
     this.#onExchange = options.onExchange;
+    this.#maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   }
 
   /** Error/log context of a call (no secrets). */
@@ -93,9 +105,9 @@ export class SwerexTransport {
         bodyTimeout: 0,
         signal: signals.length > 1 ? AbortSignal.any(signals) : signals[0],
       });
-      const text = await res.body.text();
+      const { text, truncated } = await readBoundedBody(res.body, this.#maxResponseBytes);
       this.#onExchange?.({ ...context, status: res.statusCode, ms: Date.now() - startedAt });
-      return { status: res.statusCode, headers: res.headers, text };
+      return { status: res.statusCode, headers: res.headers, text, truncated };
     } catch (thrown) {
       if (request.signal?.aborted) throw request.signal.reason;
       if (deadline?.aborted) {

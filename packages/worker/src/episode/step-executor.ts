@@ -17,7 +17,15 @@ export interface StepShell {
   run(
     command: string,
     options: { timeoutS: number },
-  ): Promise<{ output: string; exitCode: number | null; durationMs: number; timedOut: boolean; sessionLost?: 'ended' | 'unresponsive' }>;
+  ): Promise<{
+    output: string;
+    exitCode: number | null;
+    durationMs: number;
+    timedOut: boolean;
+    sessionLost?: 'ended' | 'unresponsive';
+    /** The output's true size when it was cut while being read. */
+    outputBytes?: number;
+  }>;
   /** A new session in the same sandbox after the model broke its shell (absent: no recovery). */
   restartSession?(): Promise<void>;
 }
@@ -136,11 +144,13 @@ async function runStep(o: StepExecutorOptions & {
           : ran.timedOut
             ? { code: 'STEP_TIMEOUT', message: `step exceeded ${o.timeoutS} s` }
             : undefined;
+    // The true size, when the output was cut while it was read (bounded-body.ts).
+    const original = ran.outputBytes === undefined || ran.timedOut ? undefined : Buffer.byteLength(o.note, 'utf8') + ran.outputBytes;
     const step: ExecutedStep = {
       output,
       record: {
         ...base,
-        ...keepOutput(output, o.outputLimitBytes),
+        ...keepOutput(output, o.outputLimitBytes, original),
         exit_code: ran.timedOut ? null : ran.exitCode,
         duration_ms: ran.durationMs,
         timed_out: ran.timedOut,
