@@ -289,6 +289,21 @@ describe('VefaasClient retries and transport failures', () => {
     expect(server.received).toHaveLength(1);
   });
 
+  it('retries a request that timed out (VEFAAS_TIMEOUT is retryable): the next attempt answers', async () => {
+    let calls = 0;
+    const { server, client } = await setup(
+      (req, res) => {
+        calls += 1;
+        // The first request hangs past the client's timeout; the retry is answered.
+        if (calls > 1) reply(res, 200, actionOf(req), { Result: { SandboxId: 'sb-after-timeout' } });
+      },
+      { timeoutMs: 200 },
+    );
+    const created = await client.createSandbox({ FunctionId: 'fn-1' });
+    expect(created.SandboxId).toBe('sb-after-timeout');
+    expect(server.received).toHaveLength(2);
+  });
+
   it('honours a per-call timeout override', async () => {
     const { client } = await setup(() => {}, { retry: false, timeoutMs: 60_000 });
     const err = await rejection(client.describeSandbox({ FunctionId: 'fn-1', SandboxId: 'sb-1' }, { timeoutMs: 100 }));

@@ -89,6 +89,25 @@ describe('verifySignature', () => {
     expect(verifySignature(missing, opts)).toMatchObject({ ok: false, code: 'SignatureDoesNotMatch' });
   });
 
+  it('verifies requests whose signed headers leave content-type out as strictly as any other', () => {
+    const signedHeaders = ['host', 'x-content-sha256', 'x-date'];
+    expect(verifySignature(incoming({ signedHeaders }), opts).ok).toBe(true);
+    // A wrong signature, a changed signed header, a changed query and a changed body are all still caught.
+    const forged = incoming({ signedHeaders });
+    forged.headers['authorization'] = String(forged.headers['authorization']).replace(/Signature=([0-9a-f])/, (_m, c: string) => `Signature=${c === '0' ? '1' : '0'}`);
+    expect(verifySignature(forged, opts)).toMatchObject({ ok: false, code: 'SignatureDoesNotMatch' });
+    const host = incoming({ signedHeaders });
+    host.headers['host'] = 'evil.example.com';
+    expect(verifySignature(host, opts)).toMatchObject({ ok: false, code: 'SignatureDoesNotMatch' });
+    const query = incoming({ signedHeaders });
+    query.rawQuery = 'Action=KillSandbox&Version=2024-06-06';
+    expect(verifySignature(query, opts)).toMatchObject({ ok: false, code: 'SignatureDoesNotMatch' });
+    const body = incoming({ signedHeaders });
+    body.body = Buffer.from(BODY.replace('fn-test', 'fn-evil'));
+    expect(verifySignature(body, opts)).toMatchObject({ ok: false, code: 'SignatureDoesNotMatch' });
+    expect(verifySignature(incoming({ signedHeaders }), { lookupSecret: () => 'another-secret', now: signedAt })).toMatchObject({ ok: false, code: 'SignatureDoesNotMatch' });
+  });
+
   it('rejects a changed query', () => {
     const req = incoming();
     req.rawQuery = 'Action=KillSandbox&Version=2024-06-06';
