@@ -19,6 +19,7 @@ import {
   createKeyspace,
   createLogger,
   createVefaasClient,
+  findRedis,
   loadConfig,
   type EpisodeJobData,
   type EpisodeResult,
@@ -28,7 +29,6 @@ import { submitRun, validateInputs } from '@rollout-fleet/producer';
 import { startVefaasLocal } from '@rollout-fleet/vefaas-local';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
 import { readFile } from 'node:fs/promises';
-import { findRedis } from '../cli/runtime/local-redis.js';
 import { machineLoad, ms, quantile } from './lib/stats.js';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' } } });
