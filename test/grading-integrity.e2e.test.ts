@@ -107,6 +107,8 @@ describe('grading that only the patch can influence', () => {
       // Model failures are graded, never retried into null.
       'delete-git': [FIX, bash('rm -rf /testbed/.git')],
       'unwritable-tmp': [FIX, bash('chmod 000 /tmp')],
+      // The step kills the sandbox's own SWE-ReX server (the session's parent), on every attempt.
+      'kill-own-server': [FIX, bash('kill -9 $PPID')],
       'kill-grader': [bash(`printf 'import os, signal\\nos.kill(-1, signal.SIGKILL)\\n' >> /testbed/tests/__init__.py`), TOUCH],
       // Git history: the patch is the tree against the commit the sandbox started at, whatever HEAD is now.
       'commit-fix': [FIX, bash('cd /testbed && git -c user.email=m@example.com -c user.name=m commit -qam fix')],
@@ -241,6 +243,13 @@ describe('grading that only the patch can influence', () => {
     expect(result).toMatchObject({ status: 'completed', resolved: false, reward: 0, failure: null });
     expect(result?.attempts).toHaveLength(1);
     expect(result?.timings.grade_ms).toBeLessThan(30_000);
+  });
+
+  it('a step that kills its own sandbox on every attempt is graded as no patch (reward 0), not retried into null', () => {
+    const result = fresh.get('kill-own-server');
+    expect(result).toMatchObject({ status: 'completed', resolved: false, reward: 0, patch: null });
+    expect(result?.failure).toMatchObject({ code: 'SANDBOX_LOST_IN_STEP', class: 'model' });
+    expect(result?.attempts.map((a) => a.lost_at_step)).toEqual([1, 1, 1]);
   });
 
   it('a patch that does not apply is graded unresolved (reward 0), not retried', () => {

@@ -34,6 +34,8 @@ const logger = createLogger({ level: 'silent', format: 'json' });
 
 type Runner = (input: AttemptInput) => Promise<AttemptOutcome>;
 
+const EVAL = EpisodeSchema.shape.eval.unwrap().parse({ repo: 'example/pyutils', test_command: 'python3 -m unittest' });
+
 function outcome(overrides: Partial<AttemptOutcome> = {}): AttemptOutcome {
   return {
     steps: [],
@@ -199,6 +201,33 @@ describe('processor decisions', () => {
     const job = await enqueue(episodeOf(runId, 'e1'), 1);
     expect(await finished(job.id!)).toBe('failed');
     expect(await store.get(runId, 'e1', 0)).toMatchObject({ failure: { code: 'INTERNAL', class: 'infra' } });
+  });
+
+  it('a step that kills its own sandbox on every attempt is the model\'s doing: graded as no patch (reward 0), not null', async () => {
+    const runId = `r-${randomUUID()}`;
+    const runner = vi.fn<Runner>(async () => {
+      throw new RolloutError('SANDBOX_DEAD', 'instance gone', { details: { lostAtStep: 2 } });
+    });
+    startWorker(runner);
+    const graded = { ...episodeOf(runId, 'e1'), eval: EVAL };
+    const job = await enqueue(graded, 3);
+    expect(await finished(job.id!)).toBe('completed');
+    expect(runner).toHaveBeenCalledTimes(3);
+    const result = await store.get(runId, 'e1', 0);
+    expect(result).toMatchObject({ status: 'completed', resolved: false, reward: 0, patch: null, failure: { code: 'SANDBOX_LOST_IN_STEP', class: 'model' } });
+    expect(result?.attempts.map((a) => a.lost_at_step)).toEqual([2, 2, 2]);
+  });
+
+  it('sandboxes lost at different steps are infra: failed, reward null', async () => {
+    const runId = `r-${randomUUID()}`;
+    let calls = 0;
+    startWorker(async () => {
+      calls += 1;
+      throw new RolloutError('SANDBOX_DEAD', 'instance gone', { details: { lostAtStep: calls } });
+    });
+    const job = await enqueue({ ...episodeOf(runId, 'e1'), eval: EVAL }, 3);
+    expect(await finished(job.id!)).toBe('failed');
+    expect(await store.get(runId, 'e1', 0)).toMatchObject({ status: 'failed', reward: null, failure: { code: 'SANDBOX_DEAD', class: 'infra' } });
   });
 
   it('an existing result of this job short-circuits: a re-run after a crash returns it without running', async () => {

@@ -164,9 +164,21 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
       }
       // Failed attempts count in the duration histogram too (outcome "failed"), or slow failures stay invisible.
       deps.metrics.episodeSeconds.observe({ outcome: 'failed' }, (performance.now() - started) / 1000);
-      const attempts = [...history, attemptRecord(deps, attemptNo, sandboxId, startedAt, toFailure(err))];
+      const lostAt = typeof err.details.lostAtStep === 'number' ? err.details.lostAtStep : undefined;
+      const record = attemptRecord(deps, attemptNo, sandboxId, startedAt, toFailure(err));
+      const attempts = [...history, lostAt === undefined ? record : { ...record, lost_at_step: lostAt }];
       const final = err.class === 'input' || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       log.warn({ err, final }, 'episode attempt failed');
+      const killer = final ? stepThatKillsItsSandbox(attempts, job.attemptsMade + 1) : undefined;
+      if (killer !== undefined) {
+        // Every attempt lost its sandbox during the same step: the step kills its own server (the model's doing),
+        // so the episode is graded as leaving no patch instead of being retried into a null reward.
+        const result = buildResult(deps, job, episode, lostInStepOutcome(deps, episode, killer), attempts, startedAt);
+        const committed = await deps.results.commit(result, fence);
+        if (committed.stored) deps.metrics.episodes.inc({ outcome: outcomeOf(result) });
+        log.warn({ step: killer }, 'the sandbox died during the same step in every attempt: graded as no patch');
+        return pointer(deps, episode, result, committed.stored);
+      }
       if (final) {
         await commitFailure(deps, job, episodeRef, { err, attempts, startedAt, sandboxId }, fence);
         if (err.class === 'input') throw new UnrecoverableError(err.message);
@@ -208,6 +220,30 @@ async function claim(
     logger.info({ previous: current.status }, 'job re-run after it finished: its result is replaced');
     return { generation: retracted.generation, history: retracted.retracted ? retracted.previous.attempts : (job.data.attempts ?? []) };
   }
+}
+
+/** The step index at which every one of the job's last `n` (≥ 2) attempts lost its sandbox, if there is one. */
+export function stepThatKillsItsSandbox(attempts: readonly Attempt[], n: number): number | undefined {
+  if (n < 2 || attempts.length < n) return undefined;
+  const steps = attempts.slice(-n).map((a) => a.lost_at_step);
+  const first = steps[0];
+  return first !== undefined && steps.every((s) => s === first) ? first : undefined;
+}
+
+/** The graded outcome of an episode whose step kills its sandbox: no patch; unresolved when there is an eval. */
+function lostInStepOutcome(deps: ProcessorDeps, episode: Episode, step: number): AttemptOutcome {
+  const graded = episode.eval !== undefined;
+  return {
+    steps: [],
+    patch: null,
+    report: graded ? { patch_is_None: true, patch_exists: false, patch_successfully_applied: false, resolved: false } : null,
+    resolved: graded ? false : null,
+    reward: graded ? deps.reward.unresolved : null,
+    failure: toFailure(new RolloutError('SANDBOX_LOST_IN_STEP', `the sandbox died during step ${step} in every attempt`)),
+    gradedIn: null,
+    sandboxId: null,
+    timings: { sandboxAcquireMs: 0, replayMs: 0, gradeMs: 0 },
+  };
 }
 
 /** Moves the job back to the queue without spending an attempt (shutdown, superseded). */

@@ -75,6 +75,8 @@ export const AttemptSchema = z.object({
   failure: FailureSchema.nullable(),
   /** A straggler's backup copy, run alongside the attempt of the same number (the first to finish wins). */
   backup: z.boolean().optional(),
+  /** The step during which the sandbox stopped answering, when it did (a step can kill its own server). */
+  lost_at_step: z.number().int().min(0).optional(),
 });
 export type Attempt = z.infer<typeof AttemptSchema>;
 

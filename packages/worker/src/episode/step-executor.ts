@@ -13,6 +13,9 @@ import { RolloutError, coerceError, toFailure, type Failure, type StepRecord } f
 import { keepOutput } from './output-limit.js';
 import { noShellObservation, sessionRestartedNote, syntaxErrorObservation, timeoutObservation } from './observations.js';
 
+/** Transport answers that mean the sandbox (not one request) stopped answering. */
+export const SANDBOX_LOSS: ReadonlySet<string> = new Set(['SANDBOX_DEAD', 'SWEREX_NETWORK', 'SWEREX_TIMEOUT', 'GATEWAY_ERROR']);
+
 export interface StepShell {
   run(
     command: string,
@@ -160,8 +163,12 @@ async function runStep(o: StepExecutorOptions & {
     return ran.sessionLost ? { step, lost: ran.sessionLost } : { step };
   } catch (thrown) {
     const err = coerceError(thrown);
-    // Only model-class failures are observations; anything else is the sandbox's fault.
-    if (err.class !== 'model') throw err;
+    // Only model-class failures are observations; anything else is the sandbox's fault — unless it happens at the
+    // same step on every attempt (the step killed its own server): the processor decides, so it is noted here.
+    if (err.class !== 'model') {
+      if (SANDBOX_LOSS.has(err.code)) Object.assign(err.details, { lostAtStep: o.index });
+      throw err;
+    }
     // SWE-ReX's extra_info travels as details.extraInfo (SwerexRuntimeError).
     const extra = (err.details.extraInfo ?? {}) as Record<string, unknown>;
     const output =
