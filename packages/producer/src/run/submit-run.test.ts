@@ -85,7 +85,11 @@ describe('submitRun', () => {
     const status = await getRunStatus({ redis, keys, runId });
     expect(status).toMatchObject({ total: 6, groups: 2, groupsCompleted: 0 });
     const store = new ResultStore(redis, keys);
-    for (const e of episodes.filter((e) => e.episode_id === 'a')) await store.commit(resultFor(e, 'completed'));
+    for (const e of episodes.filter((e) => e.episode_id === 'a')) {
+      // Forced samples run in their next generation.
+      const { generation } = await store.state({ runId, episodeId: e.episode_id, sampleIndex: e.sample_index });
+      await store.commit(resultFor(e, 'completed'), { generation, attemptsMade: 0 });
+    }
     expect(await store.get(runId, 'a', 1)).toMatchObject({ group: { id: 'a', size: 3 } });
     expect(await getRunStatus({ redis, keys, runId })).toMatchObject({ groups: 2, groupsCompleted: 1 });
   });

@@ -174,15 +174,16 @@ describe('GroupStore', () => {
     const results = new ResultStore(redis, keys);
     await groups.registerJobs(runId, [...jobs(runId, 'p', 2), ...jobs(runId, 'q', 1)]);
     await results.commit(result(runId, 'p', 0, 1));
-    await redis.del(keys.result(runId, 'p', 0));
+    // Run again (as submit --force does): the result is retracted, its generation moves on.
+    const p0 = (await results.retract({ runId, episodeId: 'p', sampleIndex: 0 })) as { generation: number };
     await groups.forgetSamples(runId, [{ episodeId: 'p', sampleIndex: 0 }]);
     expect((await results.commit(result(runId, 'p', 1, 1))).groupStreamId).toBeUndefined();
-    expect((await results.commit(result(runId, 'p', 0, 0))).groupStreamId).toBeDefined();
+    expect((await results.commit(result(runId, 'p', 0, 0), { generation: p0.generation, attemptsMade: 0 })).groupStreamId).toBeDefined();
 
     await results.commit(result(runId, 'q', 0, 1));
-    await redis.del(keys.result(runId, 'q', 0));
+    const q0 = (await results.retract({ runId, episodeId: 'q', sampleIndex: 0 })) as { generation: number };
     await groups.forgetSamples(runId, [{ episodeId: 'q', sampleIndex: 0 }]);
-    expect((await results.commit(result(runId, 'q', 0, 0))).groupStreamId).toBeUndefined();
+    expect((await results.commit(result(runId, 'q', 0, 0), { generation: q0.generation, attemptsMade: 0 })).groupStreamId).toBeUndefined();
     expect((await groups.read(runId)).map((g) => g.group.episode_id)).toEqual(['p', 'q']);
   });
 

@@ -71,13 +71,13 @@ describe('run fidelity', () => {
     expect(await getRunFidelity(redis, keys, runId)).toEqual(figure);
   });
 
-  it('a replaced result (re-run after its key was removed) counts once, with its new figure', async () => {
+  it('a replaced result (retracted and run again) counts once, with its new figure', async () => {
     const runId = `run-${randomUUID()}`;
     const store = new ResultStore(redis, keys);
     await store.commit(result(runId, 'a', fidelity(4, 1)));
     expect((await getRunFidelity(redis, keys, runId)).firstDivergence['1']).toBe(1);
-    await redis.del(keys.result(runId, 'a', 0));
-    await store.commit(result(runId, 'a', fidelity(4, null)));
+    const { generation } = (await store.retract({ runId, episodeId: 'a', sampleIndex: 0 })) as { generation: number };
+    await store.commit(result(runId, 'a', fidelity(4, null)), { generation, attemptsMade: 0 });
     const figure = await getRunFidelity(redis, keys, runId);
     expect(figure).toMatchObject({ replayed: 1, clean: 1, stepsCompared: 4, stepsMatched: 4 });
     expect(figure.firstDivergence['1']).toBe(0);
