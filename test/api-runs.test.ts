@@ -119,7 +119,9 @@ describe('API runs', () => {
     expect(await retry.json()).toEqual({ run_id: 'admin', retried: 0, missing_payload: 1 });
 
     await t.call('/v1/runs', { method: 'POST', json: { run_id: 'admin', episodes: records.slice(0, 1), force: true } });
-    await t.pipeline.store.commit(failed);
+    // The forced episode runs in its next generation; a worker failing it commits there.
+    const { generation } = await t.pipeline.store.state({ runId: 'admin', episodeId: episode.episode_id, sampleIndex: 0 });
+    await t.pipeline.store.commit(failed, { generation, attemptsMade: 0 });
     const retried = await t.call('/v1/runs/admin/retry', { method: 'POST' });
     expect(await retried.json()).toEqual({ run_id: 'admin', retried: 1, missing_payload: 0 });
     expect(await t.pipeline.store.get('admin', episode.episode_id, 0)).toBeUndefined();

@@ -184,7 +184,10 @@ describe('API streams', () => {
     });
     expect((await cancelling)?.status).toBe(200);
     expect(read.keepAlives).toBeGreaterThan(0);
-    expect(read.lines).toEqual([{ end: { reason: 'cancelled', cursor: null } }]);
+    // A cancel gives every queued episode its result (failed, CANCELLED), so the follower sees each, then the end.
+    const results = read.lines.filter((line) => !line.end).map((line) => line.result as { episode_id: string; failure: { code: string } });
+    expect(results.map((r) => [r.episode_id, r.failure.code]).sort()).toEqual([['x', 'CANCELLED'], ['y', 'CANCELLED']]);
+    expect(read.lines.at(-1)).toEqual({ end: { reason: 'cancelled', cursor: expect.any(String) } });
   });
 
   it('refuses a malformed cursor with a located problem', async () => {

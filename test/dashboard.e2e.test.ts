@@ -392,8 +392,8 @@ describeWith([bwrapNeed(), commandNeed('chromium', 'chromium')], 'dashboard in a
     const steps = run.results.get(RESOLVES)!.steps.length + run.results.get(UNRESOLVED)!.steps.length;
     expect((sample(text, 'rf_steps_total{tool="str_replace_editor"}') ?? 0) + (sample(text, 'rf_steps_total{tool="execute_bash"}') ?? 0)).toBe(steps);
     for (const outcome of ['resolved', 'unresolved', 'failed']) expect(sample(text, `rf_episode_duration_seconds_count{outcome="${outcome}"}`)).toBe(1);
-    // Both completed episodes started a sandbox; the missing image never did.
-    expect(sample(text, 'rf_sandbox_create_seconds_count')).toBe(2);
+    // Both completed episodes started two sandboxes (the agent's and the fresh grading one); the missing image none.
+    expect(sample(text, 'rf_sandbox_create_seconds_count')).toBe(4);
     expect(sample(text, 'rf_workers_reporting')).toBe(1);
     expect(sample(text, `rf_queue_jobs{queue="${config.queue.name}",state="completed"}`)).toBe(2);
     expect(sample(text, `rf_queue_jobs{queue="${config.queue.name}",state="failed"}`)).toBe(1);

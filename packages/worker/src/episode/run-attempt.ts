@@ -208,21 +208,28 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
     };
   } finally {
     await main.release();
-    // A grading sandbox nobody used (empty patch, grading failed early); release() is idempotent.
-    if (evalBox) await (evalBox as EvalSandbox).box.then((b) => b.release(), () => undefined);
+    // A grading sandbox nobody used (empty patch, the attempt failed): stop its acquisition — a start that
+    // hangs must not hold the attempt — and kill it; release() is idempotent.
+    if (evalBox) {
+      const box = evalBox as EvalSandbox;
+      box.control.abort(new RolloutError('INTERNAL', 'the grading sandbox is not needed'));
+      await box.box.then((b) => b.release(), () => undefined);
+    }
   }
 }
 
-/** A grading sandbox on its way from the supply. */
+/** A grading sandbox on its way from the supply; `control` stops its acquisition when it is not needed. */
 interface EvalSandbox {
   box: Promise<SuppliedSandbox>;
+  control: AbortController;
 }
 
 function startEvalSandbox(deps: AttemptDeps, input: AttemptInput, lost: AbortController): EvalSandbox {
-  const box = openEnv(deps, input, 'eval', lost);
+  const control = new AbortController();
+  const box = openEnv(deps, { ...input, signal: AbortSignal.any([input.signal, control.signal]) }, 'eval', lost);
   // Awaited when grading starts; until then a failure must not become an unhandled rejection.
   box.catch(() => undefined);
-  return { box };
+  return { box, control };
 }
 
 /** Whether this episode's grade needs a second sandbox: a patch from executed steps, graded fresh. */

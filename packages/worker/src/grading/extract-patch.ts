@@ -61,14 +61,14 @@ const GIT_FLAGS = "-c 'safe.directory=*' -c core.hooksPath=/dev/null -c core.fsm
 const PROBE_SCRIPT = `set -u
 repo=$1
 ${FIND_GIT}
-[ -n "$git" ] || { echo none; exit 0; }
+[ -n "$git" ] || { printf 'none\\n'; exit 0; }
 G=("$git" ${GIT_FLAGS} -C "$repo")
-if [ "$("\${G[@]}" rev-parse --is-inside-work-tree 2>/dev/null)" != true ]; then echo none; exit 0; fi
+if [ "$("\${G[@]}" rev-parse --is-inside-work-tree 2>/dev/null)" != true ]; then printf 'none\\n'; exit 0; fi
 head=$("\${G[@]}" rev-parse --verify -q 'HEAD^{commit}') || { echo "the repository at $repo has no commit to diff against" >&2; exit 3; }
 common=$("\${G[@]}" rev-parse --git-common-dir) || exit 4
 case "$common" in /*) ;; *) common="$repo/$common" ;; esac
 objects=$(cd -- "$common/objects" && pwd -P) || exit 5
-echo "repo $head $objects"
+printf 'repo %s %s\\n' "$head" "$objects"
 `;
 
 const EXTRACT_SCRIPT = `set -u
@@ -117,7 +117,9 @@ export async function probeRepository(shell: ExecShell, repoDir: string): Promis
     throw new RolloutError('SANDBOX_START_FAILED', `could not inspect the repository at ${repoDir}: ${thrown.message}`, { cause: thrown });
   }
   const line = ran.stdout.trim();
-  if (ran.exit_code === 0 && line === 'none') return null;
+  // `none`: no git or no repository there. An empty answer comes only from a runtime that runs no commands
+  // (vefaas-local's emulated mode): there is no repository to speak of either.
+  if (ran.exit_code === 0 && (line === 'none' || line === '')) return null;
   const match = /^repo ([0-9a-f]{40,64}) (\/.*)$/.exec(line);
   if (ran.exit_code !== 0 || !match) {
     throw new RolloutError('SANDBOX_START_FAILED', `could not inspect the repository at ${repoDir}: ${snippet(ran.stderr || ran.stdout)}`, {
