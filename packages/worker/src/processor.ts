@@ -39,6 +39,7 @@ import { runWithBackup, type AttemptTrace } from './episode/run-with-backup.js';
 import type { StragglerPolicy } from './episode/stragglers.js';
 import type { EpisodeOutcome } from './metrics/worker-metrics.js';
 import { formatStepLog, formatTurnLog, stepProgress, turnProgress, type EpisodeProgress } from './episode/job-progress.js';
+import { appendJobLogs } from './episode/job-logs.js';
 import { ProgressBatcher } from './episode/progress-batcher.js';
 import type { RunActivity } from './episode/run-activity.js';
 
@@ -120,7 +121,7 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
     let retrying = false;
     // Progress and log rows are batched: the step loop never waits for Redis (bench/step-overhead.ts).
     const progress = new ProgressBatcher<EpisodeProgress>(
-      { updateProgress: (p) => job.updateProgress(p), log: (row) => job.log(row) },
+      { updateProgress: (p) => job.updateProgress(p), logRows: (rows) => appendJobLogs(deps.redis, job, rows) },
       { logger, ...(deps.progressIntervalMs === undefined ? {} : { intervalMs: deps.progressIntervalMs }) },
     );
     try {

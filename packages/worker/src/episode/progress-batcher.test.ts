@@ -7,7 +7,7 @@ function recordingSink() {
     writes,
     sink: {
       updateProgress: vi.fn(async (value: number) => void writes.push({ kind: 'progress', value, at: performance.now() })),
-      log: vi.fn(async (row: string) => void writes.push({ kind: 'log', value: row, at: performance.now() })),
+      logRows: vi.fn(async (rows: readonly string[]) => void rows.forEach((row) => writes.push({ kind: 'log', value: row, at: performance.now() }))),
     },
   };
 }
@@ -29,6 +29,7 @@ describe('ProgressBatcher', () => {
       await vi.advanceTimersByTimeAsync(1000);
       expect(writes.map((w) => w.value)).toEqual([1, 'step 1', 5, 'step 2', 'step 3', 'step 4', 'step 5']);
       expect(sink.updateProgress).toHaveBeenCalledTimes(2);
+      expect(sink.logRows).toHaveBeenCalledTimes(2);
       batcher.push(6, 'step 6');
       await batcher.close();
       expect(writes.map((w) => w.value).slice(-2)).toEqual([6, 'step 6']);
@@ -43,14 +44,14 @@ describe('ProgressBatcher', () => {
       updateProgress: vi.fn(async () => {
         throw new Error('redis down');
       }),
-      log: vi.fn(async (_row: string) => undefined),
+      logRows: vi.fn(async (_rows: readonly string[]) => undefined),
     };
     const batcher = new ProgressBatcher(sink, { intervalMs: 60_000, logger: { warn } as never });
     batcher.push(1, 'a');
     batcher.push(2, 'b');
     await batcher.close();
     expect(sink.updateProgress).toHaveBeenCalledTimes(2);
-    expect(sink.log.mock.calls.map(([row]) => row)).toEqual(['a', 'b']);
+    expect(sink.logRows.mock.calls.map(([rows]) => rows)).toEqual([['a'], ['b']]);
     expect(warn).toHaveBeenCalledTimes(2);
   });
 });

@@ -2,7 +2,7 @@
  * Per-step job progress and job-log lines, written in batches: the step loop never waits for Redis. The first
  * step of a quiet spell is written at once (Bull Board shows an episode start moving right away); steps that
  * follow within `intervalMs` are written together when it passes — the latest progress once, and every log
- * line (BullMQ's log is one row per call, so the rows go out together, pipelined on one connection).
+ * row in one command.
  * `close()` writes what is left, so the final progress is stored before the job completes. A failed write is
  * logged and dropped: progress is for people watching, never a reason to fail an episode.
  */
@@ -10,7 +10,8 @@ import type { Logger } from '@rollout-fleet/shared';
 
 export interface ProgressSink<P> {
   updateProgress(progress: P): Promise<void>;
-  log(row: string): Promise<unknown>;
+  /** Appends the rows to the job's log, in order, in one write. */
+  logRows(rows: readonly string[]): Promise<unknown>;
 }
 
 export class ProgressBatcher<P> {
@@ -64,7 +65,7 @@ export class ProgressBatcher<P> {
     // Chained: batches land in order, and close() waits for all of them.
     this.#writing = this.#writing.then(async () => {
       try {
-        await Promise.all([...(progress === undefined ? [] : [this.#sink.updateProgress(progress)]), ...rows.map((row) => this.#sink.log(row))]);
+        await Promise.all([...(progress === undefined ? [] : [this.#sink.updateProgress(progress)]), ...(rows.length > 0 ? [this.#sink.logRows(rows)] : [])]);
       } catch (err) {
         this.#logger?.warn({ err }, 'could not write job progress');
       }
