@@ -90,9 +90,23 @@ export class SwerexTransport {
     if (request.requestId !== undefined) headers['x-request-id'] = request.requestId;
     if (typeof request.body === 'string') headers['content-type'] = 'application/json';
     // One deadline for the whole exchange: undici's headers/body timeouts have ~1 s resolution and restart per
-    // chunk. The connect timeout is the pool's.
-    const deadline = request.timeoutMs > 0 ? AbortSignal.timeout(request.timeoutMs) : undefined;
-    const signals = [request.signal, deadline].filter((s): s is AbortSignal => s !== undefined);
+    // chunk. The connect timeout is the pool's. A plain controller and timer, both released as soon as the
+    // exchange ends: AbortSignal.timeout/any per request kept a timer and weak references alive for the whole
+    // timeout and showed up as garbage-collection time at a thousand steps a second.
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer =
+      request.timeoutMs > 0
+        ? setTimeout(() => {
+            timedOut = true;
+            controller.abort();
+          }, request.timeoutMs)
+        : undefined;
+    timer?.unref();
+    const caller = request.signal;
+    const onAbort = (): void => controller.abort(caller?.reason);
+    if (caller?.aborted) onAbort();
+    else caller?.addEventListener('abort', onAbort, { once: true });
     const startedAt = Date.now();
     try {
       const res = await this.dispatcher.request({
@@ -103,20 +117,23 @@ export class SwerexTransport {
         body: request.body ?? null,
         headersTimeout: 0,
         bodyTimeout: 0,
-        signal: signals.length > 1 ? AbortSignal.any(signals) : signals[0],
+        signal: controller.signal,
       });
       const { text, truncated } = await readBoundedBody(res.body, this.#maxResponseBytes);
       this.#onExchange?.({ ...context, status: res.statusCode, ms: Date.now() - startedAt });
       return { status: res.statusCode, headers: res.headers, text, truncated };
     } catch (thrown) {
-      if (request.signal?.aborted) throw request.signal.reason;
-      if (deadline?.aborted) {
+      if (caller?.aborted) throw caller.reason;
+      if (timedOut) {
         throw new RolloutError('SWEREX_TIMEOUT', `no answer from SWE-ReX on ${context.path} within ${request.timeoutMs} ms`, {
           cause: thrown,
           details: { ...context, timeoutMs: request.timeoutMs },
         });
       }
       throw errorForTransportFailure(thrown, context);
+    } finally {
+      clearTimeout(timer);
+      caller?.removeEventListener('abort', onAbort);
     }
   }
 
