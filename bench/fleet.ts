@@ -1,7 +1,7 @@
 /**
  * The fleet at scale, on emulated vefaas-local with time-compressed latencies (every latency ÷ --compress):
- * cold starts 3–8 s, 20 steps of 50–500 ms each, a platform create limit of 500/min (a token bucket with a
- * small burst), W `rollout-fleet worker` processes sharing a fleet cap of C sandboxes.
+ * cold starts 3–8 s, 20 steps of 50–500 ms each, a platform create limit of 500/min (a token bucket holding
+ * one second of its rate), W `rollout-fleet worker` processes sharing a fleet cap of C sandboxes.
  *
  * 1. Sweep: N episodes. makespan ÷ ideal bound, where the ideal bound is the larger of (sandbox-seconds ÷ cap)
  *    and (episodes ÷ platform create rate): the fleet runs at whichever limit binds. Goals: ≤ 1.05, 0 failed,
@@ -51,8 +51,12 @@ const SCENARIO = values.scenario;
 
 /** The platform's create rate, creates/s, compressed like everything else. */
 const RATE = (PER_MINUTE / 60) * K;
-/** The platform admits this many at once after a quiet spell (a small burst: a per-minute quota smoothed). */
-const PLATFORM_BURST = 10;
+/**
+ * The platform admits one second of its rate at once after a quiet spell: a per-minute quota smoothed into a
+ * token bucket (a per-minute window would allow far more). Network and event-loop jitter are not compressed
+ * with the rest, so the burst is in seconds of rate, not a fixed count.
+ */
+const PLATFORM_BURST = Math.max(1, Math.round(RATE));
 const SAMPLES_PER_INSTANCE = 8;
 
 const faults: FaultConfig = {
