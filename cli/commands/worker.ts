@@ -1,11 +1,13 @@
 /**
  * `rollout-fleet worker`: one fleet member. Run as many as wanted, on as many hosts as wanted; they share
  * the queue through Redis. SIGTERM/SIGINT: stop taking jobs, let running episodes finish within the grace
- * period (RF_SHUTDOWN_GRACE_S), hand the rest back, kill their sandboxes, exit 0.
+ * period (RF_SHUTDOWN_GRACE_S), hand the rest back, kill their sandboxes, exit 0. `--health-port` serves
+ * /healthz (liveness) and /readyz (readiness: running, not stopping, Redis answers) for orchestrators.
  */
 import type { Command } from 'commander';
+import type { RunningWorker } from '@rollout-fleet/worker';
 import { EXIT } from '../exit-codes.js';
-import { positiveInteger } from '../runtime/option-parsers.js';
+import { portNumber, positiveInteger } from '../runtime/option-parsers.js';
 
 export function registerWorker(program: Command): void {
   program
@@ -14,7 +16,13 @@ export function registerWorker(program: Command): void {
     .option('--concurrency <n>', 'episodes at once in this process (default RF_WORKER_CONCURRENCY)', positiveInteger)
     .option('--fresh-eval', 'grade each patch in a new sandbox of the same image, as SWE-bench does (the default; RF_FRESH_EVAL)')
     .option('--in-place-eval', 'UNSAFE: grade in the sandbox the trajectory ran in, which an adversarial policy can rig (RF_FRESH_EVAL=false)')
-    .addHelpText('after', '\nExit codes: 0 stopped cleanly, 3 invalid configuration, 4 Redis or veFaaS unreachable.')
+    .option('--health-port <n>', 'serve GET /healthz (liveness) and /readyz (readiness) on this port (0 = any free port)', portNumber)
+    .option('--health-host <addr>', 'address of the health endpoint (a Kubernetes pod uses 0.0.0.0)', '127.0.0.1')
+    .addHelpText(
+      'after',
+      '\nHealth: /readyz answers 503 while the worker stops or Redis does not answer; the URL is logged at start.' +
+        '\nExit codes: 0 stopped cleanly, 3 invalid configuration, 4 Redis or veFaaS unreachable.',
+    )
     .action(async (flags: WorkerFlags) => {
       process.exitCode = await runWorker(flags);
     });
@@ -24,6 +32,8 @@ interface WorkerFlags {
   concurrency?: number;
   freshEval?: boolean;
   inPlaceEval?: boolean;
+  healthPort?: number;
+  healthHost: string;
 }
 
 async function runWorker(flags: WorkerFlags): Promise<number> {
@@ -42,8 +52,23 @@ async function runWorker(flags: WorkerFlags): Promise<number> {
     const { connectRedis } = await import('../runtime/redis.js');
     (await connectRedis(config.redis)).disconnect();
     const { openTarget } = await import('../runtime/target.js');
-    const { startWorker } = await import('@rollout-fleet/worker');
-    const { closeSharedDispatchers } = await import('@rollout-fleet/shared');
+    const { startHealthServer, startWorker } = await import('@rollout-fleet/worker');
+    const { RolloutError, closeSharedDispatchers } = await import('@rollout-fleet/shared');
+    // First, so a taken port fails before anything starts; up until the process exits, so readiness reads
+    // "starting" and then "stopping" around the worker's life.
+    const started: { worker?: RunningWorker } = {};
+    const health =
+      flags.healthPort === undefined
+        ? undefined
+        : await startHealthServer({
+            port: flags.healthPort,
+            host: flags.healthHost,
+            readiness: async () => started.worker?.health() ?? { ready: false, worker: 'starting', redis: 'not checked (starting)' },
+            logger,
+          }).catch((err: unknown) => {
+            throw new RolloutError('CONFIG_INVALID', `cannot serve the health endpoint on ${flags.healthHost}:${flags.healthPort}: ${(err as Error).message}`, { cause: err });
+          });
+    if (health) logger.info({ url: health.url }, `health endpoint ${health.url}healthz, ${health.url}readyz`);
     const opened = await openTarget(config, logger);
     logger.info(`sandboxes from ${opened.description}`);
     const running = await startWorker({
@@ -55,6 +80,7 @@ async function runWorker(flags: WorkerFlags): Promise<number> {
       secret: (name) => process.env[name],
       ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
     });
+    started.worker = running;
     await new Promise<void>((resolve) => {
       const stop = (signal: NodeJS.Signals): void => {
         logger.info({ signal }, 'shutting down (send again to force)');
@@ -68,6 +94,7 @@ async function runWorker(flags: WorkerFlags): Promise<number> {
       process.once('SIGINT', stop);
     });
     await running.close();
+    await health?.close();
     await opened.close();
     await closeSharedDispatchers();
     // Everything is closed; a handle still open here is a leak, and must not keep the process alive.

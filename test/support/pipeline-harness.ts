@@ -195,8 +195,8 @@ export async function runCli(args: string[], env: Record<string, string>): Promi
 }
 
 /** Starts `rollout-fleet worker` as a real child process; its stderr is kept for failure messages. */
-export function spawnWorker(env: Record<string, string>): ChildProcess & { log: () => string } {
-  const child = spawn(process.execPath, [CLI, 'worker'], { env: childEnv(env), stdio: ['ignore', 'ignore', 'pipe'], cwd: ROOT });
+export function spawnWorker(env: Record<string, string>, args: readonly string[] = []): ChildProcess & { log: () => string } {
+  const child = spawn(process.execPath, [CLI, 'worker', ...args], { env: childEnv(env), stdio: ['ignore', 'ignore', 'pipe'], cwd: ROOT });
   let log = '';
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (log = (log + chunk).slice(-20_000)));
   return Object.assign(child, { log: () => log });

@@ -20,6 +20,7 @@ import {
 import { EpisodeWatch } from './episode/episode-watch.js';
 import { reconcileFailedJobs } from './jobs/reconcile-failed-jobs.js';
 import { settleFailedJob } from './jobs/settle-failed-job.js';
+import { checkWorkerHealth, type WorkerHealth, type WorkerState } from './health/worker-health.js';
 import { Reaper, reaperPlatformFor } from './leases/reaper.js';
 import { publishMetrics, unpublishMetrics } from './metrics/metrics-publisher.js';
 import { createWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics.js';
@@ -63,6 +64,8 @@ export interface RunningWorker {
   /** The fleet's sandbox supply as this process uses it. */
   readonly supply: SandboxSupply;
   readonly warmPool: WarmPool;
+  /** Readiness: running and not stopping, and Redis answers (for `--health-port` and orchestrators). */
+  health(): Promise<WorkerHealth>;
   /** Graceful stop; resolves when every episode has finished or been handed back. Idempotent. */
   close(): Promise<void>;
 }
@@ -183,9 +186,12 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   ];
   logger.info({ concurrency: worker.opts.concurrency, queue: config.queue.name, fleetId: supply.fleetId }, 'worker started');
 
+  let state: WorkerState = 'running';
+  const health = (): Promise<WorkerHealth> => checkWorkerHealth({ state: state === 'running' && !worker.isRunning() ? 'stopped' : state, redis });
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
+      state = 'stopping';
       logger.info({ graceS: config.worker.shutdownGraceS }, 'worker stopping: no new episodes');
       const grace = setTimeout(() => shutdown.abort(), config.worker.shutdownGraceS * SECOND_MS);
       grace.unref();
@@ -203,11 +209,12 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       await activity.leave().catch(() => undefined);
       workerConnection.disconnect();
       redis.disconnect();
+      state = 'stopped';
       logger.info('worker stopped');
     })();
     return closing;
   };
-  return { workerId, worker, metrics, reaper, supply, warmPool, close };
+  return { workerId, worker, metrics, reaper, supply, warmPool, health, close };
 }
 
 /** A few tries with back-off (a Redis blip); what still fails is left to the reconciler. */

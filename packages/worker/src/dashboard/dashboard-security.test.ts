@@ -98,6 +98,14 @@ describe('dashboard security (plain HTTP)', () => {
     expect((await call(dashboard, '/metrics', { method: 'POST' })).status).toBe(401);
   });
 
+  it('answers /healthz without credentials with Redis reachability only, on a dashboard that requires them', async () => {
+    const { dashboard } = await start({ RF_DASHBOARD_USER: USER, RF_DASHBOARD_PASSWORD: PASSWORD });
+    const res = await call(dashboard, '/healthz');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ ok: true, redis: 'ok' });
+    expect((await call(dashboard, '/healthz', { method: 'POST' })).status).toBe(401);
+  });
+
   it('refuses a non-loopback address without credentials, and half-set basic credentials', async () => {
     const config = dashboardTestConfig();
     const { logger } = capturingLogger();

@@ -3,6 +3,7 @@
  * all behind one authentication layer (see auth.ts) and one CSRF guard for writes (see csrf.ts). Job data is
  * shown through the shared redaction (redacting-adapter.ts): no sandbox env value or other secret is displayed.
  * Routes:
+ *   /healthz                       200 {ok, redis} | 503 when Redis does not answer (no authentication)
  *   /metrics                       Prometheus text (public only with RF_METRICS_PUBLIC)
  *   /api/runs, /api/runs/<id>      JSON run summaries          /runs, /runs/<id>   HTML run pages
  *   / and the rest                 Bull Board (UI, /static assets, /api/queues...)
@@ -15,6 +16,7 @@ import { Queue } from 'bullmq';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { RolloutError, createKeyspace, createRedis, type Config, type EpisodeJobData, type Logger, type RedisClient } from '@rollout-fleet/shared';
 import { createDashboardAuth } from './auth.js';
+import { checkRedis } from '../health/worker-health.js';
 import { csrfGuard } from './csrf.js';
 import { createDashboardMetrics } from './dashboard-metrics.js';
 import { hostForUrl } from './loopback.js';
@@ -102,6 +104,11 @@ export async function startDashboard(options: StartDashboardOptions): Promise<Da
     const text = await metrics.render();
     res.setHeader('Content-Type', metrics.contentType).send(text);
   };
+  // For load balancers and Kubernetes probes, before authentication: says only whether Redis answers.
+  app.get('/healthz', async (_req: Request, res: Response) => {
+    const redisState = await checkRedis(redis);
+    res.status(redisState === 'ok' ? 200 : 503).json({ ok: redisState === 'ok', redis: redisState });
+  });
   if (config.dashboard.metricsPublic) app.get('/metrics', serveMetrics);
   app.use(auth.middleware);
   app.use(csrfGuard(logger));
