@@ -7,6 +7,7 @@ import { EXIT } from './exit-codes.js';
 import { registerApi } from './commands/api.js';
 import { registerSandboxHost } from './commands/sandbox-host.js';
 import { registerDashboard } from './commands/dashboard.js';
+import { registerDoctor } from './commands/doctor.js';
 import { registerResults } from './commands/results.js';
 import { registerRunAdmin } from './commands/run-admin.js';
 import { registerSubmit } from './commands/submit.js';
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerResults(program);
   registerWorker(program);
   registerVerify(program);
+  registerDoctor(program);
   registerDashboard(program);
   registerApi(program);
   registerSandboxHost(program);

@@ -1,0 +1,195 @@
+/**
+ * `rollout-fleet doctor` against vefaas-local: a healthy setup passes every check; each failure it diagnoses
+ * is produced for real and named with its fix — bad keys, a skewed clock (injected), a route that is
+ * unreachable, wrong or wants a key, a sandbox that fails to start, an unreachable control plane — and the
+ * sandbox it started is always killed.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeSharedDispatchers, createLogger, createVefaasClient, freePort, type VefaasTarget } from '@rollout-fleet/shared';
+import { describeWith } from '@rollout-fleet/shared/testing';
+import { startVefaasLocal, type VefaasLocalHandle, type VefaasLocalOptions } from '@rollout-fleet/vefaas-local';
+import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
+import { formatCheckLine } from '../commands/doctor.js';
+import type { CheckLine } from './doctor-types.js';
+import { runDoctor, type DoctorOptions } from './run-doctor.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const IMAGES = `${ROOT}examples/images`;
+const silent = createLogger({ level: 'silent', format: 'json' });
+const MINUTE = 60_000;
+
+interface Host {
+  handle: VefaasLocalHandle;
+  close(): Promise<void>;
+}
+
+async function startHost(options: VefaasLocalOptions = {}): Promise<Host> {
+  const handle = await startVefaasLocal({ imagesDir: IMAGES, logger: silent, ...options });
+  return { handle, close: () => handle.close() };
+}
+
+/** A target on `host` with the given credentials, route and clock. */
+function targetOf(host: VefaasLocalHandle, o: { accessKeyId?: string; secretAccessKey?: string; route?: string; gatewayKey?: string; now?: () => number } = {}): VefaasTarget {
+  const vefaas = createVefaasClient({
+    endpoint: host.controlPlaneUrl,
+    region: host.region,
+    credentials: { accessKeyId: o.accessKeyId ?? host.accessKeyId, secretAccessKey: o.secretAccessKey ?? host.secretAccessKey },
+    retry: false,
+    ...(o.now ? { now: () => new Date(o.now!()) } : {}),
+  });
+  return { vefaas, functionId: host.functionId, gatewayUrl: o.route ?? host.gatewayUrl, ...(o.gatewayKey ? { gatewayKey: o.gatewayKey } : {}) };
+}
+
+async function doctor(host: VefaasLocalHandle, target: VefaasTarget, extra: Partial<DoctorOptions> = {}): Promise<Record<string, CheckLine>> {
+  try {
+    const report = await runDoctor({ target, endpoint: host.controlPlaneUrl, region: host.region, image: 'pyutils', startupTimeoutS: 20, ...extra });
+    return Object.fromEntries(report.lines.map((line) => [line.name, line]));
+  } finally {
+    await target.vefaas.close();
+  }
+}
+
+const statuses = (lines: Record<string, CheckLine>) => Object.fromEntries(Object.entries(lines).map(([name, line]) => [name, line.status]));
+const ALL = ['credentials', 'clock', 'gateway route', 'sandbox start', 'alive', 'tools', 'command', 'kill'];
+
+async function expectNoSandboxLeft(host: VefaasLocalHandle): Promise<void> {
+  const vefaas = createVefaasClient({ endpoint: host.controlPlaneUrl, region: host.region, credentials: { accessKeyId: host.accessKeyId, secretAccessKey: host.secretAccessKey } });
+  try {
+    const left = await vefaas.listAllSandboxes({ FunctionId: host.functionId });
+    expect(left.filter((s) => s.Status !== 'Terminating')).toEqual([]);
+  } finally {
+    await vefaas.close();
+  }
+}
+
+afterAll(() => closeSharedDispatchers());
+
+describeWith([bwrapNeed()], 'rollout-fleet doctor against vefaas-local', () => {
+  let host: Host;
+  beforeAll(async () => {
+    host = await startHost();
+  });
+  afterAll(async () => {
+    await host?.close();
+  });
+
+  it('passes every check on a healthy setup, in order, with timings, and kills its sandbox', async () => {
+    const lines = await doctor(host.handle, targetOf(host.handle));
+    expect(Object.keys(lines)).toEqual(ALL);
+    expect(statuses(lines)).toEqual(Object.fromEntries(ALL.map((name) => [name, 'ok'])));
+    expect(lines.credentials?.detail).toContain(`function ${host.handle.functionId}`);
+    expect(lines.clock?.detail).toMatch(/^this clock is \d+\.\d s (behind|ahead of) the control plane/);
+    expect(lines['gateway route']?.detail).toBe('answers; a made-up instance is reported gone (HTTP 404 InstanceNotFound)');
+    expect(lines.tools?.detail).toMatch(/str_replace_editor on PATH \(\/root\/tools\/rollout-fleet\/bin\/str_replace_editor\)/);
+    expect(lines.command?.detail).toBe('echo → "rollout-fleet doctor"');
+    for (const line of Object.values(lines)) expect(line.ms).toBeGreaterThanOrEqual(0);
+    await expectNoSandboxLeft(host.handle);
+  });
+
+  it('bad keys: names the wrong part of the pair, and starts no sandbox', async () => {
+    const wrongSecret = await doctor(host.handle, targetOf(host.handle, { secretAccessKey: 'not-the-secret' }));
+    expect(wrongSecret.credentials).toMatchObject({ status: 'fail', detail: expect.stringContaining('SignatureDoesNotMatch'), fix: expect.stringContaining('VEFAAS_SECRET_KEY does not belong to VEFAAS_ACCESS_KEY') });
+    expect(statuses(wrongSecret)).toMatchObject({ 'sandbox start': 'skip', alive: 'skip', tools: 'skip', command: 'skip', kill: 'skip' });
+    const wrongKey = await doctor(host.handle, targetOf(host.handle, { accessKeyId: 'AKLTnobody' }));
+    expect(wrongKey.credentials).toMatchObject({ status: 'fail', detail: expect.stringContaining('InvalidAccessKey'), fix: expect.stringContaining('VEFAAS_ACCESS_KEY is not an active access key') });
+    expect(formatCheckLine(wrongKey.credentials!)).toMatch(/^FAILED credentials +\d+\.\d\ds {2}veFaaS ListSandboxes failed with InvalidAccessKey.* — fix: VEFAAS_ACCESS_KEY is not/);
+    await expectNoSandboxLeft(host.handle);
+  });
+
+  it('skewed clock: half an hour off fails the clock check and explains the refused signature', async () => {
+    const skewed = () => Date.now() + 30 * MINUTE;
+    const lines = await doctor(host.handle, targetOf(host.handle, { now: skewed }), { now: skewed });
+    expect(lines.clock).toMatchObject({ status: 'fail', detail: expect.stringMatching(/^this clock is 1(79|80)\d\.\d s ahead of the control plane/), fix: expect.stringContaining('sync this machine') });
+    expect(lines.credentials).toMatchObject({ status: 'fail', detail: expect.stringContaining('InvalidTimestamp'), fix: expect.stringContaining("this machine's clock is off") });
+    // Five minutes off still signs (vefaas-local allows 15), but is worth a warning.
+    const drifting = () => Date.now() - 5 * MINUTE;
+    const warned = await doctor(host.handle, targetOf(host.handle, { now: drifting }), { now: drifting });
+    expect(warned.clock).toMatchObject({ status: 'warn', detail: expect.stringMatching(/^this clock is (29\d|30\d)\.\d s behind the control plane.*signatures may be refused$/) });
+    expect(warned.credentials?.status).toBe('ok');
+    expect(warned.kill?.status).toBe('ok');
+  });
+
+  it('a sandbox that fails to start: the platform error and its fix, no later checks, the sandbox killed', async () => {
+    const lines = await doctor(host.handle, targetOf(host.handle), { image: 'no-such-image' });
+    expect(lines['sandbox start']).toMatchObject({ status: 'fail', detail: expect.stringMatching(/Failed: function_initialize_failed/), fix: expect.stringContaining('the image (no-such-image) could not be pulled') });
+    expect(statuses(lines)).toMatchObject({ alive: 'skip', tools: 'skip', command: 'skip', kill: 'ok' });
+    await expectNoSandboxLeft(host.handle);
+  });
+
+  it('a route that leads elsewhere: the route answers, but the alive check blames the route', async () => {
+    const wrong = `${host.handle.gatewayUrl.replace(/\/fn\/[^/]+$/, '')}/fn/some-other-function`;
+    const lines = await doctor(host.handle, targetOf(host.handle, { route: wrong }), { routeMismatchAfterMs: 1000 });
+    expect(lines['gateway route']?.status).toBe('ok');
+    expect(lines.alive).toMatchObject({ status: 'fail', detail: expect.stringContaining('while the control plane has it Ready'), fix: expect.stringContaining('VEFAAS_FUNCTION_ROUTE') });
+    expect(statuses(lines)).toMatchObject({ 'sandbox start': 'ok', tools: 'skip', command: 'skip', kill: 'ok' });
+  });
+
+  it('the CLI: one line per check, exit 0 when all pass, 1 on bad keys, 4 when the control plane is unreachable', async () => {
+    const cli = async (env: Record<string, string>): Promise<{ code: number | null; stdout: string }> => {
+      const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(RF_|VEFAAS_|VOLCE|REDIS_URL|LOG_)/.test(name)));
+      const child = spawn(process.execPath, [`${ROOT}bin/rollout-fleet.js`, 'doctor', '--image', 'pyutils', '--startup-timeout-s', '10'], {
+        env: { ...inherited, LOG_LEVEL: 'silent', ...env },
+        stdio: ['ignore', 'pipe', 'inherit'],
+        cwd: ROOT,
+      });
+      let stdout = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+      const [code] = (await once(child, 'exit')) as [number | null];
+      return { code, stdout };
+    };
+    try {
+      const cloud = {
+        VEFAAS_ENDPOINT: host.handle.controlPlaneUrl,
+        VEFAAS_FUNCTION_ROUTE: host.handle.gatewayUrl,
+        VEFAAS_FUNCTION_ID: host.handle.functionId,
+        VEFAAS_ACCESS_KEY: host.handle.accessKeyId,
+        VEFAAS_SECRET_KEY: host.handle.secretAccessKey,
+      };
+      const healthy = await cli(cloud);
+      expect(healthy.code, healthy.stdout).toBe(0);
+      const rows = healthy.stdout.trim().split('\n');
+      expect(rows[0]).toMatch(/^doctor: veFaaS http:\/\/127\.0\.0\.1:\d+ \(function fn-\w+, region cn-beijing\); route .*; image pyutils$/);
+      expect(rows.slice(1, -1).map((row) => row.slice(7, 21).trim())).toEqual(ALL);
+      for (const row of rows.slice(1, -1)) expect(row).toMatch(/^ok {5}\S.{13} +\d+\.\d\ds {2}\S/);
+      expect(rows.at(-1)).toMatch(/^doctor: all checks passed in \d+\.\ds$/);
+
+      const badKeys = await cli({ ...cloud, VEFAAS_SECRET_KEY: 'wrong' });
+      expect(badKeys.code).toBe(1);
+      expect(badKeys.stdout).toMatch(/FAILED credentials .* — fix: VEFAAS_SECRET_KEY does not belong/);
+      expect(badKeys.stdout).toContain('doctor: 1 check(s) failed (credentials)');
+
+      const unreachable = await cli({ ...cloud, VEFAAS_ENDPOINT: `http://127.0.0.1:${await freePort()}` });
+      expect(unreachable.code).toBe(4);
+      expect(unreachable.stdout).toMatch(/FAILED credentials .* — fix: check VEFAAS_ENDPOINT/);
+    } finally {
+      await expectNoSandboxLeft(host.handle);
+    }
+  });
+
+  it('an unreachable route: named as unreachable, and alive times out with the port to check', async () => {
+    const closed = `http://127.0.0.1:${await freePort()}/fn/${host.handle.functionId}`;
+    const lines = await doctor(host.handle, targetOf(host.handle, { route: closed }), { startupTimeoutS: 2 });
+    expect(lines['gateway route']).toMatchObject({ status: 'fail', unreachable: true, fix: expect.stringContaining('access address') });
+    expect(lines.alive).toMatchObject({ status: 'fail', fix: expect.stringContaining('0.0.0.0:8000') });
+    expect(lines.kill?.status).toBe('ok');
+  });
+});
+
+describe('rollout-fleet doctor: what needs no sandbox', () => {
+  it('a route that wants a gateway key: says to set VEFAAS_GATEWAY_KEY', async () => {
+    const host = await startHost({ isolation: 'emulated', gateway: { key: 'route-key' } });
+    try {
+      const lines = await doctor(host.handle, targetOf(host.handle), { startupTimeoutS: 2 });
+      expect(lines['gateway route']).toMatchObject({ status: 'fail', fix: expect.stringContaining('set VEFAAS_GATEWAY_KEY') });
+      expect(lines.alive).toMatchObject({ status: 'fail', fix: expect.stringContaining('VEFAAS_GATEWAY_KEY') });
+      const keyed = await doctor(host.handle, targetOf(host.handle, { gatewayKey: 'route-key' }));
+      expect(keyed['gateway route']?.status).toBe('ok');
+    } finally {
+      await host.close();
+    }
+  });
+
+});
