@@ -8,6 +8,7 @@ import { registerApi } from './commands/api.js';
 import { registerSandboxHost } from './commands/sandbox-host.js';
 import { registerDashboard } from './commands/dashboard.js';
 import { registerDoctor } from './commands/doctor.js';
+import { registerRenderImages } from './commands/render-images.js';
 import { registerResults } from './commands/results.js';
 import { registerRunAdmin } from './commands/run-admin.js';
 import { registerSubmit } from './commands/submit.js';
@@ -26,6 +27,7 @@ export function buildProgram(): Command {
   registerWorker(program);
   registerVerify(program);
   registerDoctor(program);
+  registerRenderImages(program);
   registerDashboard(program);
   registerApi(program);
   registerSandboxHost(program);

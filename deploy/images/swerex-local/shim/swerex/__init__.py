@@ -1,0 +1,1 @@
+"""A stand-in `swerex` package: only `python3 -m swerex.server` (see server.py)."""
