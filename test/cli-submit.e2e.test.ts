@@ -27,7 +27,7 @@ import {
 } from './support/pipeline-harness.js';
 
 const RUN = 'cli-e2e';
-const SUBCOMMANDS = ['submit', 'status', 'results', 'cancel', 'retry', 'worker', 'verify', 'dashboard', 'api', 'sandbox-host'];
+const SUBCOMMANDS = ['submit', 'status', 'results', 'cancel', 'retry', 'worker', 'verify', 'doctor', 'render-images', 'dashboard', 'api', 'sandbox-host'];
 
 describe('rollout-fleet CLI: submit, status, results', () => {
   let dir: string;
