@@ -7,35 +7,26 @@ import { z } from 'zod';
 import { EpisodeResultSchema } from './result.js';
 
 export const GroupSampleSchema = z.object({
-  sample_index: z.number().int().min(0),
-  status: z.enum(['completed', 'failed']),
-  resolved: z.boolean().nullable(),
-  /** null for a failed sample: an infra failure is no reward (never 0). */
-  reward: z.number().nullable(),
+  sample_index: z.number().int().min(0).describe('The sample\'s index in the group.'),
+  status: z.enum(['completed', 'failed']).describe('The sample result\'s status.'),
+  resolved: z.boolean().nullable().describe('The sample result\'s resolved (null when not graded or failed).'),
+  reward: z.number().nullable().describe('null for a failed sample: an infra failure is no reward (never 0).'),
 });
 export type GroupSample = z.infer<typeof GroupSampleSchema>;
 
 export const GroupEventSchema = z.object({
-  run_id: z.string(),
-  /** The group id (= episode id). */
-  episode_id: z.string(),
-  instance_id: z.string(),
-  size: z.number().int().min(1),
-  /** One entry per sample, by sample index. */
-  samples: z.array(GroupSampleSchema),
-  /** Samples with a reward (failed samples have none). */
-  rewarded: z.number().int().min(0),
-  /** Mean of the non-null rewards; null when no sample has one. */
-  reward_mean: z.number().nullable(),
-  /**
-   * Sample standard deviation (N − 1 denominator, as `torch.std`, which veRL's GRPO normalises by) of the non-null
-   * rewards; null with fewer than two.
-   */
-  reward_std: z.number().nullable(),
-  /** When the last sample's result was committed (ISO 8601, Redis server clock). */
-  completed_at: z.string(),
-  /** The samples' full results, by sample index (those still within the retention period). */
-  results: z.array(EpisodeResultSchema),
+  run_id: z.string().describe('The group\'s run.'),
+  episode_id: z.string().describe('The group id (= episode id).'),
+  instance_id: z.string().describe('The group\'s task instance.'),
+  size: z.number().int().min(1).describe('Samples in the group.'),
+  samples: z.array(GroupSampleSchema).describe('One entry per sample, by sample index.'),
+  rewarded: z.number().int().min(0).describe('Samples with a reward (failed samples have none).'),
+  reward_mean: z.number().nullable().describe('Mean of the non-null rewards; null when no sample has one.'),
+  reward_std: z.number().nullable().describe(
+    'Sample standard deviation (N − 1 denominator, as `torch.std`, which veRL\'s GRPO normalises by) of the non-null rewards; null with fewer than two.',
+  ),
+  completed_at: z.string().describe('When the last sample\'s result was committed (ISO 8601, Redis server clock).'),
+  results: z.array(EpisodeResultSchema).describe('The samples\' full results, by sample index (those still within the retention period).'),
 });
 export type GroupEvent = z.infer<typeof GroupEventSchema>;
 

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { EpisodeSchema } from './episode.js';
 import { renderJsonSchemas } from './json-schemas.js';
@@ -84,6 +84,29 @@ const EPISODE = {
   metadata: { source: 'swe-bench-lite', model: 'qwen-swe' },
 };
 
+/**
+ * Every property anywhere in a JSON Schema document (under properties, items, additionalProperties, anyOf/oneOf/allOf,
+ * $defs) that carries no `description`, as JSON paths.
+ */
+function undescribedProperties(node: unknown, path = '$'): string[] {
+  if (Array.isArray(node)) return node.flatMap((item, index) => undescribedProperties(item, `${path}[${index}]`));
+  if (typeof node !== 'object' || node === null) return [];
+  const missing: string[] = [];
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'properties' && typeof value === 'object' && value !== null) {
+      for (const [name, property] of Object.entries(value as Record<string, unknown>)) {
+        const described = typeof property === 'object' && property !== null && typeof (property as { description?: unknown }).description === 'string'
+          && (property as { description: string }).description.trim() !== '';
+        if (!described) missing.push(`${path}.properties.${name}`);
+        missing.push(...undescribedProperties(property, `${path}.properties.${name}`));
+      }
+    } else if (key !== 'default' && key !== 'examples' && key !== 'const' && key !== 'enum') {
+      missing.push(...undescribedProperties(value, `${path}.${key}`));
+    }
+  }
+  return missing;
+}
+
 describe('generated JSON Schemas', () => {
   const rendered = renderJsonSchemas();
 
@@ -91,6 +114,18 @@ describe('generated JSON Schemas', () => {
     const committed = readFileSync(new URL(name, SCHEMAS_DIR), 'utf8');
     expect(committed).toBe(rendered[name]);
     expect(committed.endsWith('}\n')).toBe(true);
+  });
+
+  it('finds an undescribed property wherever it is nested', () => {
+    const schema = { properties: { a: { description: 'ok', type: 'object', properties: { b: { type: 'string' } } }, c: { anyOf: [{ properties: { d: { description: ' ' } } }] } } };
+    expect(undescribedProperties(schema)).toEqual(['$.properties.a.properties.b', '$.properties.c', '$.properties.c.anyOf[0].properties.d']);
+  });
+
+  const committedFiles = readdirSync(SCHEMAS_DIR).filter((name) => name.endsWith('.json'));
+  it.each(committedFiles)('schemas/%s has a description for every property (add .describe() in the zod contract)', (name) => {
+    expect(committedFiles.length).toBeGreaterThan(0);
+    const schema: unknown = JSON.parse(readFileSync(new URL(name, SCHEMAS_DIR), 'utf8'));
+    expect(undescribedProperties(schema)).toEqual([]);
   });
 
   it('describes the input form of an episode: defaults optional, essentials required', () => {

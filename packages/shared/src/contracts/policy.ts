@@ -50,51 +50,37 @@ const TemplateSchema = z.string().min(1).superRefine((template, ctx) => {
  * those servers), and recorded per turn.
  */
 export const SamplingSchema = z.strictObject({
-  /** Required on purpose: the one knob nobody should inherit by accident. */
-  temperature: z.number().min(0).max(2),
-  top_p: z.number().gt(0).max(1).default(1),
-  /** vLLM/SGLang only; -1 = off. */
-  top_k: z.number().int().min(-1).default(-1),
-  /** vLLM/SGLang only; 0 = off. */
-  min_p: z.number().min(0).max(1).default(0),
-  /** vLLM/SGLang only; 1 = off. */
-  repetition_penalty: z.number().gt(0).max(2).default(1),
-  presence_penalty: z.number().min(-2).max(2).default(0),
-  frequency_penalty: z.number().min(-2).max(2).default(0),
-  /** Tokens generated per turn at most (clamped to the room left when `max_model_len` is given). */
-  max_completion_tokens: z.number().int().positive(),
-  seed: z.number().int().optional(),
-  stop: z.array(z.string().min(1)).max(16).optional(),
+  temperature: z.number().min(0).max(2).describe('Sampling temperature; required on purpose: the one knob nobody should inherit by accident.'),
+  top_p: z.number().gt(0).max(1).default(1).describe('Nucleus sampling; 1 = off.'),
+  top_k: z.number().int().min(-1).default(-1).describe('Top-k sampling, vLLM/SGLang only; -1 = off.'),
+  min_p: z.number().min(0).max(1).default(0).describe('Min-p sampling, vLLM/SGLang only; 0 = off.'),
+  repetition_penalty: z.number().gt(0).max(2).default(1).describe('Repetition penalty, vLLM/SGLang only; 1 = off.'),
+  presence_penalty: z.number().min(-2).max(2).default(0).describe('OpenAI presence penalty; 0 = off.'),
+  frequency_penalty: z.number().min(-2).max(2).default(0).describe('OpenAI frequency penalty; 0 = off.'),
+  max_completion_tokens: z.number().int().positive().describe('Tokens generated per turn at most (clamped to the room left when `max_model_len` is given).'),
+  seed: z.number().int().optional().describe('Sampling seed, sent as given.'),
+  stop: z.array(z.string().min(1)).max(16).optional().describe('Stop strings (at most 16).'),
 });
 export type Sampling = z.output<typeof SamplingSchema>;
 
 export const PolicyLimitsSchema = z.strictObject({
-  /** Model requests per episode (SWE-agent's per-instance call limit); reaching it ends as `exit_cost`. */
-  max_turns: z.number().int().positive().max(10_000).default(50),
-  /** Consecutive malformed replies (format errors, blocked commands) before `exit_format`. */
-  max_format_errors: z.number().int().positive().max(100).default(3),
-  /** Consecutive step timeouts before `exit_command_timeout`. */
-  max_consecutive_timeouts: z.number().int().positive().max(100).default(3),
-  /**
-   * The agent's own time, seconds: generation (successful requests) plus command execution and the loop's
-   * bookkeeping. Waiting for an inflight slot and failed requests are infrastructure time and not counted.
-   * Exceeding it ends as `exit_total_execution_time`. The episode deadline still bounds the whole attempt.
-   */
-  wall_s: z.number().positive().default(30 * MINUTE),
-  /** One HTTP request to the endpoint, seconds; a hang past it is an infra failure, retried. */
-  request_timeout_s: z.number().positive().max(3600).default(10 * MINUTE),
-  /** Retries of one turn after infra failures (connection, timeout, 429, 5xx), with exponential back-off. */
-  retries: z.number().int().min(0).max(100).default(8),
+  max_turns: z.number().int().positive().max(10_000).default(50).describe('Model requests per episode (SWE-agent\'s per-instance call limit); reaching it ends as `exit_cost`.'),
+  max_format_errors: z.number().int().positive().max(100).default(3).describe('Consecutive malformed replies (format errors, blocked commands) before `exit_format`.'),
+  max_consecutive_timeouts: z.number().int().positive().max(100).default(3).describe('Consecutive step timeouts before `exit_command_timeout`.'),
+  wall_s: z.number().positive().default(30 * MINUTE).describe(
+    'The agent\'s own time, seconds: generation (successful requests) plus command execution and the loop\'s bookkeeping. '
+      + 'Waiting for an inflight slot and failed requests are infrastructure time and not counted. Exceeding it ends as '
+      + '`exit_total_execution_time`. The episode deadline still bounds the whole attempt.',
+  ),
+  request_timeout_s: z.number().positive().max(3600).default(10 * MINUTE).describe('One HTTP request to the endpoint, seconds; a hang past it is an infra failure, retried.'),
+  retries: z.number().int().min(0).max(100).default(8).describe('Retries of one turn after infra failures (connection, timeout, 429, 5xx), with exponential back-off.'),
 });
 export type PolicyLimits = z.output<typeof PolicyLimitsSchema>;
 
 export const CaptureSchema = z.strictObject({
-  /** Ask for the sampled tokens' logprobs (`logprobs: true`). */
-  logprobs: z.boolean().default(true),
-  /** Alternatives per position (0–20); kept only as the sampled token's logprob in results. */
-  top_logprobs: z.number().int().min(0).max(20).default(0),
-  /** Ask vLLM/SGLang for prompt and completion token ids (`return_token_ids`, SGLang also `return_prompt_token_ids`). */
-  token_ids: z.boolean().default(true),
+  logprobs: z.boolean().default(true).describe('Ask for the sampled tokens\' logprobs (`logprobs: true`).'),
+  top_logprobs: z.number().int().min(0).max(20).default(0).describe('Alternatives per position (0–20); kept only as the sampled token\'s logprob in results.'),
+  token_ids: z.boolean().default(true).describe('Ask vLLM/SGLang for prompt and completion token ids (`return_token_ids`, SGLang also `return_prompt_token_ids`).'),
 });
 export type Capture = z.output<typeof CaptureSchema>;
 
@@ -109,34 +95,31 @@ export const RESERVED_BODY_KEYS = [
 const OWNED_ENV_PREFIXES = ['RF_', 'VEFAAS_'];
 
 export const PolicySchema = z.strictObject({
-  /** The OpenAI-compatible API root, e.g. `http://10.0.0.5:8000/v1` (requests go to `<base_url>/chat/completions`). */
   base_url: z
     .string()
     .url()
     .refine((value) => /^https?:\/\//i.test(value), 'use an http:// or https:// URL')
-    .refine((value) => !/\/chat\/completions\/?$/.test(value), 'give the API root (…/v1), not the /chat/completions path'),
-  /** Served model name (vLLM `--served-model-name`). */
-  model: z.string().min(1),
-  /** Name of the worker's environment variable holding the endpoint's key (sent as `Authorization: Bearer`). */
+    .refine((value) => !/\/chat\/completions\/?$/.test(value), 'give the API root (…/v1), not the /chat/completions path')
+    .describe('The OpenAI-compatible API root, e.g. `http://10.0.0.5:8000/v1` (requests go to `<base_url>/chat/completions`).'),
+  model: z.string().min(1).describe('Served model name (vLLM `--served-model-name`).'),
   api_key_env: z
     .string()
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name (letters, digits, _)')
     .refine((name) => !OWNED_ENV_PREFIXES.some((prefix) => name.startsWith(prefix)), 'RF_* and VEFAAS_* are rollout-fleet settings; use another name, e.g. POLICY_API_KEY')
-    .optional(),
-  server_kind: z.enum(SERVER_KINDS).default('vllm'),
-  tool_profile: z.enum(TOOL_PROFILES).default('sweagent'),
-  /** Prompt templates; omitted ones are the profile's defaults. Placeholders: {{problem_statement}}, {{working_dir}}, {{repo}}, {{instance_id}}, {{base_commit}}. */
-  templates: z.strictObject({ system: TemplateSchema.optional(), instance: TemplateSchema.optional() }).prefault({}),
-  sampling: SamplingSchema,
-  /** The served context length (vLLM `--max-model-len`): turns are clamped to the room left, and a full context ends as `exit_context`. */
-  max_model_len: z.number().int().positive().optional(),
-  limits: PolicyLimitsSchema.prefault({}),
-  capture: CaptureSchema.prefault({}),
-  /** `required` makes vLLM use structured outputs (always parseable); `auto` lets the model answer in text. */
-  tool_choice: z.enum(['auto', 'required']).default('auto'),
-  /** Several calls per reply; default: the profile's (sweagent and seed: false, mini_bash: true). */
-  parallel_tool_calls: z.boolean().optional(),
-  /** More request fields, sent as they are (e.g. `{"chat_template_kwargs": {"enable_thinking": false}}`). */
+    .optional()
+    .describe('Name of the worker\'s environment variable holding the endpoint\'s key (sent as `Authorization: Bearer`); the key itself is never in the episode.'),
+  server_kind: z.enum(SERVER_KINDS).default('vllm').describe('The server dialect: where token ids are found, which sampling extras are sent.'),
+  tool_profile: z.enum(TOOL_PROFILES).default('sweagent').describe('The tool set the model is given: `sweagent` (SWE-agent v1 function calling), `mini_bash` (mini-swe-agent v2 bash), `seed` (execute_bash + str_replace_editor).'),
+  templates: z.strictObject({
+    system: TemplateSchema.optional().describe('The system message template.'),
+    instance: TemplateSchema.optional().describe('The first user message template (the task).'),
+  }).prefault({}).describe('Prompt templates; omitted ones are the profile\'s defaults. Placeholders: {{problem_statement}}, {{working_dir}}, {{repo}}, {{instance_id}}, {{base_commit}}.'),
+  sampling: SamplingSchema.describe('Sampling parameters, sent with every request and recorded per turn.'),
+  max_model_len: z.number().int().positive().optional().describe('The served context length (vLLM `--max-model-len`): turns are clamped to the room left, and a full context ends as `exit_context`.'),
+  limits: PolicyLimitsSchema.prefault({}).describe('When the agent loop ends.'),
+  capture: CaptureSchema.prefault({}).describe('What the server is asked to return for training (logprobs, token ids).'),
+  tool_choice: z.enum(['auto', 'required']).default('auto').describe('`required` makes vLLM use structured outputs (always parseable); `auto` lets the model answer in text.'),
+  parallel_tool_calls: z.boolean().optional().describe('Several calls per reply; default: the profile\'s (sweagent and seed: false, mini_bash: true).'),
   extra_body: z
     .record(z.string(), z.unknown())
     .default({})
@@ -145,7 +128,8 @@ export const PolicySchema = z.strictObject({
       if (reserved.length > 0) {
         ctx.addIssue({ code: 'custom', message: `${reserved.join(', ')} ${reserved.length === 1 ? 'is' : 'are'} set by the policy block itself (sampling, capture, tool_choice); move ${reserved.length === 1 ? 'it' : 'them'} there` });
       }
-    }),
+    })
+    .describe('More request fields, sent as they are (e.g. `{"chat_template_kwargs": {"enable_thinking": false}}`).'),
 });
 /** A policy block as accepted on the wire (defaults not yet applied). */
 export type PolicyInput = z.input<typeof PolicySchema>;
