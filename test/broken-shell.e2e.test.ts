@@ -29,6 +29,8 @@ const bash = (command: string, timeout_s?: number): Episode['trajectory'][number
 const FIX = bash("sed -i 's/return a - b/return a + b/' /testbed/pyutils/calc.py");
 /** The session environment and the tools survive a restart: the episode's env var and str_replace_editor. */
 const CHECK = bash('echo "marker=$RF_MARKER"; command -v str_replace_editor');
+/** A SWE-agent recording's tools survive too: the new session is set up again by the recorded agent. */
+const CHECK_SWE_AGENT = bash('echo "root=$ROOT window=$WINDOW marker=$RF_MARKER"; command -v open');
 
 describe('a broken shell is the model’s doing', () => {
   let host: Host;
@@ -52,9 +54,18 @@ describe('a broken shell is the model’s doing', () => {
       // The model poisons what every new shell reads, then ends its shell: no session can start again.
       'poisoned-rc': [FIX, bash("echo 'exit' >> ~/.bashrc"), bash('exit'), CHECK],
     };
-    const episodes = Object.entries(cases).map(([id, trajectory]) => ({ ...template, run_id: 'shell', episode_id: id, sandbox, trajectory }));
+    const episodes: Episode[] = Object.entries(cases).map(([id, trajectory]) => ({ ...template, run_id: 'shell', episode_id: id, sandbox, trajectory }));
+    // Recorded with SWE-agent's windowed tools: its variables and bundle PATH are set up again after the restart.
+    episodes.push({
+      ...template,
+      run_id: 'shell',
+      episode_id: 'swe-agent-exit',
+      sandbox,
+      tool_bundle: { name: 'swe-agent', version: '1.1', bundles: ['windowed'], window: 77, overlap: 2, pty_observations: false },
+      trajectory: [bash('exit'), CHECK_SWE_AGENT, FIX],
+    });
     await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId: 'shell', episodes });
-    worker = await startWorker({ config, target: host.target, logger: silentLogger, concurrency: 5 });
+    worker = await startWorker({ config, target: host.target, logger: silentLogger, concurrency: 6 });
     for (const result of await collectResults(pipeline, 'shell', episodes.length)) results.set(result.episode_id, result);
   }, 120_000);
 
@@ -86,6 +97,15 @@ describe('a broken shell is the model’s doing', () => {
 
   it('an `exec` that ends likewise', () => {
     expectRecovered('exec-ends', 'SWEREX_SESSION_ENDED', 'ended the shell session');
+  });
+
+  it("a SWE-agent recording: the new session has the agent's variables and tools again (the recorded agent's set-up re-runs)", () => {
+    const result = results.get('swe-agent-exit');
+    expect(result).toMatchObject({ status: 'completed', resolved: true, reward: 1, failure: null });
+    const next = result?.steps[1];
+    expect(next?.output).toContain("The command 'exit' ended the shell session. A new shell session was started");
+    expect(next?.output).toContain('root=/testbed window=77 marker=kept');
+    expect(next?.output).toMatch(/\/swe-agent\/windowed\/bin\/open$/m);
   });
 
   it('a command that cannot be interrupted: the timeout observation, then a new session', () => {

@@ -254,7 +254,7 @@ export { encodeTurnTokens, expandPromptIds } from './policy/turn-tokens.js';
 export type { FullTurnIds } from './policy/turn-tokens.js';
 export { openAiExportOf, trainingRecordsOf } from './policy/export-records.js';
 export type { OpenAiExportRecord, TrainingRecord } from './policy/export-records.js';
-export { SWE_AGENT_INSTALL_ROOT, enterRepoDirCommand, enteredRepoDir, sweAgentSetupCommand } from './agent-env/agent-tools.js';
+export { SWE_AGENT_INSTALL_ROOT, enterRepoDirCommand, enteredRepoDir, sweAgentSessionCommand, sweAgentSetupCommand } from './agent-env/agent-tools.js';
 export { SWE_AGENT_SIGNATURES, guardMultilineAction, sweAgentActionCommand, sweAgentActionFor, sweAgentToolNames } from './tools/swe-agent-actions.js';
 export { RETRY_TOKEN, V1_SUBMISSION_MARKER, hasV1Submission, splitlinesJoin, sweAgentObservation } from './fidelity/agent-view.js';
 export type { AgentView } from './fidelity/agent-view.js';

@@ -28,7 +28,21 @@ export function enteredRepoDir(output: string): boolean {
  * so a later bundle's tool wins a name clash, e.g. `edit`).
  */
 export function sweAgentSetupCommand(bundle: SweAgentToolBundle, repoDir: string): string {
-  const dirs = bundle.bundles.map((name) => `${SWE_AGENT_INSTALL_ROOT}/${name}/bin`);
+  const dirs = bundleDirs(bundle);
+  return [
+    ...(dirs.length > 0 ? [`chmod +x ${dirs.map((dir) => `${dir}/*`).join(' ')}`] : []),
+    sweAgentSessionCommand(bundle, repoDir),
+    `printf '{}' > "\${SWE_AGENT_ENV_FILE:-$HOME/.swe-agent-env}"`,
+  ].join(' && ');
+}
+
+/**
+ * What a new shell session needs to use bundles that are already installed: their variables and PATH. The
+ * registry is a file and stays as the old session left it (open file, window position), as SWE-agent's
+ * tools would find it.
+ */
+export function sweAgentSessionCommand(bundle: SweAgentToolBundle, repoDir: string): string {
+  const dirs = bundleDirs(bundle);
   const path = [...dirs].reverse().join(':');
   const variables: Record<string, string> = {
     ROLLOUT_FLEET_SWE_AGENT: bundle.version,
@@ -37,10 +51,12 @@ export function sweAgentSetupCommand(bundle: SweAgentToolBundle, repoDir: string
     ROOT: repoDir,
   };
   return [
-    ...(dirs.length > 0 ? [`chmod +x ${dirs.map((dir) => `${dir}/*`).join(' ')}`] : []),
     ...Object.entries(variables).map(([name, value]) => `export ${name}=${shellQuote(value)}`),
     ...(dirs.length > 0 ? [`export PATH=${path}:"$PATH"`] : []),
     'hash -r',
-    `printf '{}' > "\${SWE_AGENT_ENV_FILE:-$HOME/.swe-agent-env}"`,
   ].join(' && ');
+}
+
+function bundleDirs(bundle: SweAgentToolBundle): string[] {
+  return bundle.bundles.map((name) => `${SWE_AGENT_INSTALL_ROOT}/${name}/bin`);
 }

@@ -31,8 +31,8 @@ function formatSeconds(seconds: number): string {
 export function sessionRestartedNote(command: string, how: 'ended' | 'unresponsive'): string {
   const what = how === 'ended' ? 'ended the shell session' : 'could not be interrupted and the shell stopped answering';
   return (
-    `The command '${command}' ${what}. A new shell session was started: the working directory, environment ` +
-    'variables, aliases and shell functions of the old session are gone.\n'
+    `The command '${command}' ${what}. A new shell session was started in the repository directory with the ` +
+    "episode's environment and tools: variables, aliases and shell functions set in the old session are gone.\n"
   );
 }
 

@@ -14,7 +14,10 @@ import {
   sweAgentActionCommand,
   sweAgentActionFor,
   sweAgentObservation,
+  sweAgentSessionCommand,
   sweAgentSetupCommand,
+  SwerexRuntimeError,
+  coerceError,
   toolCallToCommand,
   type AgentView,
   type Episode,
@@ -22,7 +25,7 @@ import {
   type SweAgentToolBundle,
   type ToolCall,
 } from '@rollout-fleet/shared';
-import type { ToCommand } from './step-executor.js';
+import type { StepShell, ToCommand } from './step-executor.js';
 
 /** The session operations the set-up needs (AgentEnv provides them). */
 export interface AgentSession {
@@ -34,8 +37,13 @@ export interface RecordedAgent {
   readonly toCommand: ToCommand;
   /** How the recording stored observations (for the fidelity comparison). */
   readonly format: RecordingFormat;
-  /** Puts the session into the repository and installs the agent's tools; safe to run again on a new session. */
+  /** Puts the session into the repository and installs the agent's tools (once per sandbox). */
   prepare(session: AgentSession): Promise<void>;
+  /**
+   * Sets up a new session after the model broke the old one, as `prepare` left the first: in the repository,
+   * with the agent's variables and tools on PATH. What lives in files (SWE-agent's registry) stays as it was.
+   */
+  restore(session: AgentSession): Promise<void>;
   /** What the agent did after each step besides running it (SWE-agent 0.7: `export LAST_ACTION=...`). */
   afterStep(session: AgentSession, call: ToolCall): Promise<void>;
   /** The replayed output as the agent would have recorded it. */
@@ -69,6 +77,7 @@ function ownTools(episode: Episode): RecordedAgent {
     toCommand: toolCallToCommand,
     format: recordingFormatFor(undefined),
     prepare: (session) => enterRepoDir(session, episode.repo_dir),
+    restore: (session) => enterRepoDir(session, episode.repo_dir),
     afterStep: async () => undefined,
     observation: async (_session, output) => ({ text: output, rules: plain }),
   };
@@ -87,6 +96,10 @@ function sweAgent(episode: Episode, bundle: SweAgentToolBundle): RecordedAgent {
     prepare: async (session) => {
       await enterRepoDir(session, episode.repo_dir);
       await mustRun(session, sweAgentSetupCommand(bundle, episode.repo_dir), 'SWE-agent tool set-up');
+    },
+    restore: async (session) => {
+      await enterRepoDir(session, episode.repo_dir);
+      await mustRun(session, sweAgentSessionCommand(bundle, episode.repo_dir), 'SWE-agent session set-up');
     },
     afterStep: async (session, call) => {
       if (bundle.version !== '0.7') return;
@@ -112,6 +125,7 @@ function miniSweAgent(episode: Episode): RecordedAgent {
     },
     format: recordingFormatFor(episode.tool_bundle),
     prepare: (session) => enterRepoDir(session, episode.repo_dir),
+    restore: (session) => enterRepoDir(session, episode.repo_dir),
     afterStep: async () => undefined,
     observation: async (_session, output) => ({ text: output, rules: plain }),
   };
@@ -121,4 +135,32 @@ export function recordedAgentFor(episode: Episode): RecordedAgent {
   const bundle = episode.tool_bundle;
   if (bundle === undefined) return ownTools(episode);
   return bundle.name === 'swe-agent' ? sweAgent(episode, bundle) : miniSweAgent(episode);
+}
+
+/** The sandbox operations the step shell needs (AgentEnv provides them). */
+export interface RestartableSession extends AgentSession {
+  run: StepShell['run'];
+  restartSession(): Promise<void>;
+}
+
+/**
+ * The shell steps run in: a session the model broke is replaced by a new one that the recorded agent sets up
+ * again (`restore`), so later steps see the same repository directory, variables and tools as before. A new
+ * session the sandbox answers for but that cannot be set up (the model deleted the repository, poisoned what a
+ * shell reads) is the model's doing: SESSION_RESTART_FAILED. A sandbox that does not answer stays infra.
+ */
+export function agentShell(session: RestartableSession, agent: RecordedAgent): StepShell {
+  return {
+    run: (command, options) => session.run(command, options),
+    restartSession: async () => {
+      await session.restartSession();
+      try {
+        await agent.restore(session);
+      } catch (thrown) {
+        const err = coerceError(thrown);
+        if (!(thrown instanceof SwerexRuntimeError) && err.code !== 'REPO_DIR_MISSING' && err.code !== 'SANDBOX_START_FAILED' && err.class !== 'model') throw err;
+        throw new RolloutError('SESSION_RESTART_FAILED', `the new bash session could not be set up again: ${err.message}`, { cause: thrown });
+      }
+    },
+  };
 }

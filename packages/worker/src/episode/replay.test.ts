@@ -36,8 +36,8 @@ describe('replayTrajectory: a broken shell', () => {
     expect(shell.restarts).toBe(1);
     expect(steps[0]).toMatchObject({ command: 'exit', output: '', error: { code: 'SWEREX_SESSION_ENDED' } });
     expect(steps[1]?.output).toBe(
-      "The command 'exit' ended the shell session. A new shell session was started: the working directory, environment " +
-        'variables, aliases and shell functions of the old session are gone.\npwd\n',
+      "The command 'exit' ended the shell session. A new shell session was started in the repository directory with the " +
+        "episode's environment and tools: variables, aliases and shell functions set in the old session are gone.\npwd\n",
     );
     expect(steps[1]?.error).toBeUndefined();
   });

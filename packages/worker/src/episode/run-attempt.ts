@@ -37,9 +37,9 @@ import type { InflightLimiter } from '../policy/inflight-limiter.js';
 import { createTurnRequester, type TurnRequester } from '../policy/turn-request.js';
 import { exitStatusOf, runPolicyLoop, workingDirOf, type PolicyRun } from './policy-driver.js';
 import { createFidelityObserver } from './fidelity-observer.js';
-import { recordedAgentFor } from './recorded-agent.js';
+import { agentShell, recordedAgentFor } from './recorded-agent.js';
 import { replayTrajectory } from './replay.js';
-import { createStepExecutor } from './step-executor.js';
+import { createStepExecutor, type StepShell } from './step-executor.js';
 
 export interface AttemptDeps {
   /** The fleet's one door to sandboxes (rate, caps, warm pool, leases). */
@@ -151,17 +151,19 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
     // The session starts in the repository, with the recording agent's tools when the episode names them.
     const agent = recordedAgentFor(episode);
     await agent.prepare(main.env);
+    // After the model breaks its shell, the new session is set up again the same way (recorded-agent.ts).
+    const shell = agentShell(main.env, agent);
     const fidelity = createFidelityObserver({ trajectory: episode.trajectory, agent, session: main.env, keepChars: deps.outputLimitBytes });
     const replayStarted = performance.now();
     let steps: StepRecord[];
     let stopped: Failure | null = null;
     let run: PolicyRun | undefined;
     if (episode.policy && requester) {
-      run = await drivePolicy(deps, input, { env: main.env, policy: episode.policy, requester, countStep, deadline: episodeDeadline });
+      run = await drivePolicy(deps, input, { shell, policy: episode.policy, requester, countStep, deadline: episodeDeadline });
       steps = run.steps;
     } else {
       const replay = await replayTrajectory({
-        shell: main.env,
+        shell,
         trajectory: episode.trajectory,
         stepTimeoutS: episode.limits.step_timeout_s,
         outputLimitBytes: deps.outputLimitBytes,
@@ -253,7 +255,7 @@ export function prefetchNow(done: number, total: number, elapsedMs: number, star
 async function drivePolicy(
   deps: AttemptDeps,
   input: AttemptInput,
-  o: { env: AgentEnv; policy: Policy; requester: TurnRequester; countStep: (step: StepRecord) => void; deadline: number },
+  o: { shell: StepShell; policy: Policy; requester: TurnRequester; countStep: (step: StepRecord) => void; deadline: number },
 ): Promise<PolicyRun> {
   const { episode } = input;
   const profile = toolProfile(o.policy.tool_profile);
@@ -263,7 +265,7 @@ async function drivePolicy(
   return runPolicyLoop({
     episode: { ...episode, policy: o.policy },
     execute: createStepExecutor({
-      shell: o.env,
+      shell: o.shell,
       toCommand: (call) => profile.toCommand(call, { workingDir }),
       stepTimeoutS: episode.limits.step_timeout_s,
       outputLimitBytes: deps.outputLimitBytes,
