@@ -187,6 +187,22 @@ describe('GroupStore', () => {
     expect((await groups.read(runId)).map((g) => g.group.episode_id)).toEqual(['p', 'q']);
   });
 
+  it('a retract alone (retry --failed, a dashboard re-run) takes the sample out of its group: the group waits for its new result', async () => {
+    const runId = `run-${randomUUID()}`;
+    const groups = new GroupStore(redis, keys);
+    const results = new ResultStore(redis, keys);
+    await groups.registerJobs(runId, jobs(runId, 'g', 2));
+    await results.commit(result(runId, 'g', 0, null));
+    // retry --failed and the processor's re-run retract without calling forgetSamples: the script does it.
+    const g0 = (await results.retract({ runId, episodeId: 'g', sampleIndex: 0 })) as { generation: number };
+    expect((await results.commit(result(runId, 'g', 1, 1))).groupStreamId).toBeUndefined();
+    expect(await groups.read(runId)).toEqual([]);
+    expect((await results.commit(result(runId, 'g', 0, 0), { generation: g0.generation, attemptsMade: 0 })).groupStreamId).toBeDefined();
+    const [event] = await groups.read(runId);
+    expect(event?.group.samples.map((x) => [x.sample_index, x.reward])).toEqual([[0, 0], [1, 1]]);
+    expect(await groups.counts(runId)).toEqual({ total: 1, completed: 1 });
+  });
+
   it('leaves results of unregistered jobs without a group and emits nothing for them', async () => {
     const runId = `run-${randomUUID()}`;
     const results = new ResultStore(redis, keys);

@@ -6,8 +6,8 @@
  *   no result exists yet for it; otherwise nothing is stored and a `duplicate` (same generation) or `stale`
  *   (the episode was forced or retried since) is counted. The same script marks the sample done in its RL
  *   group and, when that completes the group, appends the group's one event (see group-store.ts).
- * - retract (retract-result.lua): the current result is removed with its stream entry and its counts, and
- *   the generation moves on (force, retry --failed, a job re-run from the dashboard); the next commit replaces
+ * - retract (retract-result.lua): the current result is removed with its stream entry, its counts and its mark
+ *   in its RL group, and the generation moves on (force, retry --failed, a job re-run from the dashboard); the next commit replaces
  *   it, so every reader of the stream — one reading from the start included — sees one line per episode.
  * - recount (recount-run.lua): the counters rebuilt from the index, atomically with commits and retracts.
  * - read/follow: XRANGE / XREAD BLOCK over the run stream, results fetched by key. Stream ids are the resume
@@ -157,15 +157,17 @@ export class ResultStore {
   async retract(ref: EpisodeRef, options: { expectedStreamId?: string } = {}): Promise<RetractOutcome> {
     const reply = (await this.#redis.eval(
       RETRACT_SCRIPT,
-      5,
+      6,
       this.#keys.result(ref.runId, ref.episodeId, ref.sampleIndex),
       this.#keys.results(ref.runId),
       this.#keys.run(ref.runId),
       this.#keys.resultIndex(ref.runId),
       this.#keys.generations(ref.runId),
+      this.#keys.group(ref.runId, ref.episodeId),
       jobIdFor(ref.runId, ref.episodeId, ref.sampleIndex),
       options.expectedStreamId ?? '',
       String(this.#retentionS),
+      `s${ref.sampleIndex}`,
     )) as RetractReply;
     if (reply[0] === -1) return { conflict: true };
     const generation = Number(reply[1]);

@@ -3,10 +3,13 @@
   re-run from the dashboard), and open its next generation: executions that started before this call can no
   longer commit (commit-result.lua answers 'stale').
   KEYS[1] result key   KEYS[2] run results stream   KEYS[3] run hash   KEYS[4] result index   KEYS[5] generations
+  KEYS[6] this result's RL group hash
   ARGV[1] episode label   ARGV[2] expected stream id of the current result ('' = whatever is current)
-  ARGV[3] retention seconds
+  ARGV[3] retention seconds   ARGV[4] the sample's field in the group hash ('s<sample index>')
   The result's stream entry is deleted, so a reader from the start sees one line per episode; the counters
-  drop what the result had counted.
+  drop what the result had counted; the sample no longer counts towards its group, so a group that has not
+  completed waits for the sample's new result (a group whose event was emitted stays emitted: commit-result.lua
+  never emits it twice).
   Returns {1, generation, old result JSON} when a result was retracted, {0, generation, ''} when there was
   none, {-1, '', ''} when the current result is not the expected one (nothing changed).
 ]]
@@ -19,6 +22,7 @@ if entry then
   redis.call('DEL', KEYS[1])
   redis.call('XDEL', KEYS[2], id)
   redis.call('HDEL', KEYS[4], ARGV[1])
+  redis.call('HDEL', KEYS[6], ARGV[4])
   redis.call('HINCRBY', KEYS[3], 'done', -1)
   redis.call('HINCRBY', KEYS[3], status, -1)
   if resolved == '1' then redis.call('HINCRBY', KEYS[3], 'resolved', -1) end
