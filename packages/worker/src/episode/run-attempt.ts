@@ -10,6 +10,7 @@
  * agent's own sandbox (`freshEval: false`) is an explicit, unsafe opt-in.
  */
 import {
+  DEFAULT_REPO_DIR,
   PolicyClient,
   RolloutError,
   coerceError,
@@ -30,7 +31,7 @@ import {
   type TurnRecord,
 } from '@rollout-fleet/shared';
 import { extractPatch, probeRepository, type RepoBase } from '../grading/extract-patch.js';
-import { DEFAULT_REPO_DIR, gradeInSandbox, gradingPhaseOf, type SandboxGrade } from '../grading/grade-in-sandbox.js';
+import { gradeInSandbox, gradingPhaseOf, type SandboxGrade } from '../grading/grade-in-sandbox.js';
 import type { WorkerMetrics } from '../metrics/worker-metrics.js';
 import type { SandboxRole, SandboxSupply, SuppliedSandbox } from '../supply/sandbox-supply.js';
 import type { InflightLimiter } from '../policy/inflight-limiter.js';

@@ -96,7 +96,8 @@ describe('buildEvalScript run by real bash in a git repository without conda', (
 
   it('applies the test patch, prints the markers through set -x, runs the directives and restores the test file', () => {
     dir = mkdtempSync(join(tmpdir(), 'eval-script-'));
-    const repoDir = join(dir, 'repo');
+    // A repo_dir with a space: the script quotes it.
+    const repoDir = join(dir, 'my repo');
     mkdirSync(join(repoDir, 'tests'), { recursive: true });
     const git = (...args: string[]) => execFileSync('git', args, { cwd: repoDir, encoding: 'utf8' });
     git('init', '-q');

@@ -8,7 +8,7 @@
  * - a missing base_commit resets against HEAD.
  * The markers reach the log through `set -x` as `+ : '>>>>> Start Test Output'`.
  */
-import { RolloutError, type EvalSpec } from '@rollout-fleet/shared';
+import { RolloutError, shellQuote, type EvalSpec } from '@rollout-fleet/shared';
 import { END_TEST_OUTPUT, START_TEST_OUTPUT } from './log-markers.js';
 import { modifiedFiles, testDirectives } from './test-directives.js';
 
@@ -42,7 +42,8 @@ export function evalScriptLines(options: EvalScriptOptions): string[] {
       details: { repo: spec.repo },
     });
   }
-  const repoDir = options.repoDir ?? '/testbed';
+  // Quoted: repo_dir is any absolute path (spaces included); `/testbed` stays the harness's literal text.
+  const repoDir = shellQuote(options.repoDir ?? '/testbed');
   const activation = condaActivation(options.condaRoot ?? '/opt/miniconda3', options.condaEnv ?? 'testbed');
   const baseCommit = spec.base_commit ?? 'HEAD';
   const testPatch = spec.test_patch ?? '';

@@ -7,7 +7,7 @@
  * session, `bash --noprofile --norc`, the sandbox's own environment) for the apply step and the eval — so no
  * shell state (functions, aliases, exported variables, background jobs writing to a terminal) reaches them.
  */
-import { RolloutError, SwerexRuntimeError, type CommandResponse, type EvalSpec, type GradingReport, type ResolutionStatus } from '@rollout-fleet/shared';
+import { DEFAULT_REPO_DIR, RolloutError, SwerexRuntimeError, type CommandResponse, type EvalSpec, type GradingReport, type ResolutionStatus } from '@rollout-fleet/shared';
 import { buildApplyPatchScript } from './apply-patch-script.js';
 import { buildEvalScript } from './eval-script.js';
 import type { ExecShell } from './extract-patch.js';
@@ -27,7 +27,8 @@ export interface SandboxGrade {
   testsTimedOut: boolean;
 }
 
-export const DEFAULT_REPO_DIR = '/testbed';
+/** The episode contract's default (SWE-bench images keep the repository at /testbed); callers pass `repo_dir`. */
+export { DEFAULT_REPO_DIR };
 const WORK_DIR = '/tmp/rollout-fleet';
 const PATCH_FILE = `${WORK_DIR}/patch.diff`;
 const APPLY_FILE = `${WORK_DIR}/apply_patch.sh`;
