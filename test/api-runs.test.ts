@@ -151,6 +151,40 @@ describe('API runs', () => {
     }
   });
 
+  it('announces a run for warm pools (JSON or JSONL): nothing enqueued, the demand recorded; submitting the run retires it', async () => {
+    const { keys, redis, queue } = t.pipeline;
+    const announced = await t.call('/v1/runs', { method: 'POST', json: { run_id: 'next', episodes: records, samples: 3, announce: true, announce_ttl_s: 600 } });
+    expect(announced.status, await announced.clone().text()).toBe(200);
+    const body = (await announced.json()) as { announced: { specs: number; sandboxes: number } };
+    // 6 records × 3 samples, one sandbox per sample.
+    expect(body).toMatchObject({ run_id: 'next', episodes: 18, enqueued: 0, announced: { sandboxes: 18 } });
+    const counts = Object.values(await redis.hgetall(keys.announced('next'))).map(Number);
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(18);
+    expect(counts).toHaveLength(body.announced.specs);
+    expect(await redis.sismember(keys.announcedRuns(), 'next')).toBe(1);
+    const ttl = await redis.ttl(keys.announced('next'));
+    expect(ttl).toBeGreaterThan(500);
+    expect(ttl).toBeLessThanOrEqual(600);
+    expect(await redis.exists(keys.run('next'))).toBe(0);
+    for (const record of records) expect(await queue.getJob(`next|${String(record.episode_id)}|0`)).toBeUndefined();
+
+    // The same through a JSONL body with the options in the query string (replaces the announcement).
+    const asJsonl = await t.call('/v1/runs?run_id=next&announce=true', { method: 'POST', body: sweep, headers: { 'content-type': 'application/x-ndjson' } });
+    expect(await asJsonl.json()).toMatchObject({ episodes: 6, enqueued: 0, announced: { sandboxes: 6 } });
+    expect(Object.values(await redis.hgetall(keys.announced('next'))).map(Number).reduce((a, b) => a + b, 0)).toBe(6);
+
+    // A bad announcement is refused like a bad submission, and records nothing.
+    const bad = await rejected(await t.call('/v1/runs', { method: 'POST', json: { run_id: 'bad-next', episodes: [{ ...records[0], sandbox: 3 }], announce: true } }));
+    expect(bad.code).toBe('INPUT_INVALID');
+    expect(await redis.exists(keys.announced('bad-next'))).toBe(0);
+
+    // Submitting the run enqueues it and retires the announcement: its jobs now speak for themselves.
+    const submitted = await t.call('/v1/runs', { method: 'POST', json: { run_id: 'next', episodes: records } });
+    expect(await submitted.json()).toMatchObject({ enqueued: 6 });
+    expect(await redis.exists(keys.announced('next'))).toBe(0);
+    expect(await redis.sismember(keys.announcedRuns(), 'next')).toBe(0);
+  });
+
   it('answers 404 with the closest run id for an unknown run, on every run route', async () => {
     for (const [method, path] of [['GET', '/v1/runs/swep'], ['POST', '/v1/runs/swep/cancel'], ['POST', '/v1/runs/swep/retry'], ['GET', '/v1/runs/swep/results'], ['GET', '/v1/runs/swep/groups']] as const) {
       const error = await rejected(await t.call(path, { method }), 404);

@@ -33,6 +33,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
 __all__ = [
     "AgentEnv",
+    "AnnounceSummary",
     "CommandResult",
     "CommandTimeoutError",
     "Fleet",
@@ -98,6 +99,13 @@ class SubmitSummary:
     skipped_done: int
     skipped_queued: int
     dry_run: bool
+
+
+@dataclass(frozen=True)
+class AnnounceSummary:
+    run_id: str
+    specs: int
+    sandboxes: int
 
 
 @dataclass(frozen=True)
@@ -234,6 +242,26 @@ class Fleet:
                 body[name] = value
         data = self._json("POST", "/v1/runs", body)
         return SubmitSummary(**{k: data[k] for k in SubmitSummary.__dataclass_fields__})
+
+    def announce(self, run_id: str, episodes: Optional[Sequence[Mapping[str, Any]]] = None, *,
+                 files: Union[None, Mapping[str, str], Sequence[Union[str, Path]]] = None,
+                 samples: int = 1, image: Optional[str] = None, image_template: Optional[str] = None,
+                 ttl_s: int = 3600) -> AnnounceSummary:
+        """Announces the sandboxes a run will need, like ``rollout-fleet submit --announce``: validated as
+        ``submit`` validates, nothing enqueued; the fleet's warm pools get sandboxes of those images ready ahead of
+        time. A trainer announces batch N+1 while it trains on batch N; ``submit`` of the run later enqueues it and
+        retires the announcement (which otherwise lapses after ``ttl_s``)."""
+        body: Dict[str, Any] = {"run_id": run_id, "samples": samples, "announce": True, "announce_ttl_s": ttl_s}
+        if episodes is not None:
+            body["episodes"] = [dict(e) for e in episodes]
+        if files is not None:
+            body["files"] = _files(files)
+        for name, value in (("image", image), ("image_template", image_template)):
+            if value is not None:
+                body[name] = value
+        data = self._json("POST", "/v1/runs", body)
+        announced = data["announced"]
+        return AnnounceSummary(run_id=data["run_id"], specs=announced["specs"], sandboxes=announced["sandboxes"])
 
     def status(self, run_id: str) -> RunStatus:
         data = self._json("GET", f"/v1/runs/{_quote(run_id)}")

@@ -129,6 +129,15 @@ class FleetRunTest(unittest.TestCase):
         again = self.fleet.submit(self.run_id, sweep_records(), samples=SAMPLES)
         self.assertEqual((again.episodes, again.enqueued, again.skipped_done), (4, 0, 4))
 
+    def test_announce_enqueues_nothing_and_submit_retires_it(self) -> None:
+        run_id = f"py-next-{uuid.uuid4().hex[:8]}"
+        announced = self.fleet.announce(run_id, sweep_records(), samples=3, ttl_s=600)
+        self.assertEqual((announced.run_id, announced.sandboxes), (run_id, 6))
+        self.assertGreaterEqual(announced.specs, 1)
+        with self.assertRaises(FleetError) as raised:
+            self.fleet.status(run_id)
+        self.assertEqual(raised.exception.code, "RUN_NOT_FOUND")
+
     def test_groups_come_once_each_with_rewards_mean_and_std(self) -> None:
         groups: List[Group] = list(self.fleet.groups(self.run_id))
         self.assertEqual(sorted(g.episode_id for g in groups), sorted(EPISODES))

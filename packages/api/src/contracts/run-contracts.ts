@@ -20,6 +20,19 @@ export const SubmitOptionsSchema = z.strictObject({
   format: z.enum(INPUT_FORMATS).optional().describe('Read every file as this format instead of detecting it.'),
   force: z.boolean().default(false).describe('Run again the episodes that already have a result.'),
   dry_run: z.boolean().default(false).describe('Validate only; enqueue nothing.'),
+  announce: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Validate and announce the run\'s sandboxes for warm pools; enqueue nothing (`submit --announce`). An RL trainer announces its next batch while it trains on this one; submitting the run later (without `announce`) enqueues it and retires the announcement.',
+    ),
+  announce_ttl_s: z
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 24 * 3600)
+    .default(3600)
+    .describe('Seconds an announcement stays if the run is never submitted (`submit --announce-ttl`).'),
 });
 export type SubmitOptions = z.output<typeof SubmitOptionsSchema>;
 
@@ -59,6 +72,8 @@ export const SubmitQuerySchema = z.strictObject({
   format: SubmitOptionsSchema.shape.format,
   force: z.stringbool().default(false),
   dry_run: z.stringbool().default(false),
+  announce: z.stringbool().default(false),
+  announce_ttl_s: z.coerce.number().int().min(1).max(7 * 24 * 3600).default(3600),
 });
 
 export const SubmitResponseSchema = z.object({
@@ -68,6 +83,13 @@ export const SubmitResponseSchema = z.object({
   skipped_done: z.number().int().describe('Already had a stored result (and were not forced).'),
   skipped_queued: z.number().int().describe('Already had a job in the queue.'),
   dry_run: z.boolean(),
+  announced: z
+    .object({
+      specs: z.number().int().describe('Kinds of sandbox (image, size, tools…) announced.'),
+      sandboxes: z.number().int().describe('Sandboxes announced (one per episode sample).'),
+    })
+    .optional()
+    .describe('Present when the submission announced instead of enqueueing (`announce`).'),
 });
 export type SubmitResponse = z.infer<typeof SubmitResponseSchema>;
 

@@ -5,7 +5,7 @@
  */
 import type { Queue } from 'bullmq';
 import { problemsToError, submitRun, validateInputs, type InputFile } from '@rollout-fleet/producer';
-import { RolloutError, type Config, type EpisodeJobData, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
+import { RolloutError, announceDemand, type Config, type EpisodeJobData, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
 import type { SubmitOptions, SubmitRequest, SubmitResponse } from '../contracts/run-contracts.js';
 
 /** Name native `episodes` records are cited by in problems (`episodes:$[3]`). */
@@ -59,6 +59,10 @@ export async function submitFiles(deps: SubmitDeps, files: InputFile[], options:
   }
   const response = { run_id: options.run_id, episodes: validated.episodes.length, dry_run: options.dry_run };
   if (options.dry_run) return { ...response, enqueued: 0, skipped_done: 0, skipped_queued: 0 };
+  if (options.announce) {
+    const announced = await announceDemand({ redis: deps.redis, keys: deps.keys, runId: options.run_id, episodes: validated.episodes, ttlS: options.announce_ttl_s });
+    return { ...response, enqueued: 0, skipped_done: 0, skipped_queued: 0, announced };
+  }
   const summary = await submitRun({
     queue: deps.queue,
     redis: deps.redis,

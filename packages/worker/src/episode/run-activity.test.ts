@@ -54,6 +54,60 @@ describe('RunActivity and getRunStatus', () => {
     expect((await getRunStatus({ redis, keys, runId: 'r' })).active).toBe(0);
   });
 
+  it('randomized interleavings of start / finish / retry / sweep from four workers on their own connections keep the counters consistent', async () => {
+    let seed = 977;
+    const random = (): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const keys = keyspace();
+    const runs = ['r1', 'r2'];
+    const jobsOf = (run: string): string[] => Array.from({ length: 6 }, (_, i) => `${run}|e${i}|0`);
+    for (const run of runs) await redis.hset(keys.run(run), 'total', 6, 'done', 0);
+    const connections = Array.from({ length: 4 }, () => createRedis(REDIS_URL));
+    try {
+      const workers = connections.map((c, i) => new RunActivity(c, keys, `w${i}`));
+      for (const w of workers) await w.heartbeat(60_000);
+      // w3 is dead from the start: its alive key is gone, so a sweep may drop its entries at any moment.
+      await workers[3]!.leave();
+      for (let round = 0; round < 40; round++) {
+        const ops = Array.from({ length: 6 }, () => {
+          const w = workers[Math.floor(random() * workers.length)]!;
+          const run = runs[Math.floor(random() * runs.length)]!;
+          const job = jobsOf(run)[Math.floor(random() * 6)]!;
+          const dice = random();
+          if (dice < 0.45) return w.start(run, job);
+          if (dice < 0.9) return w.finish(run, job, random() < 0.5);
+          return w.sweep();
+        });
+        await Promise.all(ops);
+        // Every running entry is in both the run's hash and the fleet's index, under the same worker; nothing
+        // runs and waits for a retry at once; the status adds up.
+        const index = await redis.hgetall(keys.activeJobs());
+        let fromRuns = 0;
+        for (const run of runs) {
+          const active = await redis.hgetall(keys.runActive(run));
+          const retrying = new Set(await redis.smembers(keys.runRetrying(run)));
+          fromRuns += Object.keys(active).length;
+          for (const [job, worker] of Object.entries(active)) {
+            expect(index[job]).toBe(`${worker}\t${run}`);
+            expect(retrying.has(job)).toBe(false);
+          }
+          const status = await getRunStatus({ redis, keys, runId: run });
+          expect(status.active).toBe(Object.keys(active).length);
+          expect(status.active + status.retrying + status.waiting).toBe(6);
+          expect(status.retrying).toBe(retrying.size);
+        }
+        expect(Object.keys(index)).toHaveLength(fromRuns);
+      }
+      // A final sweep leaves no entry of the dead worker.
+      await workers[0]!.sweep();
+      expect(Object.values(await redis.hgetall(keys.activeJobs())).filter((v) => v.startsWith('w3\t'))).toEqual([]);
+    } finally {
+      for (const c of connections) c.disconnect();
+    }
+  });
+
   it('sweeps the running entries of a worker whose alive key Redis expired, and only those', async () => {
     const keys = keyspace();
     await redis.hset(keys.run('r'), 'total', 4);
