@@ -97,7 +97,7 @@ async function main(): Promise<number> {
 
     const store = new ResultStore(redis, keys);
     const results: EpisodeResult[] = [];
-    const progress = progressLine('episodes');
+    const progress = progressLine('episodes', { offTty: 'quiet' });
     const ticker = setInterval(() => {
       void getRunStatus({ redis, keys, runId }).then((s) => progress.update(s.done, s.total, `active ${s.active}`));
     }, 500);

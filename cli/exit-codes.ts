@@ -9,4 +9,6 @@ export const EXIT = {
   INVALID_INPUT: 3,
   /** A dependency (Redis, veFaaS, sandbox host) was unreachable. */
   UNAVAILABLE: 4,
+  /** Stopped by Ctrl-C (SIGINT), after saying what was done and how to go on (128 + SIGINT, as shells do). */
+  INTERRUPTED: 130,
 } as const;

@@ -39,6 +39,10 @@ async function runDashboard(flags: DashboardFlags): Promise<number> {
 
   let dashboard;
   try {
+    // A dashboard started without its Redis would serve empty pages and log a connection error every second:
+    // say so once and stop, as the worker and the API do.
+    const { connectRedis } = await import('../runtime/redis.js');
+    (await connectRedis(config.redis)).disconnect();
     dashboard = await startDashboard({ config, port: flags.port, host: flags.host, logger });
   } catch (err) {
     console.error(`dashboard: ${(err as Error).message}`);

@@ -37,7 +37,7 @@ export function registerResults(program: Command): void {
     .option('--checkpoint <file>', 'read the cursor from this file if it exists and write the last cursor back')
     .option('--summary <file>', 'with --format swebench: also write the SWE-bench run summary here')
     .option('--groups', 'stream completed RL groups (all samples of one episode, with reward mean and std) instead of results', false)
-    .addHelpText('after', '\nExit codes: 0 streamed, 4 Redis unreachable. The last cursor is printed on stderr as "cursor <id>".')
+    .addHelpText('after', '\nExit codes: 0 streamed, 3 unknown run or bad cursor, 4 Redis unreachable. The last cursor is printed on stderr as "cursor <id>".')
     .action(async (flags: ResultsFlags) => {
       process.exitCode = await runResults(flags);
     });
@@ -53,14 +53,29 @@ async function runResults(flags: ResultsFlags): Promise<number> {
   try {
     const { config } = loadContext();
     const { streamGroups, streamResults } = await import('@rollout-fleet/producer');
-    const { createKeyspace, openAiExportOf, summarizeRun, toPythonJson, trainingRecordsOf } = await import('@rollout-fleet/shared');
+    const { STREAM_CURSOR_HINT, createKeyspace, isStreamCursor, openAiExportOf, summarizeRun, toPythonJson, trainingRecordsOf } = await import('@rollout-fleet/shared');
+    let after = flags.after;
+    let from = '--after';
+    if (!after && flags.checkpoint) {
+      after = (await readFile(flags.checkpoint, 'utf8').catch(() => '')).trim() || undefined;
+      from = `the checkpoint file ${flags.checkpoint}`;
+    }
+    if (after !== undefined && !isStreamCursor(after)) {
+      console.error(`results: ${from}: "${after.slice(0, 80)}" is not a cursor; ${STREAM_CURSOR_HINT}`);
+      return EXIT.INVALID_INPUT;
+    }
     const { connectRedis } = await import('../runtime/redis.js');
     const redis = await connectRedis(config.redis);
+    const { requireRun } = await import('@rollout-fleet/producer');
+    try {
+      await requireRun({ redis, keys: createKeyspace(config.queue.prefix), runId: flags.run });
+    } catch (err) {
+      redis.disconnect();
+      throw err;
+    }
     const controller = new AbortController();
     const stop = (): void => controller.abort();
     process.once('SIGINT', stop);
-    let after = flags.after;
-    if (!after && flags.checkpoint) after = (await readFile(flags.checkpoint, 'utf8').catch(() => '')).trim() || undefined;
     let cursor = after;
     const streamOptions = {
       redis,

@@ -29,11 +29,23 @@ export function formatStatus(s: RunStatus): string {
   const eta = s.etaS === null ? '-' : s.etaS === 0 ? 'done' : `${Math.floor(s.etaS / 60)}m${String(s.etaS % 60).padStart(2, '0')}s`;
   return [
     `run ${s.runId}${s.cancelled ? ' (cancelled)' : ''}: ${s.done}/${s.total} done`,
-    `  waiting ${s.waiting}  active ${s.active}  retrying ${s.retrying}  completed ${s.completed}  failed ${s.failed}`,
+    ...formatSubmitState(s),
+    `  waiting ${s.waiting}  active ${s.active}${s.cancelled && s.active > 0 ? ' (stopping)' : ''}  retrying ${s.retrying}  completed ${s.completed}  failed ${s.failed}`,
     `  resolved ${s.resolved} (${rate})  throughput ${throughput}  eta ${eta}${s.duplicates > 0 ? `  duplicates dropped ${s.duplicates}` : ''}`,
     `  groups ${s.groupsCompleted}/${s.groups} complete (a group = every sample of one episode)`,
     ...formatFidelity(s),
   ].join('\n');
+}
+
+const count = (n: number): string => n.toLocaleString('en-US');
+
+/** A run whose jobs are not all in the queue: a submit is at work, or was interrupted and must be run again. */
+function formatSubmitState(s: RunStatus): string[] {
+  if (s.notEnqueued === 0) return [];
+  const enqueued = `enqueued ${count(s.total - s.notEnqueued)} of ${count(s.total)}`;
+  if (s.submitting) return [`  ${enqueued} — a submit is enqueueing the rest`];
+  if (s.cancelled) return [`  ${enqueued} — the submit was interrupted, then the run cancelled; ${count(s.notEnqueued)} never enqueued`];
+  return [`  ${enqueued} — the submit was interrupted: submit the same files again to resume (only what is missing is enqueued)`];
 }
 
 /** Replay fidelity, when the run replayed recorded observations: clean share, matched steps, first divergences. */
@@ -58,13 +70,15 @@ export function registerRunAdmin(program: Command): void {
     .addHelpText('after', '\nExit codes: 0 shown, 3 unknown run, 4 Redis unreachable.')
     .action(async (flags: { run: string; json: boolean }) => {
       process.exitCode = await withQueue('status', async (q) => {
-        const { getRunStatus } = await import('@rollout-fleet/shared');
+        const { getRunStatus, liveWorkerIds } = await import('@rollout-fleet/shared');
+        const { requireRun } = await import('@rollout-fleet/producer');
+        await requireRun({ redis: q.redis, keys: q.keys, runId: flags.run });
         const status = await getRunStatus({ redis: q.redis, keys: q.keys, runId: flags.run });
-        if (!status.exists) {
-          console.error(`status: no run "${flags.run}" (submit it first)`);
-          return EXIT.INVALID_INPUT;
-        }
         console.log(flags.json ? JSON.stringify(status) : formatStatus(status));
+        const pending = status.total - status.done - status.notEnqueued;
+        if (pending > 0 && !status.cancelled && (await liveWorkerIds({ redis: q.redis, keys: q.keys })).length === 0) {
+          console.error(`status: warning: no worker has reported recently (none alive on this Redis and prefix); ${count(pending)} episode(s) wait for one — start one with \`npx rollout-fleet worker\``);
+        }
         return EXIT.OK;
       });
     });
@@ -73,7 +87,7 @@ export function registerRunAdmin(program: Command): void {
     .command('cancel')
     .description('Stop a run: its queued episodes are taken out and its running ones stop within seconds (sandboxes killed); each ends failed with code CANCELLED. `retry --failed` resumes it.')
     .requiredOption('--run <id>', 'run id')
-    .addHelpText('after', '\nExit codes: 0 cancelled, 4 Redis unreachable.')
+    .addHelpText('after', '\nExit codes: 0 cancelled, 3 unknown run, 4 Redis unreachable.')
     .action(async (flags: { run: string }) => {
       process.exitCode = await withQueue('cancel', async (q) => {
         const { cancelRun } = await import('@rollout-fleet/producer');
@@ -88,10 +102,12 @@ export function registerRunAdmin(program: Command): void {
 
   program
     .command('retry')
-    .description('Re-run the episodes of a run whose result is failed (their new results replace the old ones); on a cancelled run this resumes it.')
+    .description('Re-run the episodes of a run whose result is failed (their new results replace the old ones); on a cancelled run this resumes it. To re-run completed episodes: submit the file again with --force.')
     .requiredOption('--run <id>', 'run id')
-    .requiredOption('--failed', 'retry failed episodes (the only mode)')
-    .addHelpText('after', '\nExit codes: 0 re-enqueued (or nothing to retry), 4 Redis unreachable.')
+    // Failed episodes are the only ones a retry can mean (completed ones are re-run with `submit --force`),
+    // so `retry --run <id>` does that; `--failed` stays for scripts that say it.
+    .option('--failed', 'retry the failed episodes (the default, and the only mode)', true)
+    .addHelpText('after', '\nExit codes: 0 re-enqueued (or nothing to retry), 3 unknown run, 4 Redis unreachable.')
     .action(async (flags: { run: string }) => {
       process.exitCode = await withQueue('retry', async (q) => {
         const { retryFailed } = await import('@rollout-fleet/producer');

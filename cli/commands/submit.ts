@@ -21,6 +21,7 @@ interface SubmitFlags {
   repoDir?: string;
   replay: boolean;
   force: boolean;
+  resume: boolean;
   dryRun: boolean;
   announce: boolean;
   announceTtl: number;
@@ -46,6 +47,7 @@ export function registerSubmit(program: Command): void {
     .option('--repo-dir <path>', 'where the repository sits in the sandbox, over what trajectories say (default: inferred, else /testbed)')
     .option('--no-replay', 'for agent trajectories: grade the recorded submission instead of replaying the actions')
     .option('--force', 're-run episodes that already have a result', false)
+    .option('--resume', 'submit into a cancelled run: resume it (its cancelled episodes run again, finished ones are kept)', false)
     .option('--dry-run', 'validate only; enqueue nothing', false)
     .option('--announce', 'validate and announce the run\'s sandboxes for warm pools; enqueue nothing (submit it later, without --announce)', false)
     .option('--announce-ttl <s>', 'seconds an announcement stays if the run is never submitted', positiveInteger, 3600)
@@ -55,7 +57,10 @@ export function registerSubmit(program: Command): void {
       '\nAn RL trainer knows its next batch while it trains on this one: `submit next.jsonl --run batch-8 --announce`\n' +
         'lets the workers\' warm pools (RF_WARM_POOL_MAX) get those images ready; `submit next.jsonl --run batch-8`\n' +
         'later enqueues them (and retires the announcement).\n' +
-        '\nExit codes: 0 enqueued / announced (or nothing missing), 3 invalid input (nothing enqueued), 4 Redis unreachable.',
+        '\nCtrl-C while enqueueing stops after the current chunk and says how many were enqueued; the same submit again\n' +
+        'enqueues the rest (`status` shows "enqueued N of M" meanwhile).\n' +
+        '\nExit codes: 0 enqueued / announced (or nothing missing), 3 invalid input or a cancelled run without --resume\n' +
+        '(nothing enqueued), 4 Redis unreachable, 130 interrupted (Ctrl-C).',
     )
     .action(async (files: string[], flags: SubmitFlags) => {
       process.exitCode = await runSubmit(files, flags);
@@ -120,22 +125,50 @@ async function runSubmit(paths: string[], flags: SubmitFlags): Promise<number> {
         return EXIT.OK;
       }
       const progress = progressLine('enqueue');
-      const summary = await submitRun({
-        queue: q.queue,
-        redis: q.redis,
-        keys: q.keys,
-        runId: flags.run,
-        episodes: validated.episodes,
-        force: flags.force,
-        chunkSize: flags.chunkSize,
-        policy: { attempts: config.worker.attempts, backoffMs: config.worker.backoffMs, retentionS: config.worker.resultRetentionDays * 86_400 },
-        onProgress: (p) => progress.update(p.done, p.total, `enqueued ${p.enqueued} skipped ${p.skipped}`),
-      });
-      progress.done();
+      // Ctrl-C stops between two chunks, so what is in Redis is whole and the run says how far it got; a second
+      // Ctrl-C does not wait for the chunk.
+      const interrupt = new AbortController();
+      const onSigint = (): void => {
+        if (interrupt.signal.aborted) {
+          progress.done();
+          console.error(`submit: interrupted again; stopping now. Run the same submit again to enqueue what is missing.`);
+          process.exit(EXIT.INTERRUPTED);
+        }
+        interrupt.abort();
+      };
+      process.on('SIGINT', onSigint);
+      let summary;
+      try {
+        summary = await submitRun({
+          queue: q.queue,
+          redis: q.redis,
+          keys: q.keys,
+          runId: flags.run,
+          episodes: validated.episodes,
+          force: flags.force,
+          resume: flags.resume,
+          chunkSize: flags.chunkSize,
+          signal: interrupt.signal,
+          policy: { attempts: config.worker.attempts, backoffMs: config.worker.backoffMs, retentionS: config.worker.resultRetentionDays * 86_400 },
+          onProgress: (p) => progress.update(p.done, p.total, `enqueued ${p.enqueued} skipped ${p.skipped}`),
+        });
+      } finally {
+        process.off('SIGINT', onSigint);
+        progress.done();
+      }
       logger.debug({ summary }, 'submitted');
+      const n = (value: number): string => value.toLocaleString('en-US');
+      if (summary.interrupted) {
+        console.error(
+          `submit: interrupted: run ${summary.runId} has ${n(summary.run.enqueued)} of ${n(summary.run.total)} episode(s) enqueued ` +
+            `(${n(summary.enqueued)} by this submit); run the same submit again to enqueue the rest (only what is missing is enqueued)`,
+        );
+        return EXIT.INTERRUPTED;
+      }
       console.log(
         `run ${summary.runId}: ${summary.total} episode(s), ${summary.enqueued} enqueued, ` +
-          `${summary.skippedDone} already done, ${summary.skippedQueued} already queued`,
+          `${summary.skippedDone} already done, ${summary.skippedQueued} already queued` +
+          (summary.resumed > 0 ? ` (resumed: ${summary.resumed} cancelled episode(s) run again)` : ''),
       );
       return EXIT.OK;
     } finally {

@@ -1,6 +1,7 @@
 
 export { submitRun } from './run/submit-run.js';
 export type { SubmitProgress, SubmitRunOptions, SubmitSummary } from './run/submit-run.js';
+export { requireRun, unknownRunMessage } from './run/known-run.js';
 export { cancelRun } from './run/cancel-run.js';
 export type { CancelSummary } from './run/cancel-run.js';
 export { retryFailed } from './run/retry-failed.js';

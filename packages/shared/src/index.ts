@@ -75,7 +75,7 @@ export type { SandboxFunction } from './config/sandbox-functions.js';
 export { CONFIG_VARIABLES } from './config/variables.js';
 export type { ConfigVariable } from './config/variables.js';
 export { renderConfigTable } from './config/config-table.js';
-export { didYouMean, editDistance } from './config/did-you-mean.js';
+export { closestNames, didYouMean, editDistance } from './config/did-you-mean.js';
 export { childLogger, createLogger } from './logging/create-logger.js';
 export type { CreateLoggerOptions, LogContext, Logger } from './logging/create-logger.js';
 export { isSecretKey, redactDeep, redactSecrets } from './logging/redact.js';
@@ -212,6 +212,8 @@ export type {
   WriteFileResponse,
 } from './swerex/models.js';
 export { getRunStatus } from './store/run-status.js';
+export { liveWorkerIds } from './store/live-workers.js';
+export { STREAM_CURSOR_HINT, STREAM_CURSOR_PATTERN, isStreamCursor } from './store/stream-cursor.js';
 export { announceDemand, clearAnnouncement, readDemand, readSpec, recordRunSpecs } from './store/sandbox-demand.js';
 export type { SpecRecord } from './store/sandbox-demand.js';
 export { FIRST_DIVERGENCE_BUCKETS, firstDivergenceBucket, foldRunFidelity, getRunFidelity, readRunFidelity } from './store/run-fidelity.js';

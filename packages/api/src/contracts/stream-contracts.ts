@@ -7,7 +7,7 @@
  * `Last-Event-ID` resumes like `after`.
  */
 import { z } from 'zod';
-import { EpisodeResultSchema, GroupEventSchema } from '@rollout-fleet/shared';
+import { EpisodeResultSchema, GroupEventSchema, STREAM_CURSOR_HINT, STREAM_CURSOR_PATTERN } from '@rollout-fleet/shared';
 
 export const StreamEndSchema = z.object({
   end: z.object({
@@ -32,7 +32,7 @@ export const GroupLineSchema = z.object({
 export const StreamQuerySchema = z.strictObject({
   after: z
     .string()
-    .regex(/^(0|\d+-\d+)$/, 'a cursor is a stream id such as 1721462400000-0 (or 0 for the start)')
+    .regex(STREAM_CURSOR_PATTERN, STREAM_CURSOR_HINT)
     .optional(),
   follow: z.stringbool().default(false),
 });

@@ -14,10 +14,9 @@
  */
 import type { Queue } from 'bullmq';
 import express, { Router, type Request } from 'express';
-import { cancelRun, retryFailed } from '@rollout-fleet/producer';
+import { cancelRun, requireRun, retryFailed } from '@rollout-fleet/producer';
 import {
   IdSchema,
-  didYouMean,
   getRunStatus,
   type Config,
   type EpisodeJobData,
@@ -60,7 +59,7 @@ export function toStatusBody(s: RunStatus): RunStatusBody {
   };
 }
 
-/** The run id of a route, checked; an unknown run is RUN_NOT_FOUND with the closest known ids. */
+/** The run id of a route, checked; an unknown run is RUN_NOT_FOUND with the closest known ids (the producer's one lookup). */
 export async function knownRunId(req: Request, deps: Pick<RunRoutesDeps, 'redis' | 'keys'>): Promise<string> {
   const runId = String((req.params as { runId?: string }).runId ?? '');
   if (!IdSchema.safeParse(runId).success) {
@@ -68,12 +67,8 @@ export async function knownRunId(req: Request, deps: Pick<RunRoutesDeps, 'redis'
       problems: [{ file: REQUEST_FILE, field: 'run_id', message: `invalid run id "${runId}"`, hint: 'ids may use letters, digits and . _ @ + - / only', code: 'INPUT_INVALID' }],
     });
   }
-  if ((await deps.redis.exists(deps.keys.run(runId))) === 1) return runId;
-  const known = await deps.redis.smembers(deps.keys.runs());
-  const guess = didYouMean(runId, known);
-  throw apiError('RUN_NOT_FOUND', `no run "${runId}"${guess === undefined ? '' : `; did you mean "${guess}"?`}`, {
-    didYouMean: guess === undefined ? [] : [guess],
-  });
+  await requireRun({ redis: deps.redis, keys: deps.keys, runId });
+  return runId;
 }
 
 export function runRoutes(deps: RunRoutesDeps): Router {

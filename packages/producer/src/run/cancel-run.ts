@@ -16,6 +16,7 @@ import {
   type Keyspace,
   type RedisClient,
 } from '@rollout-fleet/shared';
+import { requireRun } from './known-run.js';
 
 export interface CancelSummary {
   /** Jobs taken out of the queue (each now has its CANCELLED result). */
@@ -35,6 +36,8 @@ export async function cancelRun(options: {
   by?: string;
 }): Promise<CancelSummary> {
   const { queue, redis, keys, runId } = options;
+  // A misspelled id must not create a (cancelled) run.
+  await requireRun({ redis, keys, runId });
   await redis.hset(keys.run(runId), 'cancelled', '1');
   const store = new ResultStore(redis, keys);
   const failure = toFailure(new RolloutError('CANCELLED', `run ${runId} was cancelled before this episode started`));

@@ -15,6 +15,7 @@ import {
   type Keyspace,
   type RedisClient,
 } from '@rollout-fleet/shared';
+import { requireRun } from './known-run.js';
 import { replaceEpisodes } from './replace-episodes.js';
 
 export interface RetrySummary {
@@ -36,6 +37,7 @@ export async function retryFailed(options: {
   policy?: JobPolicy;
 }): Promise<RetrySummary> {
   const { queue, redis, keys, runId } = options;
+  await requireRun({ redis, keys, runId });
   const resumed = (await redis.hget(keys.run(runId), 'cancelled')) === '1';
   const index = await redis.hgetall(keys.resultIndex(runId));
   const store = new ResultStore(redis, keys);

@@ -30,11 +30,14 @@ export function streamGroups(options: StreamResultsOptions): AsyncGenerator<Stre
 
 /**
  * A run is over when every registered job has a result. Every job ends with exactly one — a cancelled run's
- * queued and running ones too (CANCELLED), a stalled one too (JOB_STALLED) — so this always comes true.
+ * queued and running ones too (CANCELLED), a stalled one too (JOB_STALLED) — so this always comes true; except
+ * for jobs an interrupted submit registered but never enqueued: they wait for the submit to be run again,
+ * unless the run is cancelled (then nothing will enqueue them).
  */
 export async function runFinished(redis: RedisClient, keys: Keyspace, runId: string): Promise<boolean> {
-  const [done, total] = await redis.hmget(keys.run(runId), 'done', 'total');
-  return Number(done ?? 0) >= Number(total ?? 0);
+  const [done, total, cancelled, notEnqueued] = await redis.hmget(keys.run(runId), 'done', 'total', 'cancelled', 'not_enqueued');
+  const never = cancelled === '1' ? Math.max(0, Number(notEnqueued ?? 0)) : 0;
+  return Number(done ?? 0) >= Number(total ?? 0) - never;
 }
 
 interface Followable<T> {

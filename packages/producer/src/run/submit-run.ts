@@ -3,14 +3,26 @@
  * stored, or whose job still exists in the queue, is skipped, so submitting the same run again enqueues
  * only what is missing. `force` runs the given episodes again: their results are retracted (the new result
  * replaces the old one for every reader, the attempt history is carried over) and their jobs replaced, running
- * ones included (replace-episodes.ts). Every sample's job id is registered before it is enqueued, which also fixes the
- * size of its RL group (all samples of one episode id), so the group can tell when it is complete.
+ * ones included (replace-episodes.ts).
+ *
+ * Two passes, so the run tells the truth while it is being enqueued and after an interrupted submit:
+ * 1. plan: every sample's job id is registered (which fixes the run's total and the size of each RL group)
+ *    and what is missing is worked out — before anything is enqueued, so `done >= total` never reads true
+ *    while jobs are still being added, and the run hash says how many are not in the queue yet
+ *    (`not_enqueued`);
+ * 2. enqueue, chunk by chunk, counting `not_enqueued` down, with a `submitting` key (TTL, refreshed per
+ *    chunk) saying a submit is at work. An abort (`signal`, the CLI's Ctrl-C) stops between chunks; a crash
+ *    stops anywhere. Either way the run shows "enqueued N of M", and the same submit again enqueues the rest.
+ *
+ * A cancelled run is refused (RUN_CANCELLED) unless `resume`: then its flag is cleared and the given episodes
+ * whose result is CANCELLED run again, alongside whatever is missing.
  */
 import type { Queue } from 'bullmq';
 import type { RedisClient } from '@rollout-fleet/shared';
 import {
   DEFAULT_JOB_POLICY,
   GroupStore,
+  RolloutError,
   clearAnnouncement,
   recordRunSpecs,
   jobIdFor,
@@ -40,10 +52,14 @@ export interface SubmitRunOptions {
   episodes: readonly Episode[];
   /** Re-run episodes that already have a result or a job. @defaultValue false */
   force?: boolean;
+  /** Submit into a cancelled run: clear its cancel flag and run its CANCELLED episodes again. @defaultValue false */
+  resume?: boolean;
   /** Episodes per Redis round trip / addBulk call. @defaultValue 500 */
   chunkSize?: number;
   policy?: JobPolicy;
   onProgress?: (progress: SubmitProgress) => void;
+  /** Stops enqueueing between two chunks (the summary then says `interrupted`); what was enqueued stays. */
+  signal?: AbortSignal;
   now?: () => Date;
 }
 
@@ -55,76 +71,144 @@ export interface SubmitSummary {
   skippedDone: number;
   /** Already had a job waiting, active, delayed or failed-without-result in the queue. */
   skippedQueued: number;
+  /** Cancelled episodes run again (with `resume`). */
+  resumed: number;
+  /** The signal stopped the submit before everything was enqueued. */
+  interrupted: boolean;
+  /** The run's jobs (all submissions) and how many of them are in the queue or done. */
+  run: { total: number; enqueued: number };
+}
+
+/** How long the `submitting` marker outlives the last chunk of a submit that died without a word. */
+const SUBMITTING_TTL_MS = 30_000;
+
+interface ChunkPlan {
+  size: number;
+  toAdd: Array<{ name: string; data: EpisodeJobData; opts: ReturnType<typeof jobOptionsFor> & { jobId: string } }>;
+  /** Forced or resumed: replaced (results retracted, jobs re-added or restarted). */
+  toReplace: Episode[];
+  skippedDone: number;
+  skippedQueued: number;
 }
 
 export async function submitRun(options: SubmitRunOptions): Promise<SubmitSummary> {
-  const { queue, redis, keys, runId, episodes } = options;
+  const { redis, keys, runId, episodes } = options;
   const chunkSize = options.chunkSize ?? 500;
-  const jobOptions = jobOptionsFor(options.policy ?? DEFAULT_JOB_POLICY);
+  const policy = options.policy ?? DEFAULT_JOB_POLICY;
   const now = options.now ?? (() => new Date());
-  const summary: SubmitSummary = { runId, total: episodes.length, enqueued: 0, skippedDone: 0, skippedQueued: 0 };
-  const groups = new GroupStore(redis, keys);
+  const summary: SubmitSummary = { runId, total: episodes.length, enqueued: 0, skippedDone: 0, skippedQueued: 0, resumed: 0, interrupted: false, run: { total: 0, enqueued: 0 } };
 
   await redis
     .multi()
     .sadd(keys.runs(), runId)
     .hsetnx(keys.run(runId), 'created_at', now().toISOString())
     .exec();
-
-  for (let start = 0; start < episodes.length; start += chunkSize) {
-    const chunk = episodes.slice(start, start + chunkSize);
-    const ids = chunk.map((e) => jobIdFor(runId, e.episode_id, e.sample_index));
-    const resultKeys = chunk.map((e) => keys.result(runId, e.episode_id, e.sample_index));
-    // Registered (and the run's total updated) before anything is enqueued, so `done >= total` never reads true
-    // while jobs are still being added.
-    await groups.registerJobs(runId, chunk.map((e, i) => ({ jobId: ids[i] as string, episodeId: e.episode_id })));
-    await redis.hset(keys.run(runId), 'total', await redis.scard(keys.runJobs(runId)));
-    if (options.force) {
-      await groups.forgetSamples(runId, chunk.map((e) => ({ episodeId: e.episode_id, sampleIndex: e.sample_index })));
-      await recordRunSpecs({ redis, keys, runId, episodes: chunk, ttlS: (options.policy ?? DEFAULT_JOB_POLICY).retentionS });
-      const replaced = await replaceEpisodes({ queue, redis, keys, runId, episodes: chunk, policy: options.policy ?? DEFAULT_JOB_POLICY, now });
-      summary.enqueued += replaced.enqueued + replaced.restarted;
-      options.onProgress?.({ done: Math.min(start + chunk.length, episodes.length), total: episodes.length, enqueued: summary.enqueued, skipped: 0 });
-      continue;
+  if ((await redis.hget(keys.run(runId), 'cancelled')) === '1') {
+    if (!options.resume) {
+      throw new RolloutError('RUN_CANCELLED', `run ${runId} was cancelled; nothing was enqueued (submit again with --resume to run it again)`, { details: { runId } });
     }
-
-    const probe = redis.pipeline();
-    for (const [i, id] of ids.entries()) {
-      probe.exists(resultKeys[i] as string);
-      probe.exists(queue.toKey(id));
-    }
-    const answers = (await probe.exec()) ?? [];
-    const toAdd: Array<{ name: string; data: EpisodeJobData; opts: ReturnType<typeof jobOptionsFor> & { jobId: string } }> = [];
-    chunk.forEach((episode, i) => {
-      const hasResult = answers[2 * i]?.[1] === 1;
-      const hasJob = answers[2 * i + 1]?.[1] === 1;
-      if (hasResult) summary.skippedDone += 1;
-      else if (hasJob) summary.skippedQueued += 1;
-      else
-        toAdd.push({
-          name: jobNameFor(episode.instance_id, episode.sample_index),
-          data: { episode: { ...episode, run_id: runId }, enqueued_at: now().toISOString() },
-          opts: { ...jobOptions, jobId: ids[i] as string },
-        });
-    });
-    // The warm pool's lookahead reads each waiting job's sandbox spec from here (before the jobs can be taken).
-    await recordRunSpecs({ redis, keys, runId, episodes: toAdd.map((job) => job.data.episode), ttlS: (options.policy ?? DEFAULT_JOB_POLICY).retentionS });
-    if (toAdd.length > 0) await queue.addBulk(toAdd);
-    summary.enqueued += toAdd.length;
-    options.onProgress?.({
-      done: Math.min(start + chunk.length, episodes.length),
-      total: episodes.length,
-      enqueued: summary.enqueued,
-      skipped: summary.skippedDone + summary.skippedQueued,
-    });
+    await redis.hdel(keys.run(runId), 'cancelled');
   }
 
+  const plans: ChunkPlan[] = [];
+  for (let start = 0; start < episodes.length; start += chunkSize) plans.push(await planChunk(options, episodes.slice(start, start + chunkSize), now));
+  const pending = plans.reduce((sum, p) => sum + p.toAdd.length + p.toReplace.length, 0);
+  await redis
+    .multi()
+    .hset(keys.run(runId), 'total', await redis.scard(keys.runJobs(runId)), 'not_enqueued', pending)
+    .set(keys.submitting(runId), '1', 'PX', SUBMITTING_TTL_MS)
+    .exec();
+
+  let examined = 0;
+  try {
+    for (const plan of plans) {
+      if (options.signal?.aborted) {
+        summary.interrupted = true;
+        break;
+      }
+      const added = await enqueueChunk(options, plan, policy, now);
+      summary.enqueued += added;
+      summary.resumed += options.resume && !options.force ? plan.toReplace.length : 0;
+      summary.skippedDone += plan.skippedDone;
+      summary.skippedQueued += plan.skippedQueued;
+      examined += plan.size;
+      await redis
+        .multi()
+        .hincrby(keys.run(runId), 'not_enqueued', -(plan.toAdd.length + plan.toReplace.length))
+        .pexpire(keys.submitting(runId), SUBMITTING_TTL_MS)
+        .exec();
+      options.onProgress?.({ done: examined, total: episodes.length, enqueued: summary.enqueued, skipped: summary.skippedDone + summary.skippedQueued });
+    }
+  } finally {
+    await redis.del(keys.submitting(runId));
+  }
+
+  const [total, notEnqueued] = await Promise.all([redis.scard(keys.runJobs(runId)), redis.hget(keys.run(runId), 'not_enqueued')]);
+  summary.run = { total, enqueued: total - Math.max(0, Number(notEnqueued ?? 0)) };
+  if (summary.interrupted) return summary;
   // What was announced for this run is now enqueued: its jobs speak for themselves.
   await clearAnnouncement({ redis, keys, runId });
-  const total = await redis.scard(keys.runJobs(runId));
-  await redis.hset(keys.run(runId), 'total', total);
+  await redis.multi().hset(keys.run(runId), 'total', total).hdel(keys.run(runId), 'not_enqueued').exec();
+  summary.run.enqueued = total;
   // The counters are kept by the commit and retract scripts; the recount (one Lua script, atomic with them)
   // only repairs a hash an older version or a person left wrong.
-  if (options.force) await new ResultStore(redis, keys).recount(runId);
+  if (options.force || summary.resumed > 0) await new ResultStore(redis, keys).recount(runId);
   return summary;
+}
+
+/** Registers the chunk's job ids (fixing the run's total and its groups' sizes) and works out what to enqueue. */
+async function planChunk(options: SubmitRunOptions, chunk: readonly Episode[], now: () => Date): Promise<ChunkPlan> {
+  const { queue, redis, keys, runId } = options;
+  const ids = chunk.map((e) => jobIdFor(runId, e.episode_id, e.sample_index));
+  await new GroupStore(redis, keys).registerJobs(runId, chunk.map((e, i) => ({ jobId: ids[i] as string, episodeId: e.episode_id })));
+  const plan: ChunkPlan = { size: chunk.length, toAdd: [], toReplace: [], skippedDone: 0, skippedQueued: 0 };
+  if (options.force) {
+    plan.toReplace = [...chunk];
+    return plan;
+  }
+  const probe = redis.pipeline();
+  for (const [i, e] of chunk.entries()) {
+    // With resume the result itself is read: a CANCELLED one runs again.
+    if (options.resume) probe.get(keys.result(runId, e.episode_id, e.sample_index));
+    else probe.exists(keys.result(runId, e.episode_id, e.sample_index));
+    probe.exists(queue.toKey(ids[i] as string));
+  }
+  const answers = (await probe.exec()) ?? [];
+  const jobOptions = jobOptionsFor(options.policy ?? DEFAULT_JOB_POLICY);
+  chunk.forEach((episode, i) => {
+    const result = answers[2 * i]?.[1];
+    const hasResult = result === 1 || typeof result === 'string';
+    const hasJob = answers[2 * i + 1]?.[1] === 1;
+    if (typeof result === 'string' && wasCancelled(result)) plan.toReplace.push(episode);
+    else if (hasResult) plan.skippedDone += 1;
+    else if (hasJob) plan.skippedQueued += 1;
+    else
+      plan.toAdd.push({
+        name: jobNameFor(episode.instance_id, episode.sample_index),
+        data: { episode: { ...episode, run_id: runId }, enqueued_at: now().toISOString() },
+        opts: { ...jobOptions, jobId: ids[i] as string },
+      });
+  });
+  return plan;
+}
+
+async function enqueueChunk(options: SubmitRunOptions, plan: ChunkPlan, policy: JobPolicy, now: () => Date): Promise<number> {
+  const { queue, redis, keys, runId } = options;
+  // The warm pool's lookahead reads each waiting job's sandbox spec from here (before the jobs can be taken).
+  await recordRunSpecs({ redis, keys, runId, episodes: [...plan.toAdd.map((job) => job.data.episode), ...plan.toReplace], ttlS: policy.retentionS });
+  if (plan.toAdd.length > 0) await queue.addBulk(plan.toAdd);
+  if (plan.toReplace.length === 0) return plan.toAdd.length;
+  await new GroupStore(redis, keys).forgetSamples(runId, plan.toReplace.map((e) => ({ episodeId: e.episode_id, sampleIndex: e.sample_index })));
+  const replaced = await replaceEpisodes({ queue, redis, keys, runId, episodes: plan.toReplace, policy, now });
+  // A resumed episode's payload is in its new job now, not parked.
+  await redis.hdel(keys.parked(runId), ...plan.toReplace.map((e) => jobIdFor(runId, e.episode_id, e.sample_index)));
+  return plan.toAdd.length + replaced.enqueued + replaced.restarted;
+}
+
+function wasCancelled(resultJson: string): boolean {
+  try {
+    return (JSON.parse(resultJson) as { failure?: { code?: string } | null }).failure?.code === 'CANCELLED';
+  } catch {
+    return false;
+  }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { didYouMean, editDistance } from './did-you-mean.js';
+import { closestNames, didYouMean, editDistance } from './did-you-mean.js';
 
 const KNOWN = ['RF_QUEUE', 'RF_PREFIX', 'VEFAAS_SECRET_KEY', 'VEFAAS_ACCESS_KEY', 'RF_WORKER_CONCURRENCY'];
 
@@ -17,5 +17,15 @@ describe('didYouMean', () => {
     expect(didYouMean('RF_QUEUE_NAME', KNOWN)).toBe('RF_QUEUE');
     expect(didYouMean('RF_CONCURRENCY', KNOWN)).toBeUndefined();
     expect(didYouMean('RF_SOMETHING_ELSE', KNOWN)).toBeUndefined();
+  });
+});
+
+describe('closestNames', () => {
+  it('lists the near misses closest first, at most `max`, never the name itself or far-off names', () => {
+    const runs = ['exp-41', 'exp-42', 'exp-420', 'sweep-1', 'exp-42b', 'exp-4'];
+    expect(closestNames('exp-43', runs)).toEqual(['exp-41', 'exp-42', 'exp-4']);
+    expect(closestNames('exp-43', runs, 2)).toEqual(['exp-41', 'exp-42']);
+    expect(closestNames('exp-42', runs)).toEqual(['exp-41', 'exp-420', 'exp-42b']);
+    expect(closestNames('completely-different', runs)).toEqual([]);
   });
 });

@@ -24,3 +24,17 @@ export function didYouMean(name: string, candidates: readonly string[]): string 
   }
   return best?.candidate;
 }
+
+/**
+ * Up to `max` candidates close enough to `name` to be a likely typo, closest first (ties in the given
+ * order): for "did you mean" lists where more than one near miss may be meant (run ids of one experiment).
+ */
+export function closestNames(name: string, candidates: readonly string[], max = 3): string[] {
+  const limit = Math.max(2, Math.floor(name.length / 4));
+  return candidates
+    .map((candidate, index) => ({ candidate, index, distance: editDistance(name, candidate) }))
+    .filter((c) => c.distance <= limit && c.candidate !== name)
+    .sort((a, b) => a.distance - b.distance || a.index - b.index)
+    .slice(0, max)
+    .map((c) => c.candidate);
+}

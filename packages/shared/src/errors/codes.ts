@@ -30,6 +30,9 @@ export const ERROR_CODES = {
   VEFAAS_API_ERROR: { class: 'infra', retryable: false, hint: 'the control plane returned an unexpected error' },
   // sandbox lifecycle
   SANDBOX_START_FAILED: { class: 'infra', retryable: true, hint: 'the sandbox reported Failed while starting' },
+  // veFaaS reports an image it cannot start (function_initialize_failed) at the first create: a missing,
+  // misspelled or not pre-cached image fails the same way every time, so it is configuration, never retried.
+  SANDBOX_IMAGE_UNAVAILABLE: { class: 'input', retryable: false, hint: "the sandbox image could not be started (missing, misspelled or not pre-cached on veFaaS): check the episode's sandbox.image (or --image / --image-template) and try it with `rollout-fleet doctor --image <image>`" },
   SANDBOX_START_TIMEOUT: { class: 'infra', retryable: true, hint: 'the sandbox did not become alive within the startup timeout' },
   SANDBOX_DEAD: { class: 'infra', retryable: false, hint: 'the sandbox instance is gone (killed, expired or crashed)' },
   SANDBOX_ACQUIRE_TIMEOUT: { class: 'infra', retryable: true, hint: 'no sandbox within RF_SANDBOX_ACQUIRE_TIMEOUT_S (fleet create rate, caps or platform throttling); raise the limits or the timeout' },
@@ -91,6 +94,7 @@ export const ERROR_CODES = {
   INPUT_INVALID: { class: 'input', retryable: false, hint: 'fix the field named in the message and submit again' },
   INPUT_DUPLICATE: { class: 'input', retryable: false, hint: 'remove the duplicate episode or give it another id' },
   INPUT_TOO_LARGE: { class: 'input', retryable: false, hint: 'shrink the payload or raise the limit' },
+  RUN_CANCELLED: { class: 'input', retryable: false, hint: 'the run was cancelled: submit again with --resume to run it again (cancelled episodes run again, finished ones are kept), or use another run id' },
   RUN_NOT_FOUND: { class: 'input', retryable: false, hint: 'no run with that id in this Redis and prefix; check the id (and RF_PREFIX), or submit the run first' },
   SESSION_NOT_FOUND: { class: 'input', retryable: false, hint: 'no session with that id on this API server; start one with POST /v1/sessions' },
   SESSION_CLOSED: { class: 'input', retryable: false, hint: 'the session ended (deleted, idle past RF_SESSION_IDLE_S, past its lifetime, or its sandbox was lost); start a new one' },

@@ -18,7 +18,12 @@ function messageOf(cause: unknown): string {
 export async function connectRedis(redis: RedisConfig, options: CreateRedisOptions = {}): Promise<RedisClient> {
   const client = createRedis(redis, { role: 'fail-fast', ...options, lazyConnect: true });
   // Failures are reported through the rejected promises below; without a listener ioredis would print them too.
-  client.on('error', () => undefined);
+  // The connection's own error (ECONNREFUSED, ENOTFOUND, WRONGPASS) says more than the command's "Connection is closed.".
+  let connectionError: unknown;
+  const onError = (err: unknown): void => {
+    connectionError ??= err;
+  };
+  client.on('error', onError);
   let clusterNode = false;
   try {
     await client.connect();
@@ -28,7 +33,7 @@ export async function connectRedis(redis: RedisConfig, options: CreateRedisOptio
     client.disconnect();
     throw new RolloutError(
       'REDIS_UNAVAILABLE',
-      `cannot reach Redis at ${describeRedisUrl(redis.url)} (${messageOf(cause)}); start one (redis-server) or set REDIS_URL`,
+      `cannot reach Redis at ${describeRedisUrl(redis.url)} (${messageOf(connectionError ?? cause)}); start one (redis-server) or set REDIS_URL`,
       { cause },
     );
   }
@@ -39,6 +44,6 @@ export async function connectRedis(redis: RedisConfig, options: CreateRedisOptio
       `REDIS_URL ${describeRedisUrl(redis.url)} is a node of a Redis Cluster, but names one server; write it as redis+cluster://host:port[,host:port…] (rediss+cluster:// for TLS)`,
     );
   }
-  client.removeAllListeners('error');
+  client.off('error', onError);
   return client;
 }

@@ -70,15 +70,22 @@ function clusterOptions(endpoint: RedisClusterEndpoint, role: RedisRole, options
 export function createRedis(target: RedisConfig | string, options: CreateRedisOptions = {}): RedisClient {
   const config = typeof target === 'string' ? parseRedisUrl(target) : target;
   const role = options.role ?? 'commands';
-  if (config.cluster !== undefined) {
-    return new Cluster(config.cluster.nodes, clusterOptions(config.cluster, role, options));
-  }
-  return new Redis(config.url, {
-    lazyConnect: options.lazyConnect ?? role === 'fail-fast',
-    ...(role === 'fail-fast' ? { retryStrategy: () => null } : {}),
-    ...commonOptions(role, options),
-  });
+  const client =
+    config.cluster !== undefined
+      ? new Cluster(config.cluster.nodes, clusterOptions(config.cluster, role, options))
+      : new Redis(config.url, {
+          lazyConnect: options.lazyConnect ?? role === 'fail-fast',
+          ...(role === 'fail-fast' ? { retryStrategy: () => null } : {}),
+          ...commonOptions(role, options),
+        });
+  // Without a listener ioredis prints "[ioredis] Unhandled error event" for every failed (re)connect — library
+  // noise ahead of the project's own message. Commands still reject with the error, and whoever owns the
+  // connection reports it (connectRedis, health checks, BullMQ's error events).
+  client.on('error', ignoreConnectionError);
+  return client;
 }
+
+function ignoreConnectionError(): void {}
 
 /** True when the client talks to a Redis Cluster. */
 export function isCluster(client: RedisClient): client is Cluster {

@@ -7,10 +7,15 @@ export const DEFAULT_QUEUE = 'episodes';
 
 export interface Keyspace {
   readonly prefix: string;
-  /** Hash: total, done, completed, failed, resolved, duplicates, groups_completed, created_at, options. */
+  /**
+   * Hash: total, done, completed, failed, resolved, duplicates, groups_completed, created_at, options, cancelled,
+   * not_enqueued (jobs counted in total that a submit has not put in the queue yet: in progress or interrupted).
+   */
   run(runId: string): string;
   /** Set of known run ids. */
   runs(): string;
+  /** String with TTL: a submit of the run is enqueueing right now (refreshed per chunk; gone when it ends or dies). */
+  submitting(runId: string): string;
   /** Set of the run's job ids (for status, cancel and retry without scanning the queue). */
   runJobs(runId: string): string;
   /** String: the one EpisodeResult JSON of (run, episode, sample). */
@@ -130,6 +135,7 @@ export function createKeyspace(prefix: string = DEFAULT_PREFIX): Keyspace {
     runSpecs: (runId) => `${base}:run-specs:${runId}`,
     announced: (runId) => `${base}:announced:${runId}`,
     announcedRuns: () => `${base}:announced-runs`,
+    submitting: (runId) => `${base}:submitting:${runId}`,
     runDurations: (runId) => `${base}:run-durations:${runId}`,
   };
 }

@@ -20,7 +20,12 @@ export interface RunStatus {
   active: number;
   /** Waiting for a retry after an infra failure (BullMQ delayed). */
   retrying: number;
+  /** In the queue, not taken yet. A cancelled run has none: a cancel takes them out (its jobs stop). */
   waiting: number;
+  /** Counted in `total` but not in the queue yet: a submit is enqueueing them (`submitting`) or was interrupted. */
+  notEnqueued: number;
+  /** A submit of this run is enqueueing right now. */
+  submitting: boolean;
   /** resolved / completed (null before the first completion). */
   resolvedRate: number | null;
   /** Results per second over the most recent completions (null with fewer than two). */
@@ -40,13 +45,14 @@ const THROUGHPUT_WINDOW = 200;
  */
 export async function getRunStatus(options: { redis: RedisClient; keys: Keyspace; runId: string }): Promise<RunStatus> {
   const { redis, keys, runId } = options;
-  const [hash, groups, recent, active, retryingCount, fidelity] = await Promise.all([
+  const [hash, groups, recent, active, retryingCount, fidelity, submitting] = await Promise.all([
     redis.hgetall(keys.run(runId)),
     redis.hlen(keys.groupSizes(runId)),
     redis.xrevrange(keys.results(runId), '+', '-', 'COUNT', THROUGHPUT_WINDOW),
     redis.hlen(keys.runActive(runId)),
     redis.scard(keys.runRetrying(runId)),
     getRunFidelity(redis, keys, runId),
+    redis.exists(keys.submitting(runId)),
   ]);
   const num = (field: string): number => Number(hash[field] ?? 0);
   const total = num('total');
@@ -56,12 +62,14 @@ export async function getRunStatus(options: { redis: RedisClient; keys: Keyspace
   const activeCount = Math.min(active, pending);
   // A retry whose job was removed meanwhile (cancel, force) may linger in the set: never more than is left.
   const retrying = Math.min(retryingCount, pending - activeCount);
+  const notEnqueued = Math.min(Math.max(0, num('not_enqueued')), pending - activeCount - retrying);
+  const cancelled = hash.cancelled === '1';
   const throughputPerS = throughput(recent.map(([id]) => Number(id.split('-')[0])));
   return {
     runId,
     exists: Object.keys(hash).length > 0,
     createdAt: hash.created_at ?? null,
-    cancelled: hash.cancelled === '1',
+    cancelled,
     total,
     done,
     completed,
@@ -72,7 +80,10 @@ export async function getRunStatus(options: { redis: RedisClient; keys: Keyspace
     groupsCompleted: num('groups_completed'),
     active: activeCount,
     retrying,
-    waiting: Math.max(0, pending - activeCount - retrying),
+    // What a cancel left pending is stopping (active) or was never enqueued: nothing of it waits.
+    waiting: cancelled ? 0 : Math.max(0, pending - activeCount - retrying - notEnqueued),
+    notEnqueued,
+    submitting: submitting === 1,
     resolvedRate: completed > 0 ? num('resolved') / completed : null,
     throughputPerS,
     etaS: throughputPerS && throughputPerS > 0 ? Math.round(pending / throughputPerS) : pending === 0 ? 0 : null,

@@ -10,6 +10,7 @@ export interface RunListEntry {
   completed: number;
   failed: number;
   resolved: number;
+  cancelled: boolean;
 }
 
 const STYLE = `body{font:14px system-ui,sans-serif;margin:24px;color:#222}table{border-collapse:collapse}
@@ -47,7 +48,7 @@ export function formatDuration(seconds: number | null): string {
 
 export function renderRunsIndex(runs: readonly RunListEntry[]): string {
   const rows = runs.map(
-    (r) => html`<tr><td><a href="/runs/${encodeURI(r.runId)}">${r.runId}</a></td><td>${r.createdAt ?? '–'}</td>
+    (r) => html`<tr><td><a href="/runs/${encodeURI(r.runId)}">${r.runId}</a>${r.cancelled ? html` <span class="bad">(cancelled)</span>` : html``}</td><td>${r.createdAt ?? '–'}</td>
 <td>${r.done}/${r.total}</td><td>${r.completed}</td><td>${r.failed}</td><td>${r.resolved}</td>
 <td>${percent(r.completed > 0 ? r.resolved / r.completed : null)}</td></tr>`,
   );
@@ -131,6 +132,9 @@ export function renderRunPage(input: RunPageInput): string {
     ['resolved rate', percent(status.resolvedRate)],
     ['active', status.active],
     ['waiting', status.waiting],
+    ...(status.notEnqueued > 0
+      ? [['not enqueued yet', `${status.notEnqueued} (${status.submitting ? 'a submit is enqueueing them' : status.cancelled ? 'never: the run was cancelled' : 'the submit was interrupted: submit again to resume'})`] as [string, string]]
+      : []),
     ['retrying', status.retrying],
     ['duplicates dropped', status.duplicates],
     ['throughput', status.throughputPerS === null ? '–' : `${(status.throughputPerS * 60).toFixed(1)} / min`],
@@ -157,5 +161,6 @@ ${recent.length === 0 ? html`<p>No results yet.</p>` : html`<table><thead><tr><t
 ${policy === undefined ? html`` : html`<th>turns</th><th>tokens</th><th>exit status</th>`}<th>duration</th><th>finished</th></tr></thead>
 <tbody>${rows}</tbody></table>`}
 <p><small>Refreshes every ${REFRESH_S} s. JSON: <a href="/api/runs/${encodeURI(status.runId)}">/api/runs/${status.runId}</a></small></p>`;
-  return page(`Run ${status.runId} · rollout-fleet`, body, status.done < status.total);
+  // A cancelled run stops changing once its running episodes stopped.
+  return page(`Run ${status.runId} · rollout-fleet`, body, status.done < status.total && !(status.cancelled && status.active === 0));
 }

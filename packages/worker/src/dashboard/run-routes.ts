@@ -57,7 +57,7 @@ export function runRoutes(options: RunRoutesOptions): Router {
     const runs = ids.map((runId, i) => {
       const hash = (hashes[i]?.[1] ?? {}) as Record<string, string>;
       const num = (field: string): number => Number(hash[field] ?? 0);
-      return { runId, createdAt: hash.created_at ?? null, total: num('total'), done: num('done'), completed: num('completed'), failed: num('failed'), resolved: num('resolved') };
+      return { runId, createdAt: hash.created_at ?? null, total: num('total'), done: num('done'), completed: num('completed'), failed: num('failed'), resolved: num('resolved'), cancelled: hash.cancelled === '1' };
     });
     return runs.sort((a, b) => (b.createdAt ?? '').localeCompare(a.createdAt ?? '') || a.runId.localeCompare(b.runId));
   };
