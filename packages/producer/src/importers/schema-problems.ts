@@ -1,4 +1,4 @@
-import { ERROR_CODES, EpisodeSchema, type EpisodeInput } from '@rollout-fleet/shared';
+import { ERROR_CODES, EpisodeSchema, TOOL_CALL_NAMES, didYouMean, editDistance, type EpisodeInput } from '@rollout-fleet/shared';
 import { problemAt, type Problem, type RecordLocation } from '../validation/problem.js';
 import { describeType, formatFieldPath, isRecord } from './json-source.js';
 
@@ -55,7 +55,61 @@ function issueToProblem(issue: Issue, record: unknown, location: RecordLocation)
       hint: specific ?? `give ${field} as ${expected}`,
     });
   }
+  if (issue.code === 'unrecognized_keys') {
+    // A misspelled field ("sandbx", "FAIL_TO_PAS") gets the field it most likely meant, as environment variables do.
+    const known = objectKeysAt(issue.path);
+    const guesses = issue.keys.map((key) => [key, didYouMean(key, known)] as const).filter(([, guess]) => guess !== undefined);
+    if (guesses.length > 0) {
+      return problemAt(location, { field, message: issue.message, hint: guesses.map(([key, guess]) => `did you mean "${guess}" (not "${key}")?`).join('; ') });
+    }
+  }
   return problemAt(location, { field, message: issue.message, hint: specific ?? ERROR_CODES.INPUT_INVALID.hint });
+}
+
+/** The structural part of a zod v4 schema this module walks (object shapes, array elements, wrappers). */
+interface SchemaNode {
+  _zod: { def: { type: string; shape?: Record<string, SchemaNode>; element?: SchemaNode; innerType?: SchemaNode; in?: SchemaNode } };
+}
+
+const WRAPPERS = new Set(['optional', 'default', 'nullable', 'prefault', 'readonly', 'catch', 'pipe']);
+
+/** The keys an object of EpisodeSchema at `path` may have (empty when the path leads elsewhere). */
+function objectKeysAt(path: readonly PropertyKey[]): string[] {
+  let node: SchemaNode | undefined = EpisodeSchema as unknown as SchemaNode;
+  const unwrap = (): void => {
+    while (node !== undefined && WRAPPERS.has(node._zod.def.type)) node = node._zod.def.innerType ?? node._zod.def.in;
+  };
+  for (const key of path) {
+    unwrap();
+    if (node === undefined) return [];
+    const def: SchemaNode['_zod']['def'] = node._zod.def;
+    node = typeof key === 'number' ? (def.type === 'array' ? def.element : undefined) : def.type === 'object' && typeof key === 'string' && def.shape && Object.hasOwn(def.shape, key) ? def.shape[key] : undefined;
+  }
+  unwrap();
+  return node?._zod.def.type === 'object' ? Object.keys(node._zod.def.shape ?? {}) : [];
+}
+
+/**
+ * A recorded action whose tool name is one edit or two away from a tool of the episode ("exeute_bash") is a typo
+ * of whoever wrote the episode, not a model's choice: refused with the name it meant. Names far from every tool
+ * ("open_file") stay what a model may call: replayed as an error observation. Episodes recorded with another
+ * tool bundle (SWE-agent, mini-swe-agent) name that bundle's commands and are not checked here.
+ */
+function misspelledTools(episode: EpisodeInput, location: RecordLocation): Problem[] {
+  if (episode.tool_bundle !== undefined) return [];
+  const known: string[] = [...new Set<string>([...(episode.tools ?? []), ...TOOL_CALL_NAMES])];
+  const problems: Problem[] = [];
+  (episode.trajectory ?? []).forEach((call, index) => {
+    if (known.includes(call.name)) return;
+    const guess = known.find((name) => editDistance(call.name, name) <= 2);
+    if (guess === undefined) return;
+    problems.push(problemAt(location, {
+      field: `trajectory[${index}].name`,
+      message: `unknown tool "${call.name}"`,
+      hint: `did you mean "${guess}"? (tools: ${known.join(', ')})`,
+    }));
+  });
+  return problems;
 }
 
 /**
@@ -74,6 +128,8 @@ export function checkEpisode(
     hint: 'rename the key: it would be dropped when the episode is read, so the replay would differ from the recording',
   }));
   if (reserved.length > 0) return { ok: false, problems: reserved };
+  const typos = misspelledTools(candidate as EpisodeInput, location);
+  if (typos.length > 0) return { ok: false, problems: typos };
   return { ok: true, episode: candidate as EpisodeInput };
 }
 
