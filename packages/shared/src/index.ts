@@ -13,7 +13,8 @@ export {
   ToolNameSchema,
 } from './contracts/episode.js';
 export type { Episode, EpisodeInput, EvalSpec, SandboxSpec, ToolCall, ToolName } from './contracts/episode.js';
-export { DEFAULT_REPO_DIR, DEFAULT_WORKING_DIR, RepoDirSchema, templateValuesOf } from './contracts/episode.js';
+export { DEFAULT_REPO_DIR, DEFAULT_WORKING_DIR, LOG_PARSERS, RepoDirSchema, templateValuesOf } from './contracts/episode.js';
+export type { LogParserName } from './contracts/episode.js';
 export {
   MiniSweAgentToolBundleSchema,
   SWE_AGENT_BUNDLES,
@@ -61,7 +62,8 @@ export {
   TimingsSchema,
 } from './contracts/result.js';
 export type { Attempt, EpisodeResult, EpisodeResultInput, Failure, GradingReport, GroupMembership, StepRecord, Timings } from './contracts/result.js';
-export { GroupMembershipSchema } from './contracts/result.js';
+export { GradedTestSchema, GradingDetailsSchema, GroupMembershipSchema, TEST_NOT_FOUND_HINT, TEST_STATUSES } from './contracts/result.js';
+export type { GradedTest, GradingDetails } from './contracts/result.js';
 export { GroupEventSchema, GroupSampleSchema, rewardStats } from './contracts/group.js';
 export type { GroupEvent, GroupSample } from './contracts/group.js';
 export { buildFailedResult } from './contracts/failed-result.js';

@@ -38,7 +38,8 @@ import type { AttemptDeps, AttemptInput, AttemptOutcome } from './episode/run-at
 import { runWithBackup, type AttemptTrace } from './episode/run-with-backup.js';
 import type { StragglerPolicy } from './episode/stragglers.js';
 import type { EpisodeOutcome } from './metrics/worker-metrics.js';
-import { formatStepLog, formatTurnLog, stepProgress, turnProgress, type EpisodeProgress } from './episode/job-progress.js';
+import { formatGradingLog, formatStepLog, formatTurnLog, stepProgress, turnProgress, type EpisodeProgress } from './episode/job-progress.js';
+import { untestedDetails } from './grading/grading-details.js';
 import { appendJobLogs } from './episode/job-logs.js';
 import { ProgressBatcher } from './episode/progress-batcher.js';
 import type { RunActivity } from './episode/run-activity.js';
@@ -145,6 +146,13 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
       });
       const attempts: Attempt[] = [...history, ...traces.map((t) => tracedAttempt(deps, attemptNo, t))];
       const result = buildResult(deps, job, episode, outcome, attempts, startedAt);
+      if (result.grading !== undefined) {
+        progress.log(formatGradingLog(result.grading, result.resolved === true));
+        // Zero tests parsed grades every listed test as failed: say so where operators look, not only in the result.
+        if (result.grading.problem !== null && result.grading.tests_ran) {
+          log.warn({ parser: result.grading.parser, testsParsed: result.grading.tests_parsed, problem: result.grading.problem }, 'grading problem');
+        }
+      }
       deps.metrics.episodeSeconds.observe({ outcome: outcomeOf(result) }, (performance.now() - started) / 1000);
       const committed = await deps.results.commit(result, fence);
       if (committed.reason === 'stale') return await handBack(job, token, new RolloutError('SUPERSEDED', 'the episode was forced or retried while it ran'), log);
@@ -238,6 +246,7 @@ function lostInStepOutcome(deps: ProcessorDeps, episode: Episode, step: number):
     steps: [],
     patch: null,
     report: graded ? { patch_is_None: true, patch_exists: false, patch_successfully_applied: false, resolved: false } : null,
+    ...(episode.eval === undefined ? {} : { grading: untestedDetails(episode.eval, `the sandbox died during step ${step} in every attempt, leaving no patch`) }),
     resolved: graded ? false : null,
     reward: graded ? deps.reward.unresolved : null,
     failure: toFailure(new RolloutError('SANDBOX_LOST_IN_STEP', `the sandbox died during step ${step} in every attempt`)),
@@ -324,6 +333,7 @@ function buildResult(
     steps: outcome.steps,
     patch: outcome.patch,
     report: outcome.report,
+    ...(outcome.grading === undefined ? {} : { grading: outcome.grading }),
     timings: {
       queue_wait_ms: queueWaitMs(job, startedAt),
       sandbox_acquire_ms: t.sandboxAcquireMs,

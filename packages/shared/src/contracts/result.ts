@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { ERROR_CODES, type ErrorCode } from '../errors/codes.js';
+import { LOG_PARSERS } from './episode.js';
 import { FidelitySchema } from './fidelity.js';
 import { ChatMessageSchema, PolicyRunInfoSchema, TokenTotalsSchema, TurnRecordSchema } from './turn-record.js';
 
@@ -58,6 +59,40 @@ export const GradingReportSchema = z.object({
 });
 export type GradingReport = z.infer<typeof GradingReportSchema>;
 
+/** SWE-bench `TestStatus` values, as the log parsers report them. */
+export const TEST_STATUSES = ['PASSED', 'FAILED', 'SKIPPED', 'ERROR', 'XFAIL'] as const;
+
+/** What a listed test that the parser did not find is told; docs/grading.md explains the id formats. */
+export const TEST_NOT_FOUND_HINT = 'not found in the test log — check the id format for this parser';
+
+export const GradedTestSchema = z.object({
+  id: z.string().describe('The test id as listed in the episode.'),
+  list: z.enum(['FAIL_TO_PASS', 'PASS_TO_PASS']).describe('The episode list the id comes from.'),
+  status: z.enum(TEST_STATUSES).nullable().describe('The status the parser read for this id from the eval log; null when the id is not in the parsed log.'),
+  outcome: z.enum(['success', 'failure', 'neither']).describe('How the SWE-bench rule counted it: PASSED/XFAIL success, FAILED/ERROR/absent failure, SKIPPED neither.'),
+  hint: z.string().optional().describe(`Set when the tests ran but the id is not in the parsed log: "${TEST_NOT_FOUND_HINT}", with the format the parser produces.`),
+  similar: z.array(z.string()).optional().describe('Parsed test ids that share this id\'s test name, when it was not found (at most 3): usually the id the episode meant.'),
+});
+export type GradedTest = z.infer<typeof GradedTestSchema>;
+
+/**
+ * How a grade was reached, for the person reading it (docs/grading.md): the parser, what it found in the eval
+ * log, each listed test's status, and the log itself (bounded). The verdict is `report`; this explains it.
+ */
+export const GradingDetailsSchema = z.object({
+  parser: z.enum(LOG_PARSERS).describe('The log parser used.'),
+  parser_source: z.enum(['episode', 'repository']).describe('`episode`: eval.log_parser; `repository`: the default for eval.repo (SWE-bench\'s table; pytest for repositories it does not know).'),
+  tests_ran: z.boolean().describe('The eval ran on the patched tree and its test output was found between the harness\'s markers.'),
+  timed_out: z.boolean().describe('The eval ran past eval.timeout_s and was stopped.'),
+  tests_parsed: z.number().int().min(0).describe('Test results the parser found in the eval log (0 when the tests did not run). 0 with tests_ran means the parser does not fit the log.'),
+  tests: z.array(GradedTestSchema).describe('Every FAIL_TO_PASS and PASS_TO_PASS test, in the episode\'s order.'),
+  problem: z.string().nullable().describe('What to look at first when the grade is not what was expected (no patch, patch did not apply, no test output, zero tests parsed, listed tests not found, timeout); null when every listed test was found.'),
+  log: z.string().describe('The eval log (apply step and test output) as kept: whole up to the step output limit (RF_STEP_OUTPUT_LIMIT_BYTES), else head + marker + tail.'),
+  log_bytes: z.number().int().min(0).describe('Size of the full eval log in bytes (UTF-8), before truncation.'),
+  log_truncated: z.boolean().describe('Whether `log` was cut to head + marker + tail.'),
+});
+export type GradingDetails = z.infer<typeof GradingDetailsSchema>;
+
 export const TimingsSchema = z.object({
   queue_wait_ms: z.number().min(0).describe('From enqueue to the start of the attempt that produced this result, ms.'),
   sandbox_acquire_ms: z.number().min(0).describe('Waiting for and starting the sandbox, ms.'),
@@ -97,6 +132,7 @@ export const EpisodeResultSchema = z.object({
   steps: z.array(StepRecordSchema).describe('One record per executed step.'),
   patch: z.string().nullable().describe('The patch that was graded (`git diff` of the sandbox, or the episode\'s model_patch); null = none.'),
   report: GradingReportSchema.nullable().describe('SWE-bench report.json entry; null when not graded.'),
+  grading: GradingDetailsSchema.optional().describe('How the grade was reached (parser, tests parsed, per-test status, the eval log); present whenever `report` is, absent on results written before it existed.'),
   timings: TimingsSchema.describe('Where the time went.'),
   attempts: z.array(AttemptSchema).describe('Every attempt, in order, including the one that produced this result.'),
   failure: FailureSchema.nullable().describe('failed results: why; completed results: a model-caused problem it was graded with; else null.'),

@@ -6,7 +6,7 @@
  * the object itself as JSON in the job's Progress tab; so one object gives both the ring (percent) and the
  * readable `step i/N` label.
  */
-import type { StepRecord, TurnRecord } from '@rollout-fleet/shared';
+import type { GradingDetails, StepRecord, TurnRecord } from '@rollout-fleet/shared';
 
 export interface EpisodeProgress {
   /** Percent of steps done, 0–100 (Bull Board's progress ring). */
@@ -61,6 +61,33 @@ export function formatStepLog(step: StepLogFields, total?: number): string {
   if (step.error !== undefined) parts.push(`error=${step.error.code}`);
   if (step.truncated === true) parts.push('output-truncated');
   return parts.join(' ');
+}
+
+const NOT_FOUND_LINES = 5;
+
+/**
+ * The job-log lines of a grade: `graded parser=django (episode) tests-parsed=7 FAIL_TO_PASS 1/1 PASS_TO_PASS 6/6
+ * resolved`, then `WARNING: <problem>` and one `not found: <id>` line per listed test missing from the log (the
+ * first few) — so that zero tests parsed, or ids in the wrong format, show in Bull Board's Logs tab.
+ */
+export function formatGradingLog(details: GradingDetails, resolved: boolean): string {
+  const passed = (list: 'FAIL_TO_PASS' | 'PASS_TO_PASS'): string => {
+    const tests = details.tests.filter((test) => test.list === list);
+    return `${list} ${tests.filter((test) => test.outcome === 'success').length}/${tests.length}`;
+  };
+  const head = [
+    'graded',
+    `parser=${details.parser} (${details.parser_source})`,
+    `tests-parsed=${details.tests_parsed}`,
+    passed('FAIL_TO_PASS'),
+    passed('PASS_TO_PASS'),
+    resolved ? 'resolved' : 'unresolved',
+  ].join(' ');
+  if (details.problem === null) return head;
+  const missing = details.tests.filter((test) => test.hint !== undefined);
+  const lines = missing.slice(0, NOT_FOUND_LINES).map((test) => `  not found: ${test.id}${test.similar ? ` (log has: ${test.similar.join(', ')})` : ''}`);
+  if (missing.length > NOT_FOUND_LINES) lines.push(`  … and ${missing.length - NOT_FOUND_LINES} more (the result's grading.tests lists them all)`);
+  return [head, `WARNING: ${details.problem}`, ...lines].join('\n');
 }
 
 function formatSeconds(ms: number): string {

@@ -54,4 +54,14 @@ describe('ProgressBatcher', () => {
     expect(sink.logRows.mock.calls.map(([rows]) => rows)).toEqual([['a'], ['b']]);
     expect(warn).toHaveBeenCalledTimes(2);
   });
+
+  it('log() appends a row without moving the progress (the grade after the last step)', async () => {
+    const sink = { updateProgress: vi.fn(async (_p: number) => undefined), logRows: vi.fn(async (_rows: readonly string[]) => undefined) };
+    const batcher = new ProgressBatcher(sink, { intervalMs: 60_000 });
+    batcher.push(3, 'step 3/3');
+    batcher.log('graded parser=pytest');
+    await batcher.close();
+    expect(sink.updateProgress.mock.calls.map(([p]) => p)).toEqual([3]);
+    expect(sink.logRows.mock.calls.map(([rows]) => rows)).toEqual([['step 3/3'], ['graded parser=pytest']]);
+  });
 });

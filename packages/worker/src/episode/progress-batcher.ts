@@ -33,6 +33,11 @@ export class ProgressBatcher<P> {
   /** Records one step; returns at once. */
   push(progress: P, row: string): void {
     this.#progress = progress;
+    this.log(row);
+  }
+
+  /** Records a job-log row that moves no progress (the grade); returns at once. */
+  log(row: string): void {
     this.#rows.push(row);
     if (this.#timer) return;
     const wait = this.#lastWrite + this.#intervalMs - performance.now();

@@ -21,6 +21,7 @@ import {
   type Episode,
   type Failure,
   type Fidelity,
+  type GradingDetails,
   type GradingReport,
   type Logger,
   type Policy,
@@ -32,6 +33,7 @@ import {
 } from '@rollout-fleet/shared';
 import { extractPatch, probeRepository, type RepoBase } from '../grading/extract-patch.js';
 import { gradeInSandbox, gradingPhaseOf, type SandboxGrade } from '../grading/grade-in-sandbox.js';
+import { untestedDetails } from '../grading/grading-details.js';
 import type { WorkerMetrics } from '../metrics/worker-metrics.js';
 import type { SandboxRole, SandboxSupply, SuppliedSandbox } from '../supply/sandbox-supply.js';
 import type { InflightLimiter } from '../policy/inflight-limiter.js';
@@ -83,6 +85,8 @@ export interface AttemptOutcome {
   failure: Failure | null;
   /** Where the eval ran; null when nothing was graded. */
   gradedIn: 'fresh' | 'in-place' | null;
+  /** How the grade was reached (parser, tests parsed, per-test status, eval log); set whenever `report` is. */
+  grading?: GradingDetails;
   sandboxId: string | null;
   timings: { sandboxAcquireMs: number; replayMs: number; gradeMs: number };
   /** Set for policy episodes. */
@@ -326,7 +330,7 @@ function policyOutcome(policy: Policy, run: PolicyRun, patch: string | null): Po
   };
 }
 
-type Graded = Pick<AttemptOutcome, 'patch' | 'report' | 'resolved' | 'reward' | 'failure' | 'gradedIn'>;
+type Graded = Pick<AttemptOutcome, 'patch' | 'report' | 'resolved' | 'reward' | 'failure' | 'gradedIn' | 'grading'>;
 
 async function grade(
   deps: AttemptDeps,
@@ -351,10 +355,11 @@ async function grade(
   // The model left a repository no patch can be taken from: graded as no prediction (SWE-bench: patch None).
   if (failure) {
     const report = { patch_is_None: true, patch_exists: false, patch_successfully_applied: false, resolved: false };
-    return { patch: null, report, resolved: false, reward: rewardOf(false), failure, gradedIn: null };
+    const grading = untestedDetails(spec, `no patch could be taken from the repository (${failure.code})`);
+    return { patch: null, report, resolved: false, reward: rewardOf(false), failure, gradedIn: null, grading };
   }
   const run = (env: AgentEnv, mode: 'in-place' | 'apply'): Promise<SandboxGrade> =>
-    gradeInSandbox({ shell: env, instanceId: episode.instance_id, eval: spec, mode, patch, repoDir: o.repoDir });
+    gradeInSandbox({ shell: env, instanceId: episode.instance_id, eval: spec, mode, patch, repoDir: o.repoDir, logLimitBytes: deps.outputLimitBytes });
   const outcome = (g: SandboxGrade, gradedIn: 'fresh' | 'in-place'): Graded => ({
     patch,
     report: g.report,
@@ -362,6 +367,7 @@ async function grade(
     reward: rewardOf(g.report.resolved),
     failure: null,
     gradedIn,
+    grading: g.details,
   });
   if (given !== undefined && !needsFreshSandbox(deps, episode)) return outcome(await run(o.main.env, 'apply'), 'fresh');
   if (!needsFreshSandbox(deps, episode)) return outcome(await run(o.main.env, 'in-place'), 'in-place');
@@ -387,7 +393,8 @@ async function grade(
       if (round >= 2) {
         const report = { patch_is_None: false, patch_exists: true, patch_successfully_applied: true, resolved: false };
         const lostFailure = toFailure(new RolloutError('EVAL_SANDBOX_LOST', `the grading sandbox died twice while the tests ran: ${err.message}`));
-        return { patch, report, resolved: false, reward: rewardOf(false), failure: lostFailure, gradedIn: 'fresh' };
+        const grading = untestedDetails(spec, 'the grading sandbox died twice while the tests ran (EVAL_SANDBOX_LOST)');
+        return { patch, report, resolved: false, reward: rewardOf(false), failure: lostFailure, gradedIn: 'fresh', grading };
       }
     } finally {
       await box?.release();

@@ -7,11 +7,21 @@
  * session, `bash --noprofile --norc`, the sandbox's own environment) for the apply step and the eval — so no
  * shell state (functions, aliases, exported variables, background jobs writing to a terminal) reaches them.
  */
-import { DEFAULT_REPO_DIR, RolloutError, SwerexRuntimeError, type CommandResponse, type EvalSpec, type GradingReport, type ResolutionStatus } from '@rollout-fleet/shared';
+import {
+  DEFAULT_REPO_DIR,
+  RolloutError,
+  SwerexRuntimeError,
+  type CommandResponse,
+  type EvalSpec,
+  type GradingDetails,
+  type GradingReport,
+  type ResolutionStatus,
+} from '@rollout-fleet/shared';
 import { buildApplyPatchScript } from './apply-patch-script.js';
 import { buildEvalScript } from './eval-script.js';
 import type { ExecShell } from './extract-patch.js';
 import { gradeInstance } from './grade-instance.js';
+import { gradingDetails, untestedDetails } from './grading-details.js';
 import { timeoutNotice } from './log-markers.js';
 
 export interface GradingShell extends ExecShell {
@@ -25,10 +35,15 @@ export interface SandboxGrade {
   patch: string | null;
   log: string;
   testsTimedOut: boolean;
+  /** The result's `grading` block: parser, tests parsed, per-test status, the log (bounded). */
+  details: GradingDetails;
 }
 
 /** The episode contract's default (SWE-bench images keep the repository at /testbed); callers pass `repo_dir`. */
 export { DEFAULT_REPO_DIR };
+
+/** How much of the eval log a result keeps when the caller does not say (RF_STEP_OUTPUT_LIMIT_BYTES's default). */
+export const DEFAULT_EVAL_LOG_LIMIT_BYTES = 64 * 1024;
 const WORK_DIR = '/tmp/rollout-fleet';
 const PATCH_FILE = `${WORK_DIR}/patch.diff`;
 const APPLY_FILE = `${WORK_DIR}/apply_patch.sh`;
@@ -60,19 +75,23 @@ export async function gradeInSandbox(options: {
   patch: string | null;
   /** @defaultValue '/testbed' */
   repoDir?: string;
+  /** The eval log kept in `details`, bytes (head + marker + tail beyond). @defaultValue 64 KiB */
+  logLimitBytes?: number;
 }): Promise<SandboxGrade> {
   const { shell, instanceId, mode, patch } = options;
   const repoDir = options.repoDir ?? DEFAULT_REPO_DIR;
-  const notGraded = (report: Partial<GradingReport>): SandboxGrade => ({
+  const logLimitBytes = options.logLimitBytes ?? DEFAULT_EVAL_LOG_LIMIT_BYTES;
+  const notGraded = (report: Partial<GradingReport>, notRun: string): SandboxGrade => ({
     report: { patch_is_None: false, patch_exists: false, patch_successfully_applied: false, resolved: false, ...report },
     resolution: 'RESOLVED_NO',
     patch,
     log: '',
     testsTimedOut: false,
+    details: untestedDetails(options.eval, notRun),
   });
   // SWE-bench does not run empty predictions; they count as empty patches, never as resolved.
-  if (patch === null) return notGraded({ patch_is_None: true });
-  if (patch.trim() === '') return notGraded({});
+  if (patch === null) return notGraded({ patch_is_None: true }, 'no patch');
+  if (patch.trim() === '') return notGraded({}, 'the patch is empty');
 
   let log = '';
   let patchApplied = true;
@@ -87,7 +106,8 @@ export async function gradeInSandbox(options: {
   }
   if (!patchApplied) {
     const grade = gradeInstance({ instanceId, log, eval: options.eval, patch, patchApplied: false });
-    return { ...grade, patch, log, testsTimedOut: false };
+    const details = gradingDetails({ eval: options.eval, view: grade.view, log, logLimitBytes, timedOut: false, notRun: 'the patch did not apply (see the log)' });
+    return { ...grade, patch, log, testsTimedOut: false, details };
   }
 
   const timeoutS = options.eval.timeout_s;
@@ -114,7 +134,8 @@ export async function gradeInSandbox(options: {
   log += tests.stdout;
   if (timedOut) log += timeoutNotice(timeoutS);
   const grade = gradeInstance({ instanceId, log, eval: options.eval, patch, patchApplied: true });
-  return { ...grade, patch, log, testsTimedOut: timedOut };
+  const details = gradingDetails({ eval: options.eval, view: grade.view, log, logLimitBytes, timedOut });
+  return { ...grade, patch, log, testsTimedOut: timedOut, details };
 }
 
 /**

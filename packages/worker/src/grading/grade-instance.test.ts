@@ -99,6 +99,8 @@ describe('report flags (§6.4)', () => {
       resolution: 'RESOLVED_NO',
       f2pRate: 0,
       p2pRate: 0,
+      // The log was not read: no test ran as far as grading is concerned.
+      view: { parser: 'pytest', parserSource: 'repository', testsRan: false, statuses: {}, mode: 'pass_and_fail' },
     });
   });
 

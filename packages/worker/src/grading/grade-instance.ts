@@ -5,6 +5,7 @@
 import type { EvalSpec, GradingReport, ResolutionStatus } from '@rollout-fleet/shared';
 import { readTestLog } from './parse-log.js';
 import { FAIL_ONLY_REPOS, parserForRepo } from './repo-parsers.js';
+import type { TestLogView } from './grading-details.js';
 import { evaluateTests, resolutionOf, successRate } from './resolution.js';
 
 export interface GradeInstanceInput {
@@ -25,9 +26,21 @@ export interface InstanceGrade {
   /** 0 when nothing was graded (null patch, patch not applied, no test output). */
   f2pRate: number;
   p2pRate: number;
+  /** What the parser read from the log, for the result's `grading` block (grading-details.ts). */
+  view: TestLogView;
 }
 
-const NOT_GRADED = { resolution: 'RESOLVED_NO', f2pRate: 0, p2pRate: 0 } as const;
+
+/** The parser and grading mode an eval gets, before any test ran. */
+export function untestedView(spec: Pick<EvalSpec, 'repo' | 'log_parser'>): TestLogView {
+  return {
+    parser: spec.log_parser ?? parserForRepo(spec.repo),
+    parserSource: spec.log_parser === undefined ? 'repository' : 'episode',
+    testsRan: false,
+    statuses: {},
+    mode: FAIL_ONLY_REPOS.has(spec.repo) ? 'fail_only' : 'pass_and_fail',
+  };
+}
 
 export function gradeInstance(input: GradeInstanceInput): InstanceGrade {
   const report: GradingReport = {
@@ -36,19 +49,22 @@ export function gradeInstance(input: GradeInstanceInput): InstanceGrade {
     patch_successfully_applied: false,
     resolved: false,
   };
-  if (input.patch === null) return { report: { ...report, patch_is_None: true }, ...NOT_GRADED };
+  const view = untestedView(input.eval);
+  const { parser, mode } = view;
+  const notGraded = { resolution: 'RESOLVED_NO', f2pRate: 0, p2pRate: 0, view } as const;
+  if (input.patch === null) return { report: { ...report, patch_is_None: true }, ...notGraded };
   report.patch_exists = true;
-  if (!input.patchApplied) return { report, ...NOT_GRADED };
+  if (!input.patchApplied) return { report, ...notGraded };
 
-  const reading = readTestLog(input.log, input.eval.log_parser ?? parserForRepo(input.eval.repo));
-  if (!reading.applied) return { report, ...NOT_GRADED };
+  const reading = readTestLog(input.log, parser);
+  if (!reading.applied) return { report, ...notGraded };
   report.patch_successfully_applied = true;
 
   const testsStatus = evaluateTests({
     statuses: reading.statuses,
     failToPass: input.eval.FAIL_TO_PASS,
     passToPass: input.eval.PASS_TO_PASS,
-    mode: FAIL_ONLY_REPOS.has(input.eval.repo) ? 'fail_only' : 'pass_and_fail',
+    mode,
   });
   const resolution = resolutionOf(testsStatus);
   return {
@@ -56,5 +72,6 @@ export function gradeInstance(input: GradeInstanceInput): InstanceGrade {
     resolution,
     f2pRate: successRate(testsStatus.FAIL_TO_PASS),
     p2pRate: successRate(testsStatus.PASS_TO_PASS),
+    view: { ...view, testsRan: true, statuses: reading.statuses },
   };
 }

@@ -8,7 +8,8 @@ import type { StatusMap } from './types.js';
 
 export type GradingMode = 'pass_and_fail' | 'fail_only';
 
-function classify(test: string, statuses: StatusMap, mode: GradingMode): 'success' | 'failure' | 'neither' {
+/** How the rule counts one listed test. */
+export function classifyTest(test: string, statuses: StatusMap, mode: GradingMode): 'success' | 'failure' | 'neither' {
   const status = Object.hasOwn(statuses, test) ? statuses[test] : undefined;
   if (mode === 'fail_only') return status === 'FAILED' ? 'failure' : 'success';
   if (status === 'PASSED' || status === 'XFAIL') return 'success';
@@ -19,7 +20,7 @@ function classify(test: string, statuses: StatusMap, mode: GradingMode): 'succes
 function outcome(tests: readonly string[], statuses: StatusMap, mode: GradingMode): TestOutcome {
   const result: TestOutcome = { success: [], failure: [] };
   for (const test of tests) {
-    const verdict = classify(test, statuses, mode);
+    const verdict = classifyTest(test, statuses, mode);
     if (verdict !== 'neither') result[verdict].push(test);
   }
   return result;
