@@ -38,6 +38,8 @@ export const NEEDS = {
     // Replayed SWE-agent runs call `python` and lint with flake8 inside the sandboxes (which see the host's /usr).
     { command: 'python', pkg: 'python-is-python3' },
     { command: 'flake8', pkg: 'flake8' },
+    // docs/grading.md's pytest example (test/first-episode.e2e.test.ts) runs pytest inside sandboxes.
+    { command: 'pytest', pkg: 'python3-pytest' },
   ],
 };
 

@@ -36,7 +36,7 @@ import {
 } from '@rollout-fleet/shared';
 import { submitRun, validateInputs } from '@rollout-fleet/producer';
 import { startVefaasLocal, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
-import { formatStepLog, startDashboard, startWorker, type Dashboard, type RunningWorker } from '@rollout-fleet/worker';
+import { formatGradingLog, formatStepLog, startDashboard, startWorker, type Dashboard, type RunningWorker } from '@rollout-fleet/worker';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 // Debian's chromium, found on PATH (never a downloaded browser).
@@ -249,6 +249,9 @@ describeWith([bwrapNeed(), commandNeed('chromium', 'chromium')], 'dashboard in a
     // One line per step, exactly as the worker wrote them from the steps it recorded.
     for (const step of resolved.steps) await page.getByText(formatStepLog(step, total), { exact: true }).waitFor();
     expect(formatStepLog(resolved.steps[2]!, total)).toMatch(/^step 3\/3 execute_bash exit=0 \d+\.\d\ds$/);
+    // Then the grade: the five tests of the image's suite plus the one the test patch adds, all passing.
+    expect(formatGradingLog(resolved.grading!, true)).toBe('graded parser=django (episode) tests-parsed=6 FAIL_TO_PASS 1/1 PASS_TO_PASS 5/5 resolved');
+    await page.getByText(formatGradingLog(resolved.grading!, true), { exact: true }).waitFor();
 
     await mkdir(join(ARTIFACT, '..'), { recursive: true });
     await page.screenshot({ path: ARTIFACT, fullPage: true });
@@ -359,6 +362,16 @@ describeWith([bwrapNeed(), commandNeed('chromium', 'chromium')], 'dashboard in a
     const tests = page.locator('table.tests tbody tr');
     expect(await tests.count()).toBe(6);
     expect(await tests.filter({ hasText: 'test_add (tests.test_basic.TestCalcAdd.test_add)' }).textContent()).toBe('test_add (tests.test_basic.TestCalcAdd.test_add)FAIL_TO_PASSsuccess');
+    // How it was graded: the episode's parser, six results parsed (five tests of the suite + the patch's), each
+    // listed test PASSED in the log, nothing to check, the eval log with unittest's own summary.
+    expect(await page.locator('table.grading-facts tr').allTextContents()).toEqual(['parserdjango (eval.log_parser)', 'tests parsed6', 'tests ranyes', 'timed outno']);
+    const graded = page.locator('table.graded-tests tbody tr');
+    expect(await graded.count()).toBe(6);
+    expect(await graded.locator('td:nth-child(3)').allTextContents()).toEqual(Array(6).fill('PASSED'));
+    expect(await page.locator('.grading-problem').count()).toBe(0);
+    const evalLog = await page.locator('pre.eval-log').textContent();
+    expect(evalLog).toContain('test_add (tests.test_basic.TestCalcAdd.test_add) ... ok');
+    expect(evalLog).toMatch(/Ran 6 tests in [\d.]+s\n\nOK/);
     expect(await page.locator('table.attempts tbody tr').count()).toBe(1);
     expect(await page.locator('table.attempts tbody tr').textContent()).toContain('ok');
     await page.screenshot({ path: EPISODE_ARTIFACT, fullPage: true });

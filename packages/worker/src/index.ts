@@ -5,7 +5,7 @@ export type { AuthenticatedVia, DenyResponder, HttpAuth, HttpAuthOptions } from 
 export { csrfGuard } from './dashboard/csrf.js';
 export type { CsrfOptions } from './dashboard/csrf.js';
 export { hostForUrl, isLoopbackHost, isLoopbackHostHeader } from './dashboard/loopback.js';
-export { formatStepLog, stepProgress } from './episode/job-progress.js';
+export { formatGradingLog, formatStepLog, stepProgress } from './episode/job-progress.js';
 export type { EpisodeProgress, StepLogFields } from './episode/job-progress.js';
 export { every as repeatEvery, startWorker } from './start-worker.js';
 export type { RunningWorker, StartWorkerOptions } from './start-worker.js';

@@ -1,8 +1,8 @@
-// The episode viewer's page as HTML: `grading` rendered whatever its fields (before and after the field exists in
-// the result contract), observations escaped, nothing executable.
+// The episode viewer's page as HTML: the grading block (problem, parser, per-test status, eval log), observations
+// escaped, nothing executable.
 import { describe, expect, it } from 'vitest';
-import type { EpisodeResult } from '@rollout-fleet/shared';
-import { renderEpisodePage, renderValue } from './episode-page.js';
+import { TEST_NOT_FOUND_HINT, type EpisodeResult, type GradingDetails } from '@rollout-fleet/shared';
+import { renderEpisodePage } from './episode-page.js';
 
 const RESULT: EpisodeResult = {
   run_id: 'r1', episode_id: 'e1', instance_id: 'inst', sample_index: 0, status: 'completed', resolved: false, reward: 0,
@@ -12,39 +12,64 @@ const RESULT: EpisodeResult = {
   failure: null, worker_id: 'w', sandbox_id: null, finished_at: 'b', metadata: {},
 };
 
-const GRADING = {
-  parser: 'pytest', tests_found: 2,
+/** A grade where the episode listed pytest ids but the tests ran under `unittest -v` with the django parser. */
+const GRADING: GradingDetails = {
+  parser: 'django', parser_source: 'episode', tests_ran: true, timed_out: false, tests_parsed: 2,
   tests: [
-    { name: 'tests/test_a.py::test_one', list: 'FAIL_TO_PASS', status: 'PASSED', found: true, ok: true },
-    { name: 'tests/test_a.py::test_two', list: 'PASS_TO_PASS', status: null, found: false, ok: false },
+    { id: 'test_add (tests.test_basic.TestCalcAdd.test_add)', list: 'FAIL_TO_PASS', status: 'PASSED', outcome: 'success' },
+    {
+      id: 'tests/test_basic.py::TestBasic::test_mul', list: 'PASS_TO_PASS', status: null, outcome: 'failure',
+      hint: `${TEST_NOT_FOUND_HINT} (django ids look like \`test_name (module.TestClass)\`)`, similar: ['test_mul (tests.test_basic.TestBasic.test_mul)'],
+    },
   ],
-  log: 'line\n'.repeat(100), log_bytes: 500, log_truncated: false, sandbox: 'fresh',
+  problem: '1 of 2 listed tests are not in the test log (2 test results parsed by django) — check the id format for this parser (docs/grading.md)',
+  log: "+ : '>>>>> Start Test Output'\ntest_add (tests.test_basic.TestCalcAdd.test_add) ... ok\n<b>not markup</b>\n", log_bytes: 120, log_truncated: false,
+};
+const REPORT = {
+  patch_is_None: false, patch_exists: true, patch_successfully_applied: true, resolved: false,
+  tests_status: {
+    FAIL_TO_PASS: { success: ['test_add (tests.test_basic.TestCalcAdd.test_add)'], failure: [] },
+    PASS_TO_PASS: { success: [], failure: ['tests/test_basic.py::TestBasic::test_mul'] },
+    FAIL_TO_FAIL: { success: [], failure: [] },
+    PASS_TO_FAIL: { success: [], failure: [] },
+  },
 };
 
 describe('episode page', () => {
-  it('renders a grading object generically: scalars, the tests as a table, the log folded', () => {
-    const page = renderEpisodePage({ result: RESULT, raw: { ...RESULT, grading: GRADING }, jobLink: '/queue/episodes/r1%7Ce1%7C0' });
-    expect(page).toContain('<h3>Grading details</h3>');
-    expect(page).toContain('<tr><td>parser</td><td>pytest</td></tr>');
-    expect(page).toContain('<th>name</th><th>list</th><th>status</th><th>found</th><th>ok</th>');
-    expect(page).toContain('<tr><td>tests/test_a.py::test_two</td><td>PASS_TO_PASS</td><td><span class="muted">–</span></td><td>false</td><td>false</td></tr>');
-    expect(page).toContain('<details><summary>500 characters</summary>');
-    expect(page).toContain('<tr><td>sandbox</td><td>fresh</td></tr>');
+  it('shows how it was graded: the problem first, parser, tests parsed, each test with its status and not-found hint, the log open', () => {
+    const page = renderEpisodePage({ result: { ...RESULT, report: REPORT, grading: GRADING }, jobLink: '/queue/episodes/r1%7Ce1%7C0' });
+    expect(page).toContain('<h3>How it was graded</h3>');
+    expect(page).toContain('<div class="warn grading-problem"><strong>Check this:</strong> 1 of 2 listed tests are not in the test log (2 test results parsed by django) — check the id format for this parser (docs/grading.md)</div>');
+    expect(page).toContain('<tr><td>parser</td><td>django <span class="muted">(eval.log_parser)</span></td></tr>');
+    expect(page).toContain('<tr><td>tests parsed</td><td class="">2</td></tr>');
+    expect(page).toContain('<tr class="test"><td><code>test_add (tests.test_basic.TestCalcAdd.test_add)</code></td><td>FAIL_TO_PASS</td><td>PASSED</td>');
+    expect(page).toContain('<td><code>tests/test_basic.py::TestBasic::test_mul</code></td><td>PASS_TO_PASS</td><td><span class="bad">not found</span></td>');
+    expect(page).toContain(`<td>${TEST_NOT_FOUND_HINT} (django ids look like \`test_name (module.TestClass)\`)<br>the log has: <code>test_mul (tests.test_basic.TestBasic.test_mul)</code></td>`);
+    expect(page).toContain('<details class="eval-log" open><summary>eval log (120 bytes)</summary>');
+    expect(page).toContain('&lt;b&gt;not markup&lt;/b&gt;');
+    expect(page).not.toContain('<b>not markup</b>');
   });
 
-  it('renders without a grading object (the field is optional), escapes observations, shows attempts and their failures', () => {
-    const page = renderEpisodePage({ result: RESULT, raw: { ...RESULT }, jobLink: '/queue/x' });
-    expect(page).not.toContain('Grading details');
+  it('cannot miss zero tests parsed; a grade without a problem keeps the log folded', () => {
+    const zero = renderEpisodePage({
+      result: { ...RESULT, report: REPORT, grading: { ...GRADING, tests_parsed: 0, problem: 'the pytest parser found 0 test results in the eval log', parser: 'pytest', parser_source: 'repository' } },
+      jobLink: '/queue/x',
+    });
+    expect(zero).toContain('<tr><td>tests parsed</td><td class="bad">0 — the parser found no test results in the log</td></tr>');
+    expect(zero).toContain('<strong>Check this:</strong> the pytest parser found 0 test results in the eval log');
+    expect(zero).toContain('pytest <span class="muted">(default for the repository)</span>');
+    const fine = renderEpisodePage({ result: { ...RESULT, report: REPORT, grading: { ...GRADING, problem: null, log_truncated: true } }, jobLink: '/queue/x' });
+    expect(fine).not.toContain('Check this');
+    expect(fine).toContain('<details class="eval-log"><summary>eval log (120 bytes, head and tail kept)</summary>');
+  });
+
+  it('renders without a grading block (ungraded results), escapes observations, shows attempts and their failures', () => {
+    const page = renderEpisodePage({ result: RESULT, jobLink: '/queue/x' });
+    expect(page).not.toContain('How it was graded');
     expect(page).not.toContain('<script>');
     expect(page).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
     expect(page).toContain('SANDBOX_DEAD (infra): gone');
     expect(page).toContain('Empty patch.');
     expect(page).toContain('Not graded.');
-  });
-
-  it('renders odd values without failing', () => {
-    expect(renderValue([1, 'a', null]).value).toBe('1, a, <span class="muted">–</span>');
-    expect(renderValue({ nested: { deeper: { deepest: { more: { most: { x: 1 } } } } } }).value).toContain('<pre');
-    expect(renderValue([]).value).toBe('<span class="muted">none</span>');
   });
 });

@@ -1,17 +1,15 @@
 /**
  * The episode viewer: one server-rendered page per result — its steps (tool, arguments, command, replayed and
  * recorded observation, the diff where they differ, exit code, timing), the patch, the grading (SWE-bench's
- * report, and the result's `grading` object rendered generically, whatever fields it carries), and every attempt
- * with its failure. No scripts: long texts sit in <details> and <pre>.
+ * report; the result's `grading` block: parser, tests parsed, each listed test's status with the not-found hint,
+ * the eval log), and every attempt with its failure. No scripts: long texts sit in <details> and <pre>.
  */
-import type { EpisodeResult, FidelityStep, StepRecord, ToolCall } from '@rollout-fleet/shared';
+import type { EpisodeResult, FidelityStep, GradingDetails, StepRecord, ToolCall } from '@rollout-fleet/shared';
 import { type RawHtml, html } from './html.js';
 import { formatDuration, page, percent } from './run-pages.js';
 
 export interface EpisodePageInput {
   result: EpisodeResult;
-  /** The result as stored, for fields this version does not know (e.g. `grading`). */
-  raw: Record<string, unknown>;
   /** The episode's recorded tool calls (from its job), when the job is still kept. */
   recorded?: readonly ToolCall[];
   /** Link to the job in Bull Board. */
@@ -73,32 +71,34 @@ function reportBlock(result: EpisodeResult): RawHtml {
 }
 
 /**
- * Any JSON value as HTML: objects as key/value tables, arrays of objects as tables with a column per key,
- * long or multi-line strings in <details>. So the `grading` object renders whatever fields it has.
+ * How the grade was reached: the problem first (zero tests parsed cannot be missed), then the parser and what it
+ * found, every listed test with the status read from the log (or why it was not found), and the eval log — open
+ * when there is a problem, since that is where the answer is.
  */
-export function renderValue(value: unknown, depth = 0): RawHtml {
-  if (value === null || value === undefined) return html`<span class="muted">–</span>`;
-  if (typeof value === 'string') {
-    if (value.length > 200 || value.includes('\n')) return html`<details><summary>${value.length} characters</summary>${pre(value)}</details>`;
-    return html`${value}`;
-  }
-  if (typeof value !== 'object') return html`${String(value)}`;
-  if (depth > 4) return pre(JSON.stringify(value, null, 2));
-  if (Array.isArray(value)) {
-    if (value.length === 0) return html`<span class="muted">none</span>`;
-    if (value.every((item) => typeof item === 'object' && item !== null && !Array.isArray(item))) {
-      const columns = [...new Set(value.flatMap((item) => Object.keys(item as Record<string, unknown>)))];
-      const rows = value.map((item) => html`<tr>${columns.map((column) => html`<td>${renderValue((item as Record<string, unknown>)[column], depth + 1)}</td>`)}</tr>`);
-      return html`<table><thead><tr>${columns.map((column) => html`<th>${column}</th>`)}</tr></thead><tbody>${rows}</tbody></table>`;
-    }
-    return html`${value.map((item, i) => html`${i > 0 ? ', ' : ''}${renderValue(item, depth + 1)}`)}`;
-  }
-  const entries = Object.entries(value as Record<string, unknown>);
-  return html`<table class="kv"><tbody>${entries.map(([key, item]) => html`<tr><td>${key}</td><td>${renderValue(item, depth + 1)}</td></tr>`)}</tbody></table>`;
+function gradingBlock(g: GradingDetails): RawHtml {
+  const zeroParsed = g.tests_ran && g.tests_parsed === 0;
+  const facts = html`<table class="kv grading-facts"><tbody>
+<tr><td>parser</td><td>${g.parser} <span class="muted">(${g.parser_source === 'episode' ? 'eval.log_parser' : 'default for the repository'})</span></td></tr>
+<tr><td>tests parsed</td><td class="${zeroParsed ? 'bad' : ''}">${g.tests_parsed}${zeroParsed ? ' — the parser found no test results in the log' : ''}</td></tr>
+<tr><td>tests ran</td><td>${g.tests_ran ? 'yes' : 'no'}</td></tr>
+<tr><td>timed out</td><td>${g.timed_out ? 'yes' : 'no'}</td></tr></tbody></table>`;
+  const rows = g.tests.map((test) => {
+    const note = test.hint === undefined ? html`` : html`${test.hint}${test.similar === undefined ? html`` : html`<br>the log has: ${test.similar.map((id, i) => html`${i > 0 ? ', ' : ''}<code>${id}</code>`)}`}`;
+    return html`<tr class="test"><td><code>${test.id}</code></td><td>${test.list}</td><td>${test.status ?? html`<span class="bad">not found</span>`}</td>
+<td class="${test.outcome === 'success' ? 'ok' : test.outcome === 'failure' ? 'bad' : 'muted'}">${test.outcome}</td><td>${note}</td></tr>`;
+  });
+  const tests = rows.length === 0
+    ? html`<p class="muted">The episode lists no FAIL_TO_PASS or PASS_TO_PASS tests.</p>`
+    : html`<table class="graded-tests"><thead><tr><th>test</th><th>list</th><th>status in the log</th><th>counted as</th><th>note</th></tr></thead><tbody>${rows}</tbody></table>`;
+  const logSummary = `eval log (${g.log_bytes} bytes${g.log_truncated ? ', head and tail kept' : ''})`;
+  const log = g.log === '' ? html`<p class="muted">No eval log (the tests did not run).</p>` : html`<details class="eval-log"${g.problem === null ? html`` : html` open`}><summary>${logSummary}</summary>${pre(g.log, 'eval-log')}</details>`;
+  return html`<h3>How it was graded</h3>
+${g.problem === null ? html`` : html`<div class="warn grading-problem"><strong>Check this:</strong> ${g.problem}</div>`}
+${facts}${tests}${log}`;
 }
 
 export function renderEpisodePage(input: EpisodePageInput): string {
-  const { result, raw } = input;
+  const { result } = input;
   const f = result.fidelity;
   const verdicts = new Map((f?.steps ?? []).map((step) => [step.index, step]));
   const title = `${result.instance_id}#${result.sample_index}`;
@@ -119,7 +119,7 @@ export function renderEpisodePage(input: EpisodePageInput): string {
   ];
   const attempts = result.attempts.map((a) => html`<tr><td>${a.attempt}</td><td>${a.worker_id}</td><td>${a.sandbox_id ?? '–'}</td><td>${a.started_at}</td><td>${a.ended_at}</td>
 <td class="${a.failure ? 'bad' : 'ok'}">${a.failure ? `${a.failure.code} (${a.failure.class}): ${a.failure.message}` : 'ok'}</td></tr>`);
-  const grading = raw['grading'];
+  const grading = result.grading;
   const body = html`<h1>Episode ${title}</h1>
 <table class="kv"><tbody>${facts.map(([k, v]) => html`<tr><td>${k}</td><td>${v}</td></tr>`)}</tbody></table>
 <h2>Steps</h2>
@@ -128,7 +128,7 @@ ${result.steps.length === 0 ? html`<p class="muted">No steps.</p>` : result.step
 ${result.patch === null ? html`<p class="muted">No patch.</p>` : result.patch.trim() === '' ? html`<p class="muted">Empty patch.</p>` : pre(result.patch, 'patch')}
 <h2>Grading</h2>
 ${reportBlock(result)}
-${grading === undefined || grading === null ? html`` : html`<h3>Grading details</h3><div class="grading">${renderValue(grading)}</div>`}
+${grading === undefined ? html`` : gradingBlock(grading)}
 <h2>Attempts</h2>
 <table class="attempts"><thead><tr><th>#</th><th>worker</th><th>sandbox</th><th>started</th><th>ended</th><th>outcome</th></tr></thead><tbody>${attempts}</tbody></table>`;
   return page(`Episode ${title} · rollout-fleet`, body, false);

@@ -19,7 +19,8 @@ td,th{border-bottom:1px solid #ddd;padding:4px 10px;text-align:left;vertical-ali
 pre{background:#f7f7f7;border:1px solid #e3e3e3;padding:8px;overflow:auto;max-height:420px;white-space:pre-wrap;word-break:break-all;margin:4px 0}
 .step{border:1px solid #ddd;border-radius:4px;margin:12px 0;padding:8px 12px}.step h3{margin:0 0 6px;font-size:15px}
 .obs{display:grid;grid-template-columns:1fr 1fr;gap:12px}.muted{color:#777}.add{background:#e6ffed}.del{background:#ffeef0}
-.hunk{color:#6f42c1}.verdict-match{color:#16794a}.verdict-differs{color:#b3261e}.verdict-no_record{color:#777}`;
+.hunk{color:#6f42c1}.verdict-match{color:#16794a}.verdict-differs{color:#b3261e}.verdict-no_record{color:#777}
+.warn{background:#fff4e5;border:1px solid #f0b45b;border-radius:4px;padding:6px 10px;margin:6px 0}`;
 
 /** Seconds between automatic reloads of the run pages. */
 export const REFRESH_S = 5;

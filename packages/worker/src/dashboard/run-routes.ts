@@ -126,7 +126,7 @@ export function runRoutes(options: RunRoutesOptions): Router {
     const job = await queue.getJob(jobId).catch(() => undefined);
     const recorded = (job?.data as { episode?: { trajectory?: ToolCall[] } } | undefined)?.episode?.trajectory;
     res.setHeader('Content-Security-Policy', PAGE_CSP).type('html').send(
-      renderEpisodePage({ result: result.data, raw: rawResult, jobLink: bullBoardJobPath(jobId), ...(Array.isArray(recorded) ? { recorded } : {}) }),
+      renderEpisodePage({ result: result.data, jobLink: bullBoardJobPath(jobId), ...(Array.isArray(recorded) ? { recorded } : {}) }),
     );
   });
   return router;
