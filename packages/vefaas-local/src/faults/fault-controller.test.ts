@@ -46,6 +46,15 @@ describe('FaultController', () => {
     expect(controller.stats.injectedErrors).toBe(errors);
   });
 
+  it('counts injected faults by kind: control-plane 5xx, gateway 5xx, cold-start timeouts', () => {
+    const controller = new FaultController({ seed: 3, controlPlane: { errorRate: 0.3 }, gateway: { errorRate: 0.2 }, coldStart: { timeoutRate: 0.1 } });
+    const cp = Array.from({ length: 500 }, () => controller.controlPlane('DescribeSandbox')).filter((f) => f.error !== null).length;
+    const gw = Array.from({ length: 500 }, () => controller.gateway('/run_in_session')).filter((f) => f.error !== null).length;
+    const cold = Array.from({ length: 500 }, () => controller.coldStart()).filter((f) => f.timeout).length;
+    expect(cp * gw * cold).toBeGreaterThan(0);
+    expect(controller.stats).toMatchObject({ controlPlaneErrors: cp, gatewayErrors: gw, coldStartTimeouts: cold, injectedErrors: cp + gw });
+  });
+
   it('throttles CreateSandbox above N per sliding second', () => {
     let now = 1_000_000;
     const controller = new FaultController({ throttle: { createPerSecond: 2 } }, { now: () => now });

@@ -50,7 +50,18 @@ export class FaultController {
   private createTimes: number[] = [];
   /** Token bucket of `throttle.ratePerSecond`: tokens left and when they were counted. */
   private bucket: { tokens: number; at: number } | null = null;
-  private readonly counters = { injectedErrors: 0, hangs: 0, throttled: 0, instanceDeaths: 0, lostAnswers: 0, createsAdmitted: 0 };
+  /** `injectedErrors` is every injected 5xx; `controlPlaneErrors` + `gatewayErrors` split it by where. */
+  private readonly counters = {
+    injectedErrors: 0,
+    controlPlaneErrors: 0,
+    gatewayErrors: 0,
+    hangs: 0,
+    throttled: 0,
+    instanceDeaths: 0,
+    lostAnswers: 0,
+    coldStartTimeouts: 0,
+    createsAdmitted: 0,
+  };
 
   constructor(config: FaultConfig = {}, options: FaultControllerOptions = {}) {
     this.current = parseFaultConfig(config);
@@ -92,6 +103,7 @@ export class FaultController {
       ? { status: cfg.errorStatus ?? 500, code: 'InternalError', message: 'injected fault: internal error' }
       : null;
     if (lostAnswer && !hang && !error) this.counters.lostAnswers++;
+    if (error && !hang) this.counters.controlPlaneErrors++;
     return { ...this.count({ latencyMs, hang, error }), lostAnswer };
   }
 
@@ -106,6 +118,7 @@ export class FaultController {
     const error = failed
       ? { status: cfg.errorStatus ?? 502, code: 'GatewayError', message: 'injected fault: bad gateway' }
       : null;
+    if (error && !hang) this.counters.gatewayErrors++;
     return { ...this.count({ latencyMs, hang, error }), killInstance };
   }
 
@@ -147,6 +160,7 @@ export class FaultController {
     const cfg = this.current.coldStart ?? {};
     const delayMs = this.latency('cold-start:delay', cfg.delayMs);
     const timeout = this.roll('cold-start:timeout', cfg.timeoutRate ?? 0);
+    if (timeout) this.counters.coldStartTimeouts++;
     return { delayMs, timeout };
   }
 
