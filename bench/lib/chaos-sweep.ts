@@ -322,32 +322,10 @@ export async function runChaosSweep(o: ChaosOptions): Promise<ChaosReport> {
     // one commits, so more lines than episodes would be duplicates), the index, and the results themselves.
     const lines = await redis.xrange(keys.results(RUN_ID), '-', '+');
     const labels = lines.map(([, fields]) => fields[fields.indexOf('job') + 1] ?? '');
-    const duplicates = labels.length - new Set(labels).size;
     const indexed = await redis.hlen(keys.resultIndex(RUN_ID));
     const results: EpisodeResult[] = (await new ResultStore(redis, keys).read(RUN_ID, { count: total * 2 + 100 })).map((item) => item.result);
-    const perEpisode = new Set(results.map((r) => `${r.episode_id}#${r.sample_index}`));
-    const missing = episodes.filter((e) => !perEpisode.has(`${e.episode_id}#${e.sample_index}`)).length;
-
     const expected = JSON.parse(await readFile(`${root}examples/expected.json`, 'utf8')) as Record<string, { resolved: boolean }>;
-    const mismatches = results
-      .filter((r) => r.status === 'completed' && r.resolved !== expected[r.instance_id]?.resolved)
-      .map((r) => `${r.episode_id}#${r.sample_index}: resolved ${String(r.resolved)}, expected ${String(expected[r.instance_id]?.resolved)} (${r.failure?.code ?? 'no failure'})`);
-    // Classified: a code of the one error table with the class the table gives it; a failed result is never the
-    // model's (that would be graded) and never carries a reward (not even 0).
-    const unclassified: string[] = [];
-    const check = (where: string, failure: EpisodeResult['failure']): void => {
-      if (failure === null) return;
-      if (!isErrorCode(failure.code) || ERROR_CODES[failure.code].class !== failure.class) unclassified.push(`${where}: ${failure.code}/${failure.class}`);
-    };
-    for (const r of results) {
-      const where = `${r.episode_id}#${r.sample_index}`;
-      if (r.status === 'failed') {
-        if (r.failure === null) unclassified.push(`${where}: failed without a failure`);
-        else if (r.failure.class === 'model' || r.reward !== null) unclassified.push(`${where}: failed ${r.failure.code}/${r.failure.class} with reward ${String(r.reward)}`);
-      }
-      check(where, r.failure);
-      r.attempts.forEach((a) => check(`${where} attempt ${a.attempt}`, a.failure));
-    }
+    const judged = judgeResults({ episodes, results, streamLabels: labels, indexed, expected });
 
     const workerExits = [...workers];
     await Promise.all(workerExits.map((w) => stopChild(w)));
@@ -355,10 +333,7 @@ export async function runChaosSweep(o: ChaosOptions): Promise<ChaosReport> {
     watch.checkText('redis-server', 'stdout', redisServer.log());
 
     const invariants: Invariant[] = [
-      { name: 'results == episodes', count: results.length, expected: total, ok: results.length === total && missing === 0 && indexed === total },
-      { name: 'duplicate results', count: duplicates + Math.max(0, results.length - perEpisode.size), expected: 0, ok: duplicates === 0 && results.length === perEpisode.size },
-      { name: 'completed outcomes differing from examples/expected.json', count: mismatches.length, expected: 0, ok: mismatches.length === 0 },
-      { name: 'failures not classified by the error table', count: unclassified.length, expected: 0, ok: unclassified.length === 0 },
+      ...judged.invariants,
       { name: 'sandboxes alive after the lease TTL', count: sandboxesAlive.length, expected: 0, ok: sandboxesAlive.length === 0 },
       { name: 'secret values in log lines', count: watch.hits.length, expected: 0, ok: watch.hits.length === 0 },
     ];
@@ -378,9 +353,9 @@ export async function runChaosSweep(o: ChaosOptions): Promise<ChaosReport> {
       },
       failedByCode: tally(failed.map((r) => r.failure?.code ?? 'none')),
       attemptFailuresByCode: tally(results.flatMap((r) => r.attempts.flatMap((a) => (a.failure ? [a.failure.code] : [])))),
-      mismatches,
-      unclassified,
-      duplicates,
+      mismatches: judged.mismatches,
+      unclassified: judged.unclassified,
+      duplicates: judged.duplicates,
       sandboxesAlive,
       secretHits: watch.hits,
       logLines: watch.lines,
@@ -395,6 +370,55 @@ export async function runChaosSweep(o: ChaosOptions): Promise<ChaosReport> {
     await redisServer?.close();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The invariants on the stored results: one result per episode (and per index entry), no duplicate stream
+ * lines, every completed outcome as examples/expected.json says, every failure a code of the one error table
+ * with the table's class — and a failed result never the model's and never with a reward (not even 0).
+ */
+export function judgeResults(o: {
+  episodes: readonly Pick<Episode, 'episode_id' | 'sample_index'>[];
+  results: readonly EpisodeResult[];
+  /** The `job` field of every line of the run's results stream. */
+  streamLabels: readonly string[];
+  /** Entries in the run's result index. */
+  indexed: number;
+  expected: Readonly<Record<string, { resolved: boolean }>>;
+}): { invariants: Invariant[]; mismatches: string[]; unclassified: string[]; duplicates: number } {
+  const total = o.episodes.length;
+  const perEpisode = new Set(o.results.map((r) => `${r.episode_id}#${r.sample_index}`));
+  const missing = o.episodes.filter((e) => !perEpisode.has(`${e.episode_id}#${e.sample_index}`)).length;
+  const duplicates = o.streamLabels.length - new Set(o.streamLabels).size + (o.results.length - perEpisode.size);
+  const mismatches = o.results
+    .filter((r) => r.status === 'completed' && r.resolved !== o.expected[r.instance_id]?.resolved)
+    .map((r) => `${r.episode_id}#${r.sample_index}: resolved ${String(r.resolved)}, expected ${String(o.expected[r.instance_id]?.resolved)} (${r.failure?.code ?? 'no failure'})`);
+  const unclassified: string[] = [];
+  const check = (where: string, failure: EpisodeResult['failure']): void => {
+    if (failure === null) return;
+    if (!isErrorCode(failure.code) || ERROR_CODES[failure.code].class !== failure.class) unclassified.push(`${where}: ${failure.code}/${failure.class}`);
+  };
+  for (const r of o.results) {
+    const where = `${r.episode_id}#${r.sample_index}`;
+    if (r.status === 'failed') {
+      if (r.failure === null) unclassified.push(`${where}: failed without a failure`);
+      else if (r.failure.class === 'model' || r.reward !== null) unclassified.push(`${where}: failed ${r.failure.code}/${r.failure.class} with reward ${String(r.reward)}`);
+    }
+    check(where, r.failure);
+    r.attempts.forEach((a) => check(`${where} attempt ${a.attempt}`, a.failure));
+  }
+  const resultsOk = o.results.length === total && missing === 0 && o.indexed === total;
+  return {
+    invariants: [
+      { name: 'results == episodes', count: o.results.length, expected: total, ok: resultsOk },
+      { name: 'duplicate results', count: duplicates, expected: 0, ok: duplicates === 0 },
+      { name: 'completed outcomes differing from examples/expected.json', count: mismatches.length, expected: 0, ok: mismatches.length === 0 },
+      { name: 'failures not classified by the error table', count: unclassified.length, expected: 0, ok: unclassified.length === 0 },
+    ],
+    mismatches,
+    unclassified,
+    duplicates,
+  };
 }
 
 /** The report as lines for a person: figures first, then each invariant with its count. */
