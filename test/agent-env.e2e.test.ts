@@ -179,10 +179,10 @@ describeWith([bwrapNeed()], 'AgentEnv against vefaas-local (bubblewrap)', () => 
       host.handle.faults.reset();
     });
 
-    it('(a) the sandbox Failed (unknown image): start fails fast, close() removes it', async () => {
+    it('(a) the sandbox Failed (unknown image): start fails fast as a configuration error, close() removes it', async () => {
       const { env, label } = labelled(host, { sandbox: spec({ image: 'does-not-exist', startup_timeout_s: 60 }) });
       const started = performance.now();
-      await expect(env.start()).rejects.toMatchObject({ code: 'SANDBOX_START_FAILED' });
+      await expect(env.start()).rejects.toMatchObject({ code: 'SANDBOX_IMAGE_UNAVAILABLE', class: 'input' });
       expect(performance.now() - started).toBeLessThan(15_000);
       await env.close();
       await expectNothingLeft(host, label);

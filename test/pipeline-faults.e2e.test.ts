@@ -2,8 +2,8 @@
  * Infrastructure faults injected by vefaas-local (seeded) against the real pipeline: gateway 5xx and an
  * instance that dies mid-episode are retried to a completed, correctly graded result, with every failed
  * attempt and its code kept in `attempts`; CreateSandbox throttling (429 AccountFlowLimitExceeded) is waited
- * out by the sandbox supply without spending an attempt; an episode whose every attempt fails for infra ends
- * `failed` / class infra with no reward (never 0).
+ * out by the sandbox supply without spending an attempt; an image the platform cannot start
+ * (function_initialize_failed) ends `failed` / class input with no reward (never 0) after one attempt.
  */
 import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
 import { jobIdFor, type Episode, type EpisodeResult } from '@rollout-fleet/shared';
@@ -193,23 +193,23 @@ describeWith([bwrapNeed()], 'injected infrastructure faults', () => {
     }
   });
 
-  it('every attempt fails for infra (unknown image): failed, class infra, no reward, one entry per attempt', async () => {
+  it('an unknown image is a configuration error at the first create: failed, class input, no reward, not retried', async () => {
     const runId = 'faults-no-image';
     const broken = episode(runId, 'no-image', { sandbox: { image: 'no-such-image' } });
     const p = await start(runId, [broken], { RF_ATTEMPTS: '3', RF_BACKOFF_MS: '100' });
 
     const [result] = (await collectResults(p, runId, 1)) as [EpisodeResult];
     expect(result).toMatchObject({ status: 'failed', resolved: null, reward: null, report: null, steps: [] });
-    expect(result.failure).toMatchObject({ code: 'SANDBOX_START_FAILED', class: 'infra' });
+    expect(result.failure).toMatchObject({ code: 'SANDBOX_IMAGE_UNAVAILABLE', class: 'input' });
     expect(result.failure?.message).toContain('function_initialize_failed');
-    expect(result.attempts).toHaveLength(3);
-    expect(result.attempts.map((a) => a.failure?.code)).toEqual(['SANDBOX_START_FAILED', 'SANDBOX_START_FAILED', 'SANDBOX_START_FAILED']);
+    // Retrying cannot make a missing image appear: one attempt, not three.
+    expect(result.attempts.map((a) => a.failure?.code)).toEqual(['SANDBOX_IMAGE_UNAVAILABLE']);
     const job = await vi.waitFor(async () => {
       const j = await p.queue.getJob(jobIdFor(runId, 'no-image', 0));
       expect(await j?.getState()).toBe('failed');
       return j!;
     }, { timeout: 10_000 });
-    expect(job.attemptsMade).toBe(3);
+    expect(job.attemptsMade).toBe(1);
     expect(await p.redis.hgetall(p.keys.run(runId))).toMatchObject({ done: '1', failed: '1' });
   });
 });

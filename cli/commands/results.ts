@@ -119,7 +119,7 @@ async function runResults(flags: ResultsFlags): Promise<number> {
           }
         } else {
           if (r.report) reports[r.instance_id] = r.report;
-          entries.push({ instance_id: r.instance_id, model_patch: r.patch, report: r.report });
+          entries.push({ instance_id: r.instance_id, model_patch: r.patch, report: r.report, failed: r.status === 'failed' });
         }
       }
     } finally {

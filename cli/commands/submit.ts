@@ -72,7 +72,7 @@ async function runSubmit(paths: string[], flags: SubmitFlags): Promise<number> {
   const { loadContext, reportFailure } = await import('../runtime/context.js');
   try {
     const { config, logger } = loadContext();
-    const { decodeInputFile, validateInputs, formatProblem, submitRun } = await import('@rollout-fleet/producer');
+    const { decodeInputFile, validateInputs, formatLocation, formatProblem, submitRun } = await import('@rollout-fleet/producer');
     const all = [...paths, ...(flags.predictions ?? []), ...(flags.policy ? [flags.policy] : [])];
     const decodedFiles: Array<{ path: string; text: string } | undefined> = [];
     const undecodable = [];
@@ -109,6 +109,20 @@ async function runSubmit(paths: string[], flags: SubmitFlags): Promise<number> {
     if (problems.length > 0) {
       for (const problem of problems) console.error(formatProblem(problem));
       console.error(`submit: ${problems.length} problem(s) in ${all.length} file(s); nothing was enqueued`);
+      return EXIT.INVALID_INPUT;
+    }
+    const { checkImages } = await import('./submit-images.js');
+    const images = await checkImages(config, validated.episodes, validated.locations);
+    if (images.missing.length > 0) {
+      for (const m of images.missing) {
+        const at = m.firstAt === undefined ? '' : `${formatLocation(m.firstAt)}: `;
+        const guess = m.suggestion === undefined ? '' : `; did you mean "${m.suggestion}"?`;
+        console.error(`${at}sandbox.image: image "${m.image}" does not exist (${m.episodes} episode(s) use it)${guess}`);
+      }
+      console.error(
+        `submit: ${images.missing.length} sandbox image(s) not found by vefaas-local in ${images.where} ` +
+          `(${images.missing.map((m) => `"${m.image}"`).join(', ')}); fix the image names or VEFAAS_LOCAL_IMAGES_DIR; nothing was enqueued`,
+      );
       return EXIT.INVALID_INPUT;
     }
     if (flags.dryRun) {

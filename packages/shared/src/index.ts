@@ -124,7 +124,7 @@ export { VefaasClient } from './vefaas/control-plane-client.js';
 export type { CallPolicy, ListAllSandboxesOptions, VefaasCallOptions, VefaasClientOptions } from './vefaas/control-plane-client.js';
 export { createVefaasClient, retryPolicy } from './vefaas/create-vefaas-client.js';
 export type { CreateVefaasClientOptions } from './vefaas/create-vefaas-client.js';
-export { errorCodeForApiFailure, toVefaasError } from './vefaas/control-plane-errors.js';
+export { errorCodeForApiFailure, errorCodeForFailedStart, toVefaasError } from './vefaas/control-plane-errors.js';
 export type { ApiFailure } from './vefaas/control-plane-errors.js';
 export { VEFAAS_API_VERSION } from './vefaas/control-plane-types.js';
 export type {

@@ -13,6 +13,7 @@ import type { Logger } from '../logging/create-logger.js';
 import { SwerexClient } from '../swerex/swerex-client.js';
 import { shellQuote } from '../tools/shell-quote.js';
 import type { VefaasClient } from '../vefaas/control-plane-client.js';
+import { errorCodeForFailedStart } from '../vefaas/control-plane-errors.js';
 import type { CommandInput, CommandResponse } from '../swerex/models.js';
 import { SwerexRuntimeError } from '../swerex/swerex-runtime-error.js';
 import { TOOL_INSTALL_DIR } from '../tools/bundle-paths.js';
@@ -395,7 +396,7 @@ export class AgentEnv implements AsyncDisposable {
         .catch(() => undefined);
       if (described?.Status !== 'Failed') return;
       const reason = [described.ErrorCode, described.ErrorMessage].filter(Boolean).join(': ') || 'no reason given';
-      throw new RolloutError('SANDBOX_START_FAILED', `sandbox ${sandboxId} failed to start (${reason})`, {
+      throw new RolloutError(errorCodeForFailedStart(described.ErrorCode), `sandbox ${sandboxId} failed to start (${reason})`, {
         cause: error,
         details: { sandboxId, errorCode: described.ErrorCode },
       });

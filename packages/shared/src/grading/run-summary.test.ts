@@ -40,6 +40,23 @@ describe('summarizeRun', () => {
     });
   });
 
+  it('counts an episode that never reached a grade (infra, a missing image) as an error instance, not an empty patch', () => {
+    const summary = summarizeRun([
+      { instance_id: 'a__a-1', model_patch: null, report: null, failed: true },
+      { instance_id: 'b__b-2', model_patch: null, report: null },
+      { instance_id: 'c__c-3', model_patch: 'diff', report: report(true) },
+    ]);
+    expect(summary).toMatchObject({
+      total_instances: 3,
+      completed_instances: 1,
+      empty_patch_instances: 1,
+      error_instances: 1,
+      empty_patch_ids: ['b__b-2'],
+      error_ids: ['a__a-1'],
+      resolved_ids: ['c__c-3'],
+    });
+  });
+
   it('sorts ids by code point like Python, not by locale', () => {
     const summary = summarizeRun(['b', 'B', 'a', '_x'].map((id) => ({ instance_id: id, model_patch: 'd', report: report(true) })));
     expect(summary.resolved_ids).toEqual(['B', '_x', 'a', 'b']);

@@ -21,6 +21,11 @@ export interface RunSummaryEntry {
    * does for an empty or unreadable report.json.
    */
   report?: unknown;
+  /**
+   * The episode never reached a grade (infrastructure that persisted, a missing image, a cancel): an error
+   * instance whatever its patch — never an empty patch, which would read as the model's doing. @defaultValue false
+   */
+  failed?: boolean;
 }
 
 export interface RunSummary {
@@ -65,6 +70,10 @@ export function summarizeRun(entries: Iterable<RunSummaryEntry>): RunSummary {
     dataset.add(id);
     if (!isSubmitted) {
       incomplete.add(id);
+      continue;
+    }
+    if (entry.failed === true) {
+      errors.add(id);
       continue;
     }
     if (entry.model_patch === undefined || entry.model_patch === null || entry.model_patch === '') {

@@ -64,3 +64,15 @@ export function toVefaasError(failure: ApiFailure): RolloutError {
     },
   });
 }
+
+/**
+ * DescribeSandbox `ErrorCode`s of a sandbox that went `Failed` before it ever answered, mapped like API failures:
+ * veFaaS says `function_initialize_failed` when the instance cannot be initialised from its image — missing,
+ * misspelled, not pre-cached — which no retry changes: a configuration error (SANDBOX_IMAGE_UNAVAILABLE). Any other
+ * reason (a health check that failed, no reason given) stays an infrastructure start failure, retried.
+ */
+const IMAGE_START_CODES = new Set(['function_initialize_failed']);
+
+export function errorCodeForFailedStart(sandboxErrorCode: string | undefined): ErrorCode {
+  return sandboxErrorCode !== undefined && IMAGE_START_CODES.has(sandboxErrorCode) ? 'SANDBOX_IMAGE_UNAVAILABLE' : 'SANDBOX_START_FAILED';
+}
