@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { itWith } from '@rollout-fleet/shared/testing';
 import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
-import { CLI, ROOT, SWEEP, childEnv, configOf, openPipeline, runCli, spawnWorker, stopChild, testEnv, type Pipeline } from './support/pipeline-harness.js';
+import { CLI, ROOT, SWEEP, childEnv, cloudEnvFor, collectResults, configOf, openPipeline, runCli, spawnWorker, startHost, stopChild, testEnv, type Pipeline } from './support/pipeline-harness.js';
 
 describe('rollout-fleet CLI for a newcomer', () => {
   let dir: string;
@@ -177,6 +177,51 @@ describe('rollout-fleet CLI for a newcomer', () => {
     const farOff = await file('far-off.jsonl', [{ ...firstLine, episode_id: 'far-off', trajectory: [...trajectory, { name: 'open_file', arguments: { path: 'x' } }] }]);
     const accepted = await runCli(['submit', farOff, '--run', 'typos', '--dry-run'], env);
     expect(accepted.code, accepted.stderr).toBe(0);
+  });
+
+  it('with vefaas-local, submit (dry run too) names every missing image, where it is used and the closest one; nothing is enqueued', async () => {
+    const lines = [
+      { ...firstLine, episode_id: 'typo-1', sandbox: { image: 'pyutls' } },
+      { ...firstLine, episode_id: 'typo-2', sandbox: { image: 'pyutls' } },
+      { ...firstLine, episode_id: 'registry', sandbox: { image: 'registry.example/team/nothing-like-it:v2' } },
+      { ...firstLine, episode_id: 'fine' },
+    ];
+    const images = await file('images.jsonl', lines);
+    for (const extra of [['--dry-run'], []]) {
+      const refused = await runCli(['submit', images, '--run', 'images', ...extra], env);
+      expect(refused.code, refused.stderr).toBe(3);
+      expect(refused.stdout).toBe('');
+      expect(refused.stderr).toContain(`${images}:1: sandbox.image: image "pyutls" does not exist (2 episode(s) use it); did you mean "pyutils"?`);
+      expect(refused.stderr).toContain(`${images}:3: sandbox.image: image "registry.example/team/nothing-like-it:v2" does not exist (1 episode(s) use it)\n`);
+      expect(refused.stderr).toMatch(/^submit: 2 sandbox image\(s\) not found by vefaas-local in .*examples\/images \("pyutls", "registry\.example\/team\/nothing-like-it:v2"\); .*nothing was enqueued$/m);
+    }
+    expect(await pipeline.redis.exists(pipeline.keys.run('images'))).toBe(0);
+  });
+
+  itWith([bwrapNeed()], 'against veFaaS (vefaas-local as the cloud) a missing image fails at the first create as configuration, once; the SWE-bench summary counts it as an error instance', async () => {
+    const host = await startHost();
+    const cloud = { ...testEnv(), ...cloudEnvFor(host.handle) };
+    const cloudPipeline = openPipeline(configOf(cloud));
+    const worker = spawnWorker(cloud, ['--concurrency', '1']);
+    try {
+      const missing = await file('cloud-missing.jsonl', [{ ...firstLine, episode_id: 'no-image', instance_id: 'pyutils__no-image', sandbox: { image: 'no-such-image' } }]);
+      const submitted = await runCli(['submit', missing, '--run', 'cloud'], cloud);
+      expect(submitted.code, submitted.stderr).toBe(0);
+      const [result] = await collectResults(cloudPipeline, 'cloud', 1);
+      expect(result, worker.log()).toMatchObject({ status: 'failed', reward: null, failure: { code: 'SANDBOX_IMAGE_UNAVAILABLE', class: 'input' } });
+      expect(result!.attempts.map((a) => a.failure?.code)).toEqual(['SANDBOX_IMAGE_UNAVAILABLE']);
+
+      const summaryPath = join(dir, 'summary.json');
+      const report = await runCli(['results', '--run', 'cloud', '--format', 'swebench', '--summary', summaryPath], cloud);
+      expect(report.code, report.stderr).toBe(0);
+      expect(JSON.parse(report.stdout)).toEqual({});
+      const summary = JSON.parse(await readFile(summaryPath, 'utf8')) as Record<string, unknown>;
+      expect(summary).toMatchObject({ total_instances: 1, error_instances: 1, empty_patch_instances: 0, error_ids: ['pyutils__no-image'], empty_patch_ids: [] });
+    } finally {
+      await stopChild(worker);
+      await cloudPipeline.close();
+      await host.close();
+    }
   });
 
   itWith([bwrapNeed()], 'status warns while no worker is alive, and stops warning once one reports', async () => {
