@@ -26,6 +26,13 @@ function result(runId: string, i: number, overrides: Partial<EpisodeResult> = {}
   };
 }
 
+/** The grade of an episode whose unittest output was read with the pytest parser. */
+const ZERO_PARSED: EpisodeResult['grading'] = {
+  parser: 'pytest', parser_source: 'repository', tests_ran: true, timed_out: false, tests_parsed: 0,
+  tests: [{ id: 'test_add (t.C.test_add)', list: 'FAIL_TO_PASS', status: null, outcome: 'failure', hint: 'not found in the test log — check the id format for this parser' }],
+  problem: 'the pytest parser found 0 test results in the eval log', log: 'OK\n', log_bytes: 3, log_truncated: false,
+};
+
 describe('dashboard run API and pages', () => {
   let redis: RedisClient;
   let config: Config;
@@ -40,7 +47,7 @@ describe('dashboard run API and pages', () => {
     await redis.hset(keys.run(runId), { total: 5, created_at: '2026-11-29T10:00:00.000Z' });
     const store = new ResultStore(redis, keys);
     await store.commit(result(runId, 0));
-    await store.commit(result(runId, 1, { resolved: false, reward: 0 }));
+    await store.commit(result(runId, 1, { resolved: false, reward: 0, grading: ZERO_PARSED }));
     await store.commit(result(runId, 2, { instance_id: '<script>alert(1)</script>', steps: [], resolved: true }));
     await store.commit(result(runId, 3, { status: 'failed', resolved: null, reward: null, failure: { code: 'SANDBOX_DEAD', class: 'infra', message: 'gone' } }));
     dashboard = await startDashboard({ config, port: 0, host: '127.0.0.1', logger: capturingLogger().logger, redis });
@@ -76,6 +83,9 @@ describe('dashboard run API and pages', () => {
     expect(page).not.toContain('<script>alert(1)</script>');
     expect(page).toContain('&lt;script&gt;alert(1)&lt;/script&gt;#0');
     expect(page).toContain('failed (SANDBOX_DEAD)');
+    // An unresolved result that parsed no tests is flagged in the list, not only on its own page.
+    expect(page).toContain('<span class="bad">no</span> <small class="bad grading-flag" title="the pytest parser found 0 test results in the eval log">(0 tests parsed — see the episode)</small>');
+    expect(page.match(/grading-flag/g)).toHaveLength(1);
     expect(page).toContain('1m 1s');
     // Newest first, each linked to its Bull Board job.
     expect(page.indexOf('repo__pkg-3#0')).toBeLessThan(page.indexOf('repo__pkg-0#0'));

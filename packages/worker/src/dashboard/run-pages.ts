@@ -22,6 +22,19 @@ pre{background:#f7f7f7;border:1px solid #e3e3e3;padding:8px;overflow:auto;max-he
 .hunk{color:#6f42c1}.verdict-match{color:#16794a}.verdict-differs{color:#b3261e}.verdict-no_record{color:#777}
 .warn{background:#fff4e5;border:1px solid #f0b45b;border-radius:4px;padding:6px 10px;margin:6px 0}`;
 
+/**
+ * An unresolved result whose tests ran but whose grade the parser could not read (zero tests parsed, listed ids
+ * not in the log) is most likely a mistake in the episode, not in the patch: flag it where results are listed.
+ */
+function gradingFlag(r: EpisodeResult): RawHtml {
+  const g = r.grading;
+  if (g === undefined || !g.tests_ran || g.problem === null) return html``;
+  const missing = g.tests.filter((test) => test.status === null).length;
+  if (g.tests_parsed > 0 && missing === 0) return html``;
+  const what = g.tests_parsed === 0 ? '0 tests parsed' : `${missing} test(s) not in the log`;
+  return html` <small class="bad grading-flag" title="${g.problem}">(${what} — see the episode)</small>`;
+}
+
 /** Seconds between automatic reloads of the run pages. */
 export const REFRESH_S = 5;
 
@@ -146,7 +159,7 @@ export function renderRunPage(input: RunPageInput): string {
   const rows = recent.map((r) => {
     const link = input.jobLink(r);
     const name = `${r.instance_id}#${r.sample_index}`;
-    const resolvedCell = r.resolved === null ? html`–` : r.resolved ? html`<span class="ok">yes</span>` : html`<span class="bad">no</span>`;
+    const resolvedCell = r.resolved === null ? html`–` : r.resolved ? html`<span class="ok">yes</span>` : html`<span class="bad">no</span>${gradingFlag(r)}`;
     const fidelity = r.fidelity === undefined || r.fidelity.compared === 0 ? '–' : `${r.fidelity.matched}/${r.fidelity.compared}`;
     return html`<tr><td><a class="viewer" href="${input.viewerLink(r)}">${name}</a>${link === undefined ? html`` : html` <small>(<a href="${link}">job</a>)</small>`}</td>
 <td class="${r.status === 'failed' ? 'bad' : ''}">${r.status}${r.failure ? ` (${r.failure.code})` : ''}</td>
