@@ -1,4 +1,5 @@
-import { type Config, createKeyspace, createRedis, type EpisodeResult, type RedisClient, ResultStore, type RunStatus } from '@rollout-fleet/shared';
+import { Queue } from 'bullmq';
+import { type Config, createKeyspace, createRedis, type EpisodeResult, jobIdFor, type RedisClient, ResultStore, type RunStatus } from '@rollout-fleet/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDashboard, type Dashboard } from './start-dashboard.js';
 import { TEST_REDIS_URL, capturingLogger, dashboardTestConfig, deletePrefix } from './test-kit.js';
@@ -97,5 +98,35 @@ describe('dashboard run API and pages', () => {
 
     const index = await (await fetch(new URL('/runs', dashboard.url))).text();
     expect(index).toContain(`<a href="/runs/${runId}">${runId}</a>`);
+  });
+
+  it('the episode page shows step output, recorded observations and the eval log through the job\'s redaction', async () => {
+    const secret = 'sk-live-4f1d2e9a7b';
+    const other = 'leaky-run';
+    const queue = new Queue(config.queue.name, { connection: { url: TEST_REDIS_URL }, prefix: config.queue.prefix });
+    try {
+      await queue.add('episode', {
+        episode: {
+          run_id: other, episode_id: 'e9', instance_id: 'repo__pkg-9', sandbox: { image: 'pyutils', env: { API_TOKEN: secret } },
+          trajectory: [{ name: 'execute_bash', arguments: { command: 'env' }, observation: `API_TOKEN=${secret}` }],
+        },
+        enqueued_at: new Date().toISOString(),
+      }, { jobId: jobIdFor(other, 'e9', 0) });
+    } finally {
+      await queue.close();
+    }
+    const store = new ResultStore(redis, createKeyspace(config.queue.prefix));
+    await store.commit(result(other, 9, {
+      run_id: other, resolved: false, reward: 0,
+      steps: [{ index: 0, tool: 'execute_bash', args: { command: 'env' }, command: 'env', output: `API_TOKEN=${secret}\n`, output_bytes: 30, truncated: false, exit_code: 0, duration_ms: 3, timed_out: false }],
+      grading: { ...ZERO_PARSED, log: `+ env\nAPI_TOKEN=${secret}\n`, log_bytes: 40 },
+    }));
+    const res = await fetch(new URL(`/episodes/${encodeURIComponent(jobIdFor(other, 'e9', 0))}`, dashboard.url));
+    expect(res.status).toBe(200);
+    const page = await res.text();
+    expect(page).not.toContain(secret);
+    expect(page).toContain('<pre class="replayed">API_TOKEN=[REDACTED]\n</pre>');
+    expect(page).toContain('<pre class="recorded">API_TOKEN=[REDACTED]</pre>');
+    expect(page).toContain('<pre class="eval-log">+ env\nAPI_TOKEN=[REDACTED]\n</pre>');
   });
 });

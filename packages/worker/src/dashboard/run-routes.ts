@@ -19,6 +19,7 @@ import {
   jobIdFor,
   type Keyspace,
   parseJobId,
+  redactJobData,
   type RedisClient,
   ResultStore,
   type ToolCall,
@@ -124,9 +125,12 @@ export function runRoutes(options: RunRoutesOptions): Router {
     }
     // The recorded observations live in the episode, i.e. the job's data, while BullMQ keeps the job.
     const job = await queue.getJob(jobId).catch(() => undefined);
-    const recorded = (job?.data as { episode?: { trajectory?: ToolCall[] } } | undefined)?.episode?.trajectory;
+    // Step outputs, recorded observations and the eval log are whatever a sandbox printed, the episode's env
+    // values included if a command echoed them: shown through the job's own redaction (its secrets, when kept).
+    const recorded = (redactJobData(job?.data) as { episode?: { trajectory?: ToolCall[] } } | undefined)?.episode?.trajectory;
+    const shown = redactJobData(result.data, job?.data ?? result.data);
     res.setHeader('Content-Security-Policy', PAGE_CSP).type('html').send(
-      renderEpisodePage({ result: result.data, jobLink: bullBoardJobPath(jobId), ...(Array.isArray(recorded) ? { recorded } : {}) }),
+      renderEpisodePage({ result: shown, jobLink: bullBoardJobPath(jobId), ...(Array.isArray(recorded) ? { recorded } : {}) }),
     );
   });
   return router;
