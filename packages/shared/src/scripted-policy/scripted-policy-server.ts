@@ -89,6 +89,8 @@ export interface RecordedPolicyRequest {
   outcome: 'reply' | 'error' | 'hang' | 'reset' | 'unknown';
   /** The server's own time for this request (parsing, script, tokens, serialization), scripted delays excluded, ms. */
   handledMs: number;
+  /** The client closed the connection before an answer was sent (it gave up on a hang or a delayed reply). */
+  clientAborted: boolean;
 }
 
 export interface ScriptedPolicyServerOptions {
@@ -107,6 +109,10 @@ export interface ScriptedPolicyServer {
   requests: RecordedPolicyRequest[];
   /** Requests of one script, in arrival order. */
   requestsFor(script: string): RecordedPolicyRequest[];
+  /** Chat-completion requests open right now (received, not yet answered or closed). */
+  readonly inflight: number;
+  /** The most chat-completion requests that were ever open at once. */
+  readonly maxInflight: number;
   close(): Promise<void>;
 }
 
@@ -228,6 +234,9 @@ export async function startScriptedPolicyServer(options: ScriptedPolicyServerOpt
   const requests: RecordedPolicyRequest[] = [];
   const attempts = new Map<string, number>();
   let completions = 0;
+  let inflight = 0;
+  let maxInflight = 0;
+  let closing = false;
   const route = options.route ?? ((body: Record<string, unknown>) => (typeof body.model === 'string' ? body.model : undefined));
 
   const wire: WireServer = await startWireServer(async (req, res) => {
@@ -249,8 +258,18 @@ export async function startScriptedPolicyServer(options: ScriptedPolicyServerOpt
       attempt: 0,
       outcome: 'unknown',
       handledMs: 0,
+      clientAborted: false,
     };
     requests.push(record);
+    if (req.method === 'POST' && req.url.pathname === '/v1/chat/completions') {
+      inflight += 1;
+      maxInflight = Math.max(maxInflight, inflight);
+      res.once('close', () => {
+        inflight -= 1;
+        // Closed without an answer, neither by a scripted reset nor by close(): the client went away.
+        if (!res.writableFinished && record.outcome !== 'reset' && !closing) record.clientAborted = true;
+      });
+    }
     const finish = (): void => {
       record.handledMs = performance.now() - started;
     };
@@ -327,6 +346,15 @@ export async function startScriptedPolicyServer(options: ScriptedPolicyServerOpt
     baseUrl: `${wire.url}/v1`,
     requests,
     requestsFor: (script) => requests.filter((request) => request.script === script),
-    close: () => wire.close(),
+    get inflight() {
+      return inflight;
+    },
+    get maxInflight() {
+      return maxInflight;
+    },
+    close: () => {
+      closing = true;
+      return wire.close();
+    },
   };
 }

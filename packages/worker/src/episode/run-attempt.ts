@@ -166,6 +166,7 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
     if (episode.policy && requester) {
       run = await drivePolicy(deps, input, { shell, policy: episode.policy, requester, countStep, deadline: episodeDeadline });
       steps = run.steps;
+      stopped = run.stopped;
     } else {
       const replay = await replayTrajectory({
         shell,
@@ -310,6 +311,7 @@ function turnRequesterFor(deps: AttemptDeps, policy: Policy, logger: Logger): Tu
     retries: policy.limits.retries,
     requestTimeoutMs: policy.limits.request_timeout_s * 1000,
     minBackoffMs: deps.policy.backoffMs,
+    metrics: deps.metrics.policy,
     logger,
   });
 }

@@ -19,6 +19,8 @@ export interface WorkerMetrics {
   readonly reaperKills: Counter<'reason'>;
   readonly duplicateResults: Counter;
   readonly supply: SupplyMetrics;
+  /** Policy episodes' model requests (turn-request.ts). */
+  readonly policy: { slotWaiters: Gauge; inflight: Gauge; failures: Counter<'code'> };
   /** Event-loop delay p99 and RSS of this process, sampled when the metrics are published. */
   readonly process: ProcessHealth;
 }
@@ -69,6 +71,20 @@ export function createWorkerMetrics(): WorkerMetrics {
     reaperKills: new Counter({ name: 'rf_reaper_kills_total', help: 'Sandboxes killed by the reaper, by reason', labelNames: ['reason'], registers }),
     duplicateResults: new Counter({ name: 'rf_duplicate_results_total', help: 'Second completions of a job dropped by the exactly-once commit', registers }),
     supply: createSupplyMetrics(registry),
+    policy: {
+      slotWaiters: new Gauge({
+        name: 'rf_policy_slot_waiters',
+        help: 'Policy turns waiting for a fleet-wide inflight slot of their endpoint (RF_POLICY_MAX_INFLIGHT)',
+        registers,
+      }),
+      inflight: new Gauge({ name: 'rf_policy_requests_inflight', help: 'Chat-completion requests in flight to policy endpoints', registers }),
+      failures: new Counter({
+        name: 'rf_policy_request_failures_total',
+        help: 'Failed policy requests (infra ones are retried within the turn), by failure code',
+        labelNames: ['code'],
+        registers,
+      }),
+    },
     process: createProcessHealth(registers),
   };
 }
