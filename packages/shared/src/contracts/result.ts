@@ -144,7 +144,8 @@ export const EpisodeResultSchema = z.object({
   exit_status: z.string().nullable().optional().describe(
     'Policy episodes: how the agent loop ended, in SWE-agent\'s vocabulary — `submitted`, or `submitted (<reason>)` when it '
       + 'stopped early and a patch was taken all the same, or `<reason>` without a patch; reasons `exit_format`, `exit_context`, '
-      + '`exit_cost` (turn limit), `exit_total_execution_time`, `exit_command_timeout`. Absent for replays; null when the attempt '
+      + '`exit_cost` (turn limit), `exit_total_execution_time`, `exit_command_timeout`, `exit_environment_error` (the model broke '
+      + 'its shell beyond repair). Absent for replays; null when the attempt '
       + 'failed before the loop ended.',
   ),
   turns: z.array(TurnRecordSchema).optional().describe('Policy episodes: one record per model turn.'),

@@ -7,6 +7,12 @@
  * What the model causes ends the loop with an exit reason and is graded afterwards; what infrastructure causes
  * (requests that keep failing, a dead sandbox) is thrown and fails the attempt (retried, reward null).
  * A trajectory given with the policy is replayed first, as the conversation's opening turns.
+ *
+ * Stops: an aborted `signal` (run cancelled, episode forced, worker shutting down, lease lost) is thrown as its
+ * reason at the next check — before each turn and each call — and aborts a request in flight (the requester gives
+ * its inflight slot back); a running command ends with its sandbox. A shell the model broke beyond repair (no new
+ * session will start: the step executor's `stopped`) ends the loop as `exit_environment_error`, graded on the diff
+ * so far like a replay that stops there; asking the model for more turns would only get "no shell" observations.
  */
 import {
   captureTokens,
@@ -20,6 +26,7 @@ import {
   toolProfile,
   type ChatMessage,
   type Episode,
+  type Failure,
   type FullTurnIds,
   type Policy,
   type StepRecord,
@@ -39,7 +46,8 @@ export type PolicyExit =
   | 'exit_context'
   | 'exit_cost'
   | 'exit_total_execution_time'
-  | 'exit_command_timeout';
+  | 'exit_command_timeout'
+  | 'exit_environment_error';
 
 export interface PolicyRun {
   steps: StepRecord[];
@@ -47,6 +55,8 @@ export interface PolicyRun {
   messages: ChatMessage[];
   exit: PolicyExit;
   tokens: TokenTotals;
+  /** Why the loop could not go on when the model broke its shell beyond repair (`exit_environment_error`). */
+  stopped: Failure | null;
 }
 
 export interface PolicyDriverOptions {
@@ -89,12 +99,15 @@ export async function runPolicyLoop(options: PolicyDriverOptions): Promise<Polic
   const steps: StepRecord[] = [];
   const turns: TurnRecord[] = [];
   const tokens: TokenTotals = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  /** Set once the step executor says no shell can be had any more. */
+  let stopped: Failure | null = null;
 
   const runCall = async (call: { name: string; arguments: Record<string, unknown>; timeout_s?: number | undefined }, extra: Pick<StepRecord, 'turn' | 'tool_call_id'>) => {
     const executed = await execute(call, steps.length);
     const record: StepRecord = { ...executed.record, ...extra };
     steps.push(record);
     await options.onStep?.(record);
+    stopped ??= executed.stopped ?? null;
     return { record, observation: profile.observation({ output: executed.output, exitCode: record.exit_code }), output: executed.output };
   };
 
@@ -105,6 +118,7 @@ export async function runPolicyLoop(options: PolicyDriverOptions): Promise<Polic
     messages.push({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.arguments) } }] });
     const ran = await runCall(call, { tool_call_id: id });
     messages.push({ role: 'tool', tool_call_id: id, content: ran.observation });
+    if (stopped) return done('exit_environment_error');
   }
 
   let agentMs = 0;
@@ -215,6 +229,7 @@ export async function runPolicyLoop(options: PolicyDriverOptions): Promise<Polic
         }
         timeouts = outcome.timedOut ? timeouts + 1 : 0;
         if (outcome.submitted) exit = 'submitted';
+        else if (stopped) exit = 'exit_environment_error';
         else if (exit === undefined && timeouts >= limits.max_consecutive_timeouts) exit = 'exit_command_timeout';
         turn.steps = outcome.stepIndices;
         break;
@@ -234,6 +249,10 @@ export async function runPolicyLoop(options: PolicyDriverOptions): Promise<Polic
         messages.push({ role: 'tool', tool_call_id: call.id, content: FORMAT_ERROR_TEXTS.notExecutedAfterSubmit });
         continue;
       }
+      if (stopped) {
+        messages.push({ role: 'tool', tool_call_id: call.id, content: FORMAT_ERROR_TEXTS.notExecutedNoShell });
+        continue;
+      }
       if (profile.submitTool !== undefined && call.name === profile.submitTool) {
         submitted = true;
         continue;
@@ -250,7 +269,7 @@ export async function runPolicyLoop(options: PolicyDriverOptions): Promise<Polic
   }
 
   function done(exit: PolicyExit): PolicyRun {
-    return { steps, turns, messages, exit, tokens };
+    return { steps, turns, messages, exit, tokens, stopped: exit === 'exit_environment_error' ? stopped : null };
   }
 }
 
