@@ -50,6 +50,9 @@ const SCRIPTS: Record<string, PolicyScript> = {
   multiple: { turns: [calls(call.bash('ls'), call.bash('pwd')), calls(FIX), calls(call.submit())] },
   'blocked-and-syntax': { turns: [calls(call.bash('vim pyutils/calc.py')), calls(call.bash('echo (')), calls(FIX), calls(call.submit())] },
   length: { turns: [{ reply: { content: 'Let me think about this step by step. First', finish_reason: 'length' } }, calls(FIX), calls(call.submit())] },
+  'no-call': { turns: [{ reply: { content: 'The fix is straightforward; I am done.' } }, calls(FIX), calls(call.submit())] },
+  // The model poisons what every new shell reads, then ends its shell: no session will start again.
+  poisoned: { turns: [calls(FIX), calls(call.bash("echo 'exit' >> ~/.bashrc")), calls(call.bash('exit')), calls(call.submit())] },
   markup: { turns: [{ reply: { content: '<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}\n' } }, calls(FIX), calls(call.submit())] },
   mini: {
     turns: [
@@ -118,7 +121,7 @@ describe('policy episodes on vefaas-local + Redis, against the scripted policy s
     firstTurnTotal = firstPrompt + toyCompletionTokens({ tool_calls: [{ function: { name: FIX.name, arguments: JSON.stringify(FIX.arguments) } }] }).length;
 
     const episodes: EpisodeInput[] = [
-      ...['fix', 'wrong-fix', 'format-exit', 'unknown-tool', 'multiple', 'blocked-and-syntax', 'length', 'markup', 'tokens-mismatch', 'retried', 'rejected'].map((id) => policyEpisode({ ...base, id })),
+      ...['fix', 'wrong-fix', 'format-exit', 'unknown-tool', 'multiple', 'blocked-and-syntax', 'length', 'no-call', 'poisoned', 'markup', 'tokens-mismatch', 'retried', 'rejected'].map((id) => policyEpisode({ ...base, id })),
       policyEpisode({ ...base, id: 'mini', policy: { tool_profile: 'mini_bash' } }),
       policyEpisode({ ...base, id: 'seed', policy: { tool_profile: 'seed' } }),
       policyEpisode({ ...base, id: 'persistent', policy: { limits: { request_timeout_s: 5, retries: 2 } } }),
@@ -253,9 +256,26 @@ describe('policy episodes on vefaas-local + Redis, against the scripted policy s
     expect(length.turns![0]).toMatchObject({ finish_reason: 'length', format_error: { code: 'POLICY_FORMAT_ERROR' } });
     expect(length.messages![3]).toMatchObject({ role: 'user', content: expect.stringContaining('output token limit') });
 
+    const noCall = result('no-call');
+    expect(noCall.turns![0]).toMatchObject({ finish_reason: 'stop', format_error: { code: 'POLICY_FORMAT_ERROR', message: expect.stringContaining('did not call a tool') } });
+    expect(noCall.messages![3]).toEqual({ role: 'user', content: noCall.turns![0]!.format_error!.message });
+    expect(noCall).toMatchObject({ resolved: true, exit_status: 'submitted' });
+
     const markup = result('markup');
     expect(markup.turns![0]!.format_error?.message).toContain('tool-call markup');
     expect(markup).toMatchObject({ resolved: true, reward: 1 });
+  });
+
+  it('ends as exit_environment_error once the model broke its shell beyond repair, graded on the diff so far', () => {
+    const r = result('poisoned');
+    expect(r).toMatchObject({
+      status: 'completed', resolved: true, reward: 1, exit_status: 'submitted (exit_environment_error)', failure: { code: 'SESSION_RESTART_FAILED', class: 'model' },
+    });
+    // No turn is asked for after the shell is gone; the last call is answered by its id all the same.
+    expect(requests('poisoned')).toHaveLength(3);
+    expect(r.steps.map((s) => [s.turn, s.error?.code])).toEqual([[0, undefined], [1, undefined], [2, 'SESSION_RESTART_FAILED']]);
+    expect(r.messages!.at(-1)).toMatchObject({ role: 'tool', tool_call_id: r.turns![2]!.message.tool_calls![0]!.id });
+    expect(r.attempts).toHaveLength(1);
   });
 
   it('plays mini-swe-agent\'s profile (parallel bash calls, fresh shells, the submit sentinel) and the seed\'s (a reply without a call ends)', () => {
