@@ -240,6 +240,15 @@ describe('search tools', () => {
     expect(run('search_file').output).toBe('Usage: search_file <search_term> [<file>]\n');
   });
 
+  it('search_file over 100 matching lines lists every one: its "More than N lines" guard counts file names (§9)', () => {
+    const big = join(scratch.dir, 'proj', 'big.txt');
+    writeFileSync(big, `${lines(1, 150, 'hit').join('\n')}\n`);
+    const out = run('search_file hit proj/big.txt').output.split('\n');
+    expect(out[0]).toBe(`Found 150 matches for "hit" in ${big}:`);
+    expect(out.slice(1, 151)).toEqual(lines(1, 150, 'hit').map((line, i) => `Line ${i + 1}:${line}`));
+    expect(out.slice(151)).toEqual([`End of matches for "hit" in ${big}`, '']);
+  });
+
   it('find_file: glob names, hidden paths included, no end line', () => {
     const dir = join(scratch.dir, 'proj');
     const out = run("find_file '*.py' proj").output.split('\n');
