@@ -138,10 +138,13 @@ async function throughput(server: ScriptedPolicyServer): Promise<void> {
     const latency = run.results.flatMap((r) => (r.turns ?? []).map((t) => t.latency_ms));
     const waits = run.results.flatMap((r) => (r.turns ?? []).map((t) => t.slot_wait_ms));
     const totals = run.results.map((r) => r.timings.total_ms);
+    const acquire = run.results.map((r) => r.timings.sandbox_acquire_ms);
+    const loops = run.results.map((r) => r.timings.replay_ms);
     console.log(`\n(b) throughput: ${EPISODES} policy episodes × ${EPISODE_TURNS} turns on emulated vefaas-local, ${WORKERS} worker processes × concurrency ${CONCURRENCY}`);
     if (!run.complete) console.log(`  INCOMPLETE: ${done} of ${EPISODES} results within --timeout-s ${TIMEOUT_MS / 1000}`);
     console.log(`  first enqueue → last result committed: ${seconds.toFixed(2)} s = ${(done / seconds).toFixed(2)} EPISODES/S (${(turns / seconds).toFixed(0)} turns/s)`);
     console.log(`  per episode: total p50 ${ms(quantile(totals, 0.5), 0)} p90 ${ms(quantile(totals, 0.9), 0)}; request latency p50 ${ms(quantile(latency, 0.5), 1)} p90 ${ms(quantile(latency, 0.9), 1)}; inflight-slot wait p90 ${ms(quantile(waits, 0.9), 1)}`);
+    console.log(`  where an episode's time goes (p50): sandbox acquire ${ms(quantile(acquire, 0.5), 0)}, agent loop ${ms(quantile(loops, 0.5), 0)} (${ms(quantile(loops, 0.5) / EPISODE_TURNS, 1)} per turn)`);
     console.log(`  outcomes: ${failureSummary(run.results)}; the server answered ${server.requestsFor(model).filter((r) => r.outcome === 'reply').length} requests`);
     console.log(`  ${loadBefore} before, ${machineLoad()} after`);
     if (!run.complete || run.results.some((r) => r.exit_status !== 'submitted')) process.exitCode = 1;
