@@ -216,6 +216,27 @@ describe('processor decisions', () => {
     const result = await store.get(runId, 'e1', 0);
     expect(result).toMatchObject({ status: 'completed', resolved: false, reward: 0, patch: null, failure: { code: 'SANDBOX_LOST_IN_STEP', class: 'model' } });
     expect(result?.attempts.map((a) => a.lost_at_step)).toEqual([2, 2, 2]);
+    // The grading block says why nothing was tested.
+    expect(result?.grading).toMatchObject({ tests_ran: false, tests_parsed: 0, problem: 'the sandbox died during step 2 in every attempt, leaving no patch: the tests were not run' });
+  });
+
+  it('a grade carries its grading block into the result, and its summary (with the problem) into the job log', async () => {
+    const runId = `r-${randomUUID()}`;
+    const grading: NonNullable<AttemptOutcome['grading']> = {
+      parser: 'pytest', parser_source: 'repository', tests_ran: true, timed_out: false, tests_parsed: 0,
+      tests: [{ id: 'test_add (t.C.test_add)', list: 'FAIL_TO_PASS', status: null, outcome: 'failure', hint: 'not found in the test log — check the id format for this parser' }],
+      problem: 'the pytest parser found 0 test results in the eval log', log: 'OK\n', log_bytes: 3, log_truncated: false,
+    };
+    startWorker(async () => outcome({ resolved: false, reward: 0, report: { patch_is_None: false, patch_exists: true, patch_successfully_applied: true, resolved: false }, grading }));
+    const job = await enqueue({ ...episodeOf(runId, 'e1'), eval: EVAL });
+    expect(await finished(job.id!)).toBe('completed');
+    expect((await store.get(runId, 'e1', 0))?.grading).toEqual(grading);
+    const { logs } = await queue.getJobLogs(job.id!);
+    expect(logs.at(-1)).toBe([
+      'graded parser=pytest (repository) tests-parsed=0 FAIL_TO_PASS 0/1 PASS_TO_PASS 0/0 unresolved',
+      'WARNING: the pytest parser found 0 test results in the eval log',
+      '  not found: test_add (t.C.test_add)',
+    ].join('\n'));
   });
 
   it('sandboxes lost at different steps are infra: failed, reward null', async () => {
