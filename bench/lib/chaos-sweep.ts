@@ -119,7 +119,7 @@ function secret(label: string): string {
 
 async function startSandboxHost(o: { faultsFile: string; accessKey: string; secretKey: string; gatewayKey: string; watch: SecretWatch }): Promise<Host> {
   const child = spawn(process.execPath, [CLI, 'sandbox-host', '--port', '0', '--images', `${root}examples/images`,
-    '--access-key', o.accessKey, '--secret-key', o.secretKey, '--gateway-key', o.gatewayKey, '--faults', o.faultsFile, '--log-level', 'info'],
+    '--access-key', o.accessKey, '--secret-key', o.secretKey, '--gateway-key', o.gatewayKey, '--faults', o.faultsFile, '--log-level', 'debug'],
   { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   o.watch.watch('sandbox-host', 'stdout', child.stdout);
   o.watch.watch('sandbox-host', 'stderr', child.stderr);
@@ -226,7 +226,8 @@ export async function runChaosSweep(o: ChaosOptions): Promise<ChaosReport> {
       RF_LOCK_DURATION_MS: '10000',
       RF_STALLED_INTERVAL_MS: '5000',
       RF_SHUTDOWN_GRACE_S: '5',
-      LOG_LEVEL: 'info',
+      // Debug: every line a process can write is searched for the planted secrets, not only the usual ones.
+      LOG_LEVEL: 'debug',
       LOG_FORMAT: 'json',
     };
     const spawnWorker = (): void => {
