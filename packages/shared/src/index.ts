@@ -78,7 +78,7 @@ export { CONFIG_VARIABLES } from './config/variables.js';
 export type { ConfigVariable } from './config/variables.js';
 export { renderConfigTable } from './config/config-table.js';
 export { closestNames, didYouMean, editDistance } from './config/did-you-mean.js';
-export { childLogger, createLogger } from './logging/create-logger.js';
+export { childLogger, createLogger, scrubFromLogs } from './logging/create-logger.js';
 export type { CreateLoggerOptions, LogContext, Logger } from './logging/create-logger.js';
 export { isSecretKey, redactDeep, redactSecrets } from './logging/redact.js';
 export { isLoopbackHost } from './net/loopback.js';

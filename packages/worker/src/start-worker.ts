@@ -11,6 +11,8 @@ import {
   ResultStore,
   createKeyspace,
   createRedis,
+  jobSecrets,
+  scrubFromLogs,
   type Config,
   type EpisodeJobData,
   type EpisodeJobReturn,
@@ -115,7 +117,17 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   // BullMQ leaves connections it did not create open on close(); we own this one and close it ourselves.
   // BullMQ requires maxRetriesPerRequest: null on a worker's connection: the 'blocking' role.
   const workerConnection = createRedis(config.redis, { role: 'blocking', connectionName: `rf-worker-queue:${workerId}` });
-  const worker = new Worker<EpisodeJobData, EpisodeJobReturn>(config.queue.name, processor, {
+  // While a job runs, its secret values (sandbox env, secret fields) are cut out of every line this process logs,
+  // whichever module writes it: an error can quote the command that exported them.
+  const scrubbingProcessor: typeof processor = async (job, token, signal) => {
+    const release = scrubFromLogs(logger, jobSecrets(job.data));
+    try {
+      return await processor(job, token, signal);
+    } finally {
+      release();
+    }
+  };
+  const worker = new Worker<EpisodeJobData, EpisodeJobReturn>(config.queue.name, scrubbingProcessor, {
     connection: workerConnection,
     prefix: config.queue.prefix,
     concurrency: options.concurrency ?? config.worker.concurrency,
@@ -136,8 +148,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   });
   // Every finished job gets exactly one result, also one BullMQ failed without calling the processor.
   worker.on('failed', (job, err) => {
+    const release = scrubFromLogs(logger, job ? jobSecrets(job.data) : []);
     logger.debug({ jobId: job?.id, err }, 'job failed');
-    if (job) void settleWithRetries(() => settleFailedJob({ results, workerId }, job, err), logger, job.id);
+    if (job) void settleWithRetries(() => settleFailedJob({ results, workerId }, job, err), logger, job.id).finally(release);
+    else release();
   });
   const reconcileConnection = createRedis(config.redis, { role: 'blocking', connectionName: `rf-worker-reconcile:${workerId}` });
   const reconcileQueue = new Queue<EpisodeJobData>(config.queue.name, { connection: reconcileConnection, prefix: config.queue.prefix });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RolloutError } from '../errors/rollout-error.js';
-import { childLogger, createLogger } from './create-logger.js';
+import { childLogger, createLogger, scrubFromLogs } from './create-logger.js';
 import { memorySink } from './test-sink.js';
 
 const AK = 'AKLT-distinctive-ak-3141';
@@ -81,6 +81,30 @@ describe('createLogger', () => {
       err: { type: 'RolloutError', message: expect.stringMatching(/^slow down/) as unknown, code: 'VEFAAS_THROTTLED', class: 'infra', retryable: true, details: { sandboxId: 'sbx-3' } },
     });
     expect(JSON.stringify(record)).toContain('429 from gateway');
+  });
+
+  it('cuts a job\'s secret values out of every line of the logger tree while the job runs (scrubFromLogs)', () => {
+    const sink = memorySink();
+    const root = createLogger({ destination: sink });
+    const other = root.child({ component: 'supply' });
+    const job = childLogger(root, { runId: 'run-1', episodeId: 'ep-1' });
+    const ENV = 'env-value-distinctive-5772';
+    const releaseA = scrubFromLogs(job, [ENV, 'true', '1']);
+    const releaseB = scrubFromLogs(job, [ENV]);
+    // Another module's logger, a message, a field, an error, an escaped form: all scrubbed.
+    other.warn({ err: new Error(`export TOKEN='${ENV}' failed`) }, `setup of ${ENV}`);
+    job.info({ note: `"${ENV}"`, flag: 'true' }, 'step');
+    releaseA();
+    releaseA();
+    other.info(`still held by the second job: ${ENV}`);
+    releaseB();
+    other.info(`released: ${ENV}`);
+    const lines = sink.text().trim().split('\n');
+    expect(lines.slice(0, 3).join('\n')).not.toContain(ENV);
+    expect(lines[0]).toContain('[REDACTED]');
+    // Short values are not hunted through free text: "true" stays.
+    expect(sink.records()[1]).toMatchObject({ flag: 'true' });
+    expect(lines[3]).toContain(ENV);
   });
 
   it('binds episode context with childLogger, leaving out unset fields', () => {

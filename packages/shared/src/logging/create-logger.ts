@@ -4,6 +4,7 @@ import pretty from 'pino-pretty';
 import { RolloutError } from '../errors/rollout-error.js';
 import type { LogFormat, LogLevel } from './levels.js';
 import { REDACTED, REDACT_PATHS, redactDeep, redactSecrets } from './redact.js';
+import { MIN_SCRUBBED_LENGTH } from './redact-job-data.js';
 
 export type { Logger } from 'pino';
 
@@ -34,8 +35,55 @@ function serializeError(error: unknown): unknown {
   return redactDeep(serialized);
 }
 
-function scrubbingStream(target: DestinationStream, secrets: readonly string[]): DestinationStream {
-  return { write: (line: string) => target.write(redactSecrets(line, secrets)) };
+/** Secret values learnt while the process runs (a job's sandbox env), counted: two jobs may share one. */
+class LiveSecrets {
+  readonly #counts = new Map<string, number>();
+  #values: string[] = [];
+
+  add(values: readonly string[]): () => void {
+    for (const value of values) this.#counts.set(value, (this.#counts.get(value) ?? 0) + 1);
+    this.#values = [...this.#counts.keys()];
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      for (const value of values) {
+        const left = (this.#counts.get(value) ?? 1) - 1;
+        if (left > 0) this.#counts.set(value, left);
+        else this.#counts.delete(value);
+      }
+      this.#values = [...this.#counts.keys()];
+    };
+  }
+
+  get values(): readonly string[] {
+    return this.#values;
+  }
+}
+
+/** The live secrets of each logger tree, found through the destination stream every child shares. */
+const liveSecretsByStream = new WeakMap<object, LiveSecrets>();
+
+function scrubbingStream(target: DestinationStream, secrets: readonly string[], live: LiveSecrets): DestinationStream {
+  return {
+    write: (line: string) => {
+      const all = live.values.length === 0 ? secrets : [...secrets, ...live.values];
+      target.write(all.length === 0 ? line : redactSecrets(line, all));
+    },
+  };
+}
+
+/**
+ * Cuts `values` (a job's sandbox env values, say: `jobSecrets(job.data)`) out of every line the logger — and
+ * every other logger of its tree, whichever module writes — prints until the returned release is called.
+ * Values shorter than MIN_SCRUBBED_LENGTH are left alone ("1" or "true" would shred every line). A logger not
+ * made by createLogger is left as it is.
+ */
+export function scrubFromLogs(logger: Logger, values: readonly string[]): () => void {
+  const live = liveSecretsByStream.get((logger as unknown as Record<symbol, object>)[pino.symbols.streamSym] ?? {});
+  const long = values.filter((value) => value.length >= MIN_SCRUBBED_LENGTH);
+  if (live === undefined || long.length === 0) return () => undefined;
+  return live.add(long);
 }
 
 /** pino-pretty listens for events on its destination; a bare `{ write }` destination gets a Writable around it. */
@@ -64,7 +112,9 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
     ? pretty({ destination: asWritable(target), colorize: isTTY, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
     : target;
   // Scrubbed while still JSON, so escaped forms of a secret are caught before pretty-printing unescapes them.
-  const stream = secrets.length > 0 ? scrubbingStream(output, secrets) : output;
+  const live = new LiveSecrets();
+  const stream = scrubbingStream(output, secrets, live);
+  liveSecretsByStream.set(stream, live);
 
   return pino(
     {
