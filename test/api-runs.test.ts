@@ -128,7 +128,17 @@ describe('API runs', () => {
 
     const cancel = await t.call('/v1/runs/admin/cancel', { method: 'POST' });
     expect(await cancel.json()).toEqual({ run_id: 'admin', removed: 2, active: 0 });
-    expect(await (await t.call('/v1/runs/admin')).json()).toMatchObject({ cancelled: true });
+    expect(await (await t.call('/v1/runs/admin')).json()).toMatchObject({ cancelled: true, waiting: 0, done: 2, total: 2 });
+
+    // Into a cancelled run: 409 and nothing enqueued, until resume runs its cancelled episodes again.
+    const refused = await t.call('/v1/runs', { method: 'POST', json: { run_id: 'admin', episodes: records.slice(0, 2) } });
+    expect(await rejected(refused, 409)).toMatchObject({ code: 'RUN_CANCELLED', message: expect.stringContaining('submit again with --resume') });
+    const waitingOf = async (): Promise<string[]> => (await t.pipeline.queue.getRanges(['wait'], 0, -1, true)).filter((id) => id.startsWith('admin|'));
+    expect(await waitingOf()).toEqual([]);
+    const resumed = await t.call('/v1/runs', { method: 'POST', json: { run_id: 'admin', episodes: records.slice(0, 2), resume: true } });
+    expect(await resumed.json()).toMatchObject({ run_id: 'admin', enqueued: 2 });
+    expect(await (await t.call('/v1/runs/admin')).json()).toMatchObject({ cancelled: false, waiting: 2, done: 0 });
+    expect(await waitingOf()).toHaveLength(2);
   });
 
   it('attaches a policy block (object or YAML file) to every episode, and locates a mistake in it', async () => {

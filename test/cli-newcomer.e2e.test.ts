@@ -72,6 +72,29 @@ describe('rollout-fleet CLI for a newcomer', () => {
     expect(text.stdout).toMatch(/^run exp-42 \(cancelled\): 6\/6 done$/m);
     expect(text.stdout).toMatch(/^ {2}waiting 0 /m);
 
+    // The dashboard (`rollout-fleet dashboard`) says so too: on the runs list, the run page and its JSON.
+    const dashboard = spawn(process.execPath, [CLI, 'dashboard', '--port', '0'], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        dashboard.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+          out += chunk;
+          const found = /^dashboard: (http:\/\/\S+)/m.exec(out);
+          if (found) resolve(found[1]!);
+        });
+        dashboard.once('exit', (code) => reject(new Error(`dashboard exited ${String(code)}`)));
+      });
+      const list = await (await fetch(new URL('/runs', url))).text();
+      expect(list).toContain('exp-42</a> <span class="bad">(cancelled)</span>');
+      const runPage = await (await fetch(new URL('/runs/exp-42', url))).text();
+      expect(runPage).toContain('<h1>Run exp-42 (cancelled)</h1>');
+      expect(runPage).toContain('<tr><td>waiting</td><td>0</td></tr>');
+      expect(runPage).not.toContain('http-equiv="refresh"');
+      expect(await (await fetch(new URL('/api/runs/exp-42', url))).json()).toMatchObject({ cancelled: true, waiting: 0 });
+    } finally {
+      await stopChild(dashboard);
+    }
+
     // Into a cancelled run: refused, nothing enqueued, until --resume runs the cancelled episodes again.
     const refused = await runCli(['submit', SWEEP, '--run', 'exp-42'], env);
     expect(refused.code).toBe(3);

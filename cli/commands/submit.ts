@@ -172,6 +172,13 @@ async function runSubmit(paths: string[], flags: SubmitFlags): Promise<number> {
       }
       logger.debug({ summary }, 'submitted');
       const n = (value: number): string => value.toLocaleString('en-US');
+      if (summary.cancelled) {
+        console.error(
+          `submit: run ${summary.runId} was cancelled while this submit was enqueueing; stopped with ${n(summary.run.enqueued)} of ${n(summary.run.total)} ` +
+            `episode(s) enqueued (they end cancelled). To run it after all: submit again with --resume`,
+        );
+        return EXIT.FAILURE;
+      }
       if (summary.interrupted) {
         console.error(
           `submit: interrupted: run ${summary.runId} has ${n(summary.run.enqueued)} of ${n(summary.run.total)} episode(s) enqueued ` +

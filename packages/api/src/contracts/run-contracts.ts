@@ -19,6 +19,10 @@ export const SubmitOptionsSchema = z.strictObject({
   test_command: z.string().min(1).optional().describe('Test command for dataset instances (default: per repository, as SWE-bench).'),
   format: z.enum(INPUT_FORMATS).optional().describe('Read every file as this format instead of detecting it.'),
   force: z.boolean().default(false).describe('Run again the episodes that already have a result.'),
+  resume: z
+    .boolean()
+    .default(false)
+    .describe('Submit into a cancelled run (otherwise refused, 409 RUN_CANCELLED): clear its cancel and run its cancelled episodes again; finished ones are kept.'),
   dry_run: z.boolean().default(false).describe('Validate only; enqueue nothing.'),
   announce: z
     .boolean()
@@ -71,6 +75,7 @@ export const SubmitQuerySchema = z.strictObject({
   test_command: SubmitOptionsSchema.shape.test_command,
   format: SubmitOptionsSchema.shape.format,
   force: z.stringbool().default(false),
+  resume: z.stringbool().default(false),
   dry_run: z.stringbool().default(false),
   announce: z.stringbool().default(false),
   announce_ttl_s: z.coerce.number().int().min(1).max(7 * 24 * 3600).default(3600),

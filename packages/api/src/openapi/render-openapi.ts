@@ -52,6 +52,7 @@ function errorResponses(): Record<string, Json> {
     401: 'API_UNAUTHORIZED: no or wrong bearer token.',
     403: 'API_FORBIDDEN: a non-loopback Host on a server without a token, or a cross-site write.',
     404: 'Not found (RUN_NOT_FOUND with did_you_mean, SESSION_NOT_FOUND).',
+    409: 'RUN_CANCELLED: the run was cancelled; submit with resume: true to run it again (or use another run id).',
     410: 'SESSION_CLOSED (the session ended: the message says why) or SANDBOX_DEAD (the call found the sandbox gone).',
     413: 'INPUT_TOO_LARGE: the body is over RF_API_MAX_BODY_MB.',
     422: 'INPUT_INVALID / INPUT_DUPLICATE / INPUT_TOO_LARGE with every located problem; nothing was enqueued.',
@@ -162,7 +163,7 @@ export function renderOpenApi(): Json {
               'application/x-ndjson': { schema: { type: 'string', description: 'Native episodes, one JSON object per line.' } },
             },
           },
-          responses: { '200': json(ref('SubmitResponse'), 'Validated (and, unless dry_run, enqueued).'), ...errors(413, 422) },
+          responses: { '200': json(ref('SubmitResponse'), 'Validated (and, unless dry_run, enqueued).'), ...errors(409, 413, 422) },
         },
       },
       '/v1/runs/{run_id}': {

@@ -70,6 +70,7 @@ export async function submitFiles(deps: SubmitDeps, files: InputFile[], options:
     runId: options.run_id,
     episodes: validated.episodes,
     force: options.force,
+    resume: options.resume,
     policy: { attempts: config.worker.attempts, backoffMs: config.worker.backoffMs, retentionS: config.worker.resultRetentionDays * 86_400 },
   });
   return { ...response, enqueued: summary.enqueued, skipped_done: summary.skippedDone, skipped_queued: summary.skippedQueued };

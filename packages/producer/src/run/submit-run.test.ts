@@ -12,7 +12,7 @@ import {
 } from '@rollout-fleet/shared';
 import { cancelRun } from './cancel-run.js';
 import { retryFailed } from './retry-failed.js';
-import { streamResults } from './stream-results.js';
+import { runFinished, streamResults } from './stream-results.js';
 import { submitRun } from './submit-run.js';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -111,6 +111,59 @@ describe('submitRun', () => {
     expect(forced.enqueued).toBe(1);
     expect(await store.get(runId, 'e0', 0)).toBeUndefined();
     expect(await redis.hget(keys.run(runId), 'done')).toBe('0');
+  });
+
+  it('an interrupted submit leaves the whole run registered and says how much is not enqueued; the same submit again finishes it', async () => {
+    const runId = `r-${randomUUID()}`;
+    const episodes = [0, 1, 2, 3, 4, 5, 6].map((i) => episode(runId, `e${i}`));
+    const stop = new AbortController();
+    const first = await submitRun({ queue, redis, keys, runId, episodes, chunkSize: 3, signal: stop.signal, onProgress: () => stop.abort() });
+    expect(first).toMatchObject({ interrupted: true, cancelled: false, enqueued: 3, run: { total: 7, enqueued: 3 } });
+    expect(await redis.hmget(keys.run(runId), 'total', 'not_enqueued')).toEqual(['7', '4']);
+    expect(await redis.exists(keys.submitting(runId))).toBe(0);
+    expect(await getRunStatus({ redis, keys, runId })).toMatchObject({ total: 7, waiting: 3, notEnqueued: 4, submitting: false });
+    expect(await runFinished(redis, keys, runId)).toBe(false);
+
+    const again = await submitRun({ queue, redis, keys, runId, episodes, chunkSize: 3 });
+    expect(again).toMatchObject({ interrupted: false, enqueued: 4, skippedQueued: 3, run: { total: 7, enqueued: 7 } });
+    expect(await redis.hget(keys.run(runId), 'not_enqueued')).toBeNull();
+    expect(await getRunStatus({ redis, keys, runId })).toMatchObject({ total: 7, waiting: 7, notEnqueued: 0 });
+  });
+
+  it('refuses a cancelled run unless resume, which runs its cancelled episodes again; a cancel while submitting stops the submit', async () => {
+    const runId = `r-${randomUUID()}`;
+    const episodes = [0, 1, 2].map((i) => episode(runId, `e${i}`));
+    await submitRun({ queue, redis, keys, runId, episodes });
+    await cancelRun({ queue, redis, keys, runId });
+    await expect(submitRun({ queue, redis, keys, runId, episodes })).rejects.toMatchObject({ code: 'RUN_CANCELLED' });
+    expect(await getRunStatus({ redis, keys, runId })).toMatchObject({ cancelled: true, waiting: 0, done: 3 });
+    const resumed = await submitRun({ queue, redis, keys, runId, episodes, resume: true });
+    expect(resumed).toMatchObject({ resumed: 3, enqueued: 3, skippedDone: 0 });
+    expect(await getRunStatus({ redis, keys, runId })).toMatchObject({ cancelled: false, waiting: 3, done: 0 });
+    expect(await redis.hlen(keys.parked(runId))).toBe(0);
+
+    const other = `r-${randomUUID()}`;
+    const more = [0, 1, 2, 3, 4, 5].map((i) => episode(other, `e${i}`));
+    let cancelling: Promise<unknown> | undefined;
+    const stopped = await submitRun({
+      queue, redis, keys, runId: other, episodes: more, chunkSize: 2,
+      onProgress: (p) => {
+        if (p.done === 2) cancelling = cancelRun({ queue, redis, keys, runId: other });
+      },
+    });
+    await cancelling;
+    expect(stopped.cancelled).toBe(true);
+    expect(stopped.enqueued).toBeLessThan(6);
+    expect(await runFinished(redis, keys, other)).toBe(true);
+  });
+
+  it('refuses unknown runs in cancel and retry, with the closest run ids, and creates nothing', async () => {
+    const runId = `known-${randomUUID().slice(0, 8)}`;
+    await submitRun({ queue, redis, keys, runId, episodes: [episode(runId, 'e0')] });
+    const typo = `${runId}x`;
+    await expect(cancelRun({ queue, redis, keys, runId: typo })).rejects.toMatchObject({ code: 'RUN_NOT_FOUND', message: `no run "${typo}"; did you mean "${runId}"?`, details: { didYouMean: [runId] } });
+    await expect(retryFailed({ queue, redis, keys, runId: typo })).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
+    expect(await redis.exists(keys.run(typo))).toBe(0);
   });
 
   it('records each enqueued job\'s sandbox spec for the warm pool\'s lookahead, and retires the run\'s announcement', async () => {

@@ -15,7 +15,8 @@
  *    stops anywhere. Either way the run shows "enqueued N of M", and the same submit again enqueues the rest.
  *
  * A cancelled run is refused (RUN_CANCELLED) unless `resume`: then its flag is cleared and the given episodes
- * whose result is CANCELLED run again, alongside whatever is missing.
+ * whose result is CANCELLED run again, alongside whatever is missing. A cancel while the submit runs stops it
+ * after the current chunk (`cancelled`).
  */
 import type { Queue } from 'bullmq';
 import type { RedisClient } from '@rollout-fleet/shared';
@@ -73,8 +74,10 @@ export interface SubmitSummary {
   skippedQueued: number;
   /** Cancelled episodes run again (with `resume`). */
   resumed: number;
-  /** The signal stopped the submit before everything was enqueued. */
+  /** The signal (or a cancel of the run) stopped the submit before everything was enqueued. */
   interrupted: boolean;
+  /** The run was cancelled while this submit was enqueueing: it stopped there (the rest is never enqueued). */
+  cancelled: boolean;
   /** The run's jobs (all submissions) and how many of them are in the queue or done. */
   run: { total: number; enqueued: number };
 }
@@ -96,7 +99,7 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmitSummar
   const chunkSize = options.chunkSize ?? 500;
   const policy = options.policy ?? DEFAULT_JOB_POLICY;
   const now = options.now ?? (() => new Date());
-  const summary: SubmitSummary = { runId, total: episodes.length, enqueued: 0, skippedDone: 0, skippedQueued: 0, resumed: 0, interrupted: false, run: { total: 0, enqueued: 0 } };
+  const summary: SubmitSummary = { runId, total: episodes.length, enqueued: 0, skippedDone: 0, skippedQueued: 0, resumed: 0, interrupted: false, cancelled: false, run: { total: 0, enqueued: 0 } };
 
   await redis
     .multi()
@@ -132,12 +135,20 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmitSummar
       summary.skippedDone += plan.skippedDone;
       summary.skippedQueued += plan.skippedQueued;
       examined += plan.size;
-      await redis
+      const answers = await redis
         .multi()
         .hincrby(keys.run(runId), 'not_enqueued', -(plan.toAdd.length + plan.toReplace.length))
         .pexpire(keys.submitting(runId), SUBMITTING_TTL_MS)
+        .hget(keys.run(runId), 'cancelled')
         .exec();
       options.onProgress?.({ done: examined, total: episodes.length, enqueued: summary.enqueued, skipped: summary.skippedDone + summary.skippedQueued });
+      // A cancel while this submit runs: what is enqueued is being cancelled; enqueueing more would only add
+      // jobs that end CANCELLED.
+      if (answers?.[2]?.[1] === '1' && examined < episodes.length) {
+        summary.interrupted = true;
+        summary.cancelled = true;
+        break;
+      }
     }
   } finally {
     await redis.del(keys.submitting(runId));
