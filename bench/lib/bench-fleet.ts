@@ -93,10 +93,12 @@ export interface BenchFleetOptions {
   host?: Omit<VefaasLocalOptions, 'isolation' | 'imagesDir'>;
   /** Extra configuration for every worker (in-process and child processes alike), e.g. RF_FLEET_* limits. */
   env?: Record<string, string>;
+  /** Redis to use instead of REDIS_URL / 127.0.0.1:6379 (a private server whose server-wide stats are the run's). */
+  redisUrl?: string;
 }
 
 export async function openBenchFleet(o: BenchFleetOptions): Promise<BenchFleet> {
-  const found: FoundRedis = await findRedis(process.env.REDIS_URL);
+  const found: FoundRedis = await findRedis(o.redisUrl ?? process.env.REDIS_URL);
   const host = await startVefaasLocal({ ...o.host, isolation: o.isolation, imagesDir: IMAGES_DIR });
   const vefaas = createVefaasClient({
     endpoint: host.controlPlaneUrl,
