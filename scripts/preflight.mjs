@@ -35,6 +35,8 @@ export const NEEDS = {
     { command: 'redis-server', pkg: 'redis-server' },
     { command: 'redis-cli', pkg: 'redis-tools' },
     { command: 'chromium', pkg: 'chromium' },
+    // Validates docker-compose.yml offline (`docker-compose config`).
+    { command: 'docker-compose', pkg: 'docker-compose' },
     // Replayed SWE-agent runs call `python` and lint with flake8 inside the sandboxes (which see the host's /usr).
     { command: 'python', pkg: 'python-is-python3' },
     { command: 'flake8', pkg: 'flake8' },

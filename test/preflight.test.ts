@@ -12,9 +12,9 @@ import { ROOT } from './support/pipeline-harness.js';
 const readLock = (path: string): LockFile => JSON.parse(readFileSync(join(ROOT, path), 'utf8')) as LockFile;
 
 describe('preflight', () => {
-  it('wants bubblewrap, redis-server, redis-cli and chromium for the tests, and no redis-server for a demo given REDIS_URL', () => {
+  it('wants bubblewrap, redis-server, redis-cli, chromium and docker-compose for the tests, and no redis-server for a demo given REDIS_URL', () => {
     const nothing = (): boolean => false;
-    expect(missingPackages('test', { has: nothing, env: {} })).toEqual(['python3', 'git', 'patch', 'bubblewrap', 'redis-server', 'redis-tools', 'chromium', 'python-is-python3', 'flake8', 'python3-pytest']);
+    expect(missingPackages('test', { has: nothing, env: {} })).toEqual(['python3', 'git', 'patch', 'bubblewrap', 'redis-server', 'redis-tools', 'chromium', 'docker-compose', 'python-is-python3', 'flake8', 'python3-pytest']);
     expect(missingPackages('demo', { has: nothing, env: {} })).toContain('redis-server');
     expect(missingPackages('demo', { has: nothing, env: { REDIS_URL: 'redis://r:6379' } })).not.toContain('redis-server');
     expect(missingPackages('test', { has: (command) => command !== 'chromium', env: {} })).toEqual(['chromium']);
