@@ -1,7 +1,8 @@
 /**
  * `rollout-fleet doctor` against vefaas-local: a healthy setup passes every check; each failure it diagnoses
  * is produced for real and named with its fix — bad keys, a skewed clock (injected), a route that is
- * unreachable, wrong or wants a key, a sandbox that fails to start, an unreachable control plane — and the
+ * unreachable, wrong, wants a key or fails upstream, a function id the account does not have, CreateSandbox
+ * throttled, a sandbox that fails to start or starts too slowly, an unreachable control plane — and the
  * sandbox it started is always killed.
  */
 import { spawn } from 'node:child_process';
@@ -187,6 +188,55 @@ describe('rollout-fleet doctor: what needs no sandbox', () => {
       expect(lines.alive).toMatchObject({ status: 'fail', fix: expect.stringContaining('VEFAAS_GATEWAY_KEY') });
       const keyed = await doctor(host.handle, targetOf(host.handle, { gatewayKey: 'route-key' }));
       expect(keyed['gateway route']?.status).toBe('ok');
+    } finally {
+      await host.close();
+    }
+  });
+
+  it('a function id the account does not have: names VEFAAS_FUNCTION_ID and the region, starts nothing', async () => {
+    const host = await startHost({ isolation: 'emulated' });
+    try {
+      const lines = await doctor(host.handle, { ...targetOf(host.handle), functionId: 'fn-nobody' });
+      expect(lines.credentials).toMatchObject({ status: 'fail', fix: expect.stringContaining(`VEFAAS_FUNCTION_ID fn-nobody is not a sandbox application in ${host.handle.region}`) });
+      expect(statuses(lines)).toMatchObject({ 'sandbox start': 'skip', kill: 'skip' });
+      expect(host.handle.liveSandboxes()).toBe(0);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it('an account at its create rate: CreateSandbox throttled (429) says to wait or raise the quota, nothing to kill', async () => {
+    const host = await startHost({ isolation: 'emulated', faults: { throttle: { createPerSecond: 0 } } });
+    try {
+      const lines = await doctor(host.handle, targetOf(host.handle));
+      expect(lines.credentials?.status).toBe('ok');
+      expect(lines['sandbox start']).toMatchObject({ status: 'fail', detail: expect.stringContaining('AccountFlowLimitExceeded'), fix: expect.stringContaining('CreateSandbox rate or instance quota') });
+      expect(statuses(lines)).toMatchObject({ alive: 'skip', tools: 'skip', command: 'skip', kill: 'skip' });
+      expect(lines.kill?.detail).toBe('no sandbox was created');
+    } finally {
+      await host.close();
+    }
+  });
+
+  it('a cold start slower than --startup-timeout-s: says to raise it, and kills the sandbox still starting', async () => {
+    // CreateSandbox answers at once (as the real one does), the sandbox stays Starting for 5 s.
+    const host = await startHost({ isolation: 'emulated', createReturns: 'immediately', faults: { coldStart: { delayMs: 5000 } } });
+    try {
+      const lines = await doctor(host.handle, targetOf(host.handle), { startupTimeoutS: 1 });
+      expect(lines['sandbox start']).toMatchObject({ status: 'fail', detail: expect.stringMatching(/still Starting after 1\.0 s$/), fix: expect.stringContaining('raise it') });
+      expect(statuses(lines)).toMatchObject({ alive: 'skip', kill: 'ok' });
+      expect(host.handle.liveSandboxes()).toBe(0);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it('a route whose upstream fails (gateway 5xx): says the application may not be released', async () => {
+    const host = await startHost({ isolation: 'emulated', faults: { gateway: { errorRate: 1 } } });
+    try {
+      const lines = await doctor(host.handle, targetOf(host.handle), { startupTimeoutS: 2 });
+      expect(lines['gateway route']).toMatchObject({ status: 'fail', detail: expect.stringContaining('502'), fix: expect.stringContaining('released') });
+      expect(lines.kill?.status).toBe('ok');
     } finally {
       await host.close();
     }
