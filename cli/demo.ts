@@ -32,7 +32,25 @@ function table(rows: string[][]): string {
   return rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ')).join('\n');
 }
 
+const USAGE = `Usage: npm run demo [-- --policy]
+
+Runs the bundled examples end to end on this machine (Redis, a local veFaaS, two workers) and checks every outcome
+against examples/expected.json; --policy runs examples/policy/ with a scripted model choosing each action.
+It takes no input of yours: submit your own episodes with \`rollout-fleet submit\` to workers on a jailed fleet.
+Exit codes: 0 every outcome as expected, 1 some differ, 2 bad arguments, 4 Redis unavailable.`;
+
 async function main(): Promise<number> {
+  const args = process.argv.slice(2);
+  if (args.includes('--help') || args.includes('-h')) {
+    console.log(USAGE);
+    return EXIT.OK;
+  }
+  // The sandboxes may run without isolation (below): nothing but the bundled examples may ever reach them.
+  const unknown = args.filter((arg) => arg !== '--policy');
+  if (unknown.length > 0) {
+    console.error(`demo: takes no input (got ${unknown.join(' ')}); it runs only the bundled examples. Submit your own episodes with \`rollout-fleet submit <file>\` (see \`rollout-fleet submit --help\`).`);
+    return EXIT.USAGE;
+  }
   const started = performance.now();
   const say = (line: string): void => console.log(line);
   let redisHandle;
@@ -50,7 +68,7 @@ async function main(): Promise<number> {
   }
   // Unguessable, so that no other submitter can put work on the queue these (maybe unjailed) sandboxes serve.
   const PREFIX = `{rf-demo-${randomUUID().slice(0, 8)}}`;
-  const policyDemo: PolicyDemo | undefined = process.argv.includes('--policy') ? await startPolicyDemo(root) : undefined;
+  const policyDemo: PolicyDemo | undefined = args.includes('--policy') ? await startPolicyDemo(root) : undefined;
   if (policyDemo) say(`policy     scripted OpenAI-compatible server ${policyDemo.server.baseUrl} (examples/policy/scripts.json)`);
   const host = await startVefaasLocal({
     imagesDir: `${root}examples/images`,

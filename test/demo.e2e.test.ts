@@ -14,8 +14,8 @@ import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
 import { createRedis, keysMatching } from '@rollout-fleet/shared';
 import { ROOT, childEnv } from './support/pipeline-harness.js';
 
-async function runDemo(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/demo.ts'], {
+async function runDemo(env: Record<string, string>, args: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/demo.ts', ...args], {
     cwd: ROOT,
     env: childEnv({ ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}), ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -44,6 +44,24 @@ describeWith([bwrapNeed()], 'npm run demo', () => {
     expect(stdout).not.toContain('isolation  OFF');
     expectEveryOutcome(stdout);
   }, 120_000);
+});
+
+describe('npm run demo arguments', () => {
+  it('takes no input of the user: a file or any unknown argument is refused (exit 2) before anything starts', async () => {
+    for (const args of [['my-episodes.jsonl'], ['--policy', 'policy.json'], ['--input=episodes.jsonl']]) {
+      const { code, stdout, stderr } = await runDemo({}, args);
+      expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
+      expect(stderr).toMatch(/^demo: takes no input \(got .+\); it runs only the bundled examples\. Submit your own episodes with `rollout-fleet submit <file>`/);
+    }
+  }, 60_000);
+
+  it('--help says what it runs and its exit codes, and starts nothing', async () => {
+    const { code, stdout } = await runDemo({}, ['--help']);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^Usage: npm run demo \[-- --policy\]/);
+    expect(stdout).toContain('It takes no input of yours');
+    expect(stdout).not.toMatch(/^redis /m);
+  }, 60_000);
 });
 
 describe('npm run demo where bubblewrap cannot run', () => {
