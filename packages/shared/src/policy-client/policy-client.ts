@@ -50,8 +50,20 @@ export class PolicyClient {
   async complete(call: CompletionCall): Promise<CompletionOutcome> {
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
     if (this.#apiKey !== undefined) headers.authorization = `Bearer ${this.#apiKey}`;
-    const deadline = AbortSignal.timeout(call.timeoutMs);
-    const signal = call.signal ? AbortSignal.any([call.signal, deadline]) : deadline;
+    // One deadline for the whole exchange, as a plain controller and timer released as soon as the exchange ends:
+    // AbortSignal.timeout/any per request would keep a timer and weak references alive for the whole timeout
+    // (minutes) — thousands of them at fleet rate (as the SWE-ReX transport found).
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, call.timeoutMs);
+    timer.unref();
+    const caller = call.signal;
+    const onAbort = (): void => controller.abort(caller?.reason);
+    if (caller?.aborted) onAbort();
+    else caller?.addEventListener('abort', onAbort, { once: true });
     const started = performance.now();
     let status: number;
     let text: string;
@@ -66,20 +78,23 @@ export class PolicyClient {
         // One deadline for the whole exchange (generation can take minutes); undici's own timers restart per chunk.
         headersTimeout: 0,
         bodyTimeout: 0,
-        signal,
+        signal: controller.signal,
       });
       status = res.statusCode;
       retryAfter = res.headers['retry-after'];
       text = await res.body.text();
     } catch (thrown) {
-      if (call.signal?.aborted) throw call.signal.reason;
-      if (deadline.aborted) {
+      if (caller?.aborted) throw caller.reason;
+      if (timedOut) {
         throw new RolloutError('POLICY_TIMEOUT', `no answer from the policy endpoint ${this.url} within ${Math.round(call.timeoutMs / 1000)} s`, {
           cause: thrown,
           details: { url: this.url, timeoutMs: call.timeoutMs },
         });
       }
       throw errorForPolicyTransport(thrown, this.url);
+    } finally {
+      clearTimeout(timer);
+      caller?.removeEventListener('abort', onAbort);
     }
     const latencyMs = performance.now() - started;
     if (status < 200 || status >= 300) throw errorForPolicyResponse({ status, text, url: this.url, retryAfter });
