@@ -1,7 +1,7 @@
 // The episode viewer's page as HTML: the grading block (problem, parser, per-test status, eval log), observations
 // escaped, nothing executable.
 import { describe, expect, it } from 'vitest';
-import { TEST_NOT_FOUND_HINT, type EpisodeResult, type GradingDetails } from '@rollout-fleet/shared';
+import { TEST_NOT_FOUND_HINT, type EpisodeResult, type GradingDetails, type TurnRecord } from '@rollout-fleet/shared';
 import { renderEpisodePage } from './episode-page.js';
 
 const RESULT: EpisodeResult = {
@@ -71,5 +71,41 @@ describe('episode page', () => {
     expect(page).toContain('SANDBOX_DEAD (infra): gone');
     expect(page).toContain('Empty patch.');
     expect(page).toContain('Not graded.');
+  });
+
+  it('shows a policy episode\'s turns: the reply as returned, finish reason, tokens, retries, format errors, the steps it ran', () => {
+    const turn = (index: number, o: Partial<TurnRecord>): TurnRecord => ({
+      index, sampling: { temperature: 0.7, max_completion_tokens: 256 }, prompt_messages: 2 + 2 * index, message: { role: 'assistant', content: null },
+      finish_reason: 'tool_calls', stop_reason: null, response_id: null, model: 'qwen', system_fingerprint: null,
+      usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 }, tokens: null, logprobs: null, latency_ms: 850, retries: 0, retry_codes: [],
+      slot_wait_ms: 0, steps: [], duration_ms: 900, ...o,
+    });
+    const turns = [
+      turn(0, { message: { role: 'assistant', content: 'Let me <b>look</b>.', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'bash', arguments: '{"command": "cat x"}' } }] }, steps: [0], retries: 2, retry_codes: ['POLICY_THROTTLED', 'POLICY_SERVER_ERROR'], slot_wait_ms: 1500 }),
+      turn(1, { message: { role: 'assistant', content: 'Done.', reasoning_content: 'The file is fine.' }, finish_reason: 'stop', format_error: { code: 'POLICY_FORMAT_ERROR', message: 'Your last reply did not call a tool.' }, capture_problem: 'the server returned no token ids' }),
+    ];
+    const page = renderEpisodePage({
+      result: {
+        ...RESULT, steps: [{ ...RESULT.steps[0]!, turn: 0, tool_call_id: 'call_1' }], exit_status: 'exit_format', turns,
+        tokens: { prompt_tokens: 200, completion_tokens: 40, total_tokens: 240 },
+        policy: { base_url: 'http://10.0.0.5:8000/v1', model: 'qwen', server_kind: 'vllm', tool_profile: 'sweagent', tools: [] },
+      },
+      jobLink: '/queue/x',
+    });
+    expect(page).toContain('<tr><td>exit status</td><td>exit_format</td></tr>');
+    expect(page).toContain('<tr><td>turns</td><td>2</td></tr>');
+    expect(page).toContain('<tr><td>tokens</td><td>200 prompt + 40 completion</td></tr>');
+    expect(page).toContain('<tr><td>policy</td><td>qwen at http://10.0.0.5:8000/v1 (sweagent)</td></tr>');
+    expect(page).toContain('<h3>Turn 0 · tool_calls</h3>');
+    expect(page).toContain('<div class="muted">100 + 20 tokens · request 850 ms · 2 retries (POLICY_THROTTLED, POLICY_SERVER_ERROR) · slot wait 1.50 s · max_completion_tokens 256 · no token ids · steps 0</div>');
+    expect(page).toContain('<pre class="reply">Let me &lt;b&gt;look&lt;/b&gt;.</pre>');
+    expect(page).toContain('<pre class="tool-calls">call_1  bash({&quot;command&quot;: &quot;cat x&quot;})</pre>');
+    expect(page).toContain('<h3>Turn 1 · stop</h3>');
+    expect(page).toContain('no token ids (the server returned no token ids) · no steps');
+    expect(page).toContain('<div class="warn format-error"><strong>POLICY_FORMAT_ERROR</strong>: Your last reply did not call a tool.</div>');
+    expect(page).toContain('<pre class="reasoning">The file is fine.</pre>');
+    expect(page).toMatch(/<div class="muted">exit 0 · 12 ms · turn 0<\/div>/);
+    // A replay has no turns section.
+    expect(renderEpisodePage({ result: RESULT, jobLink: '/queue/x' })).not.toContain('<h2>Turns</h2>');
   });
 });

@@ -2,9 +2,11 @@
  * The episode viewer: one server-rendered page per result — its steps (tool, arguments, command, replayed and
  * recorded observation, the diff where they differ, exit code, timing), the patch, the grading (SWE-bench's
  * report; the result's `grading` block: parser, tests parsed, each listed test's status with the not-found hint,
- * the eval log), and every attempt with its failure. No scripts: long texts sit in <details> and <pre>.
+ * the eval log), and every attempt with its failure. Policy episodes add their turns: the model's reply as returned
+ * (text, tool calls, reasoning), finish reason, tokens, request latency, retries, slot wait, format errors, and the
+ * steps each turn ran. No scripts: long texts sit in <details> and <pre>.
  */
-import type { EpisodeResult, FidelityStep, GradingDetails, StepRecord, ToolCall } from '@rollout-fleet/shared';
+import type { EpisodeResult, FidelityStep, GradingDetails, StepRecord, ToolCall, TurnRecord } from '@rollout-fleet/shared';
 import { type RawHtml, html } from './html.js';
 import { formatDuration, page, percent } from './run-pages.js';
 
@@ -37,6 +39,7 @@ function stepBlock(step: StepRecord, verdict: FidelityStep | undefined, call: To
     ...(step.timed_out ? ['timed out'] : []),
     ...(step.truncated ? [`output truncated (${step.output_bytes} bytes)`] : []),
     ...(step.error ? [`error ${step.error.code}`] : []),
+    ...(step.turn === undefined ? [] : [`turn ${step.turn}`]),
   ].join(' · ');
   const state = verdict?.verdict ?? 'no_record';
   return html`<section class="step" id="step-${step.index}">
@@ -47,6 +50,30 @@ ${step.command === undefined ? html`` : html`<div>command</div>${pre(step.comman
 <div class="obs"><div><div>replayed observation</div>${pre(step.output, 'replayed')}</div>
 <div><div>recorded observation</div>${recorded === undefined ? html`<p class="muted">none recorded</p>` : pre(recorded, 'recorded')}</div></div>
 ${verdict?.diff === undefined ? html`` : html`<div>diff (normalised; − recorded, + replayed)</div>${diffBlock(verdict.diff)}`}
+</section>`;
+}
+
+/** One model turn of a policy episode: what the model answered and what became of it. */
+function turnBlock(turn: TurnRecord): RawHtml {
+  const usage = turn.usage;
+  const facts = [
+    usage === null ? 'no usage' : `${usage.prompt_tokens} + ${usage.completion_tokens} tokens`,
+    `request ${formatMs(turn.latency_ms)}`,
+    ...(turn.retries > 0 ? [`${turn.retries} retries (${turn.retry_codes.join(', ')})`] : []),
+    ...(turn.slot_wait_ms >= 1 ? [`slot wait ${formatMs(turn.slot_wait_ms)}`] : []),
+    `max_completion_tokens ${String(turn.sampling.max_completion_tokens ?? '–')}`,
+    turn.tokens === null ? `no token ids${turn.capture_problem ? ` (${turn.capture_problem})` : ''}` : 'token ids kept',
+    turn.steps.length === 0 ? 'no steps' : `steps ${turn.steps.join(', ')}`,
+  ].join(' · ');
+  const calls = turn.message.tool_calls ?? [];
+  const content = typeof turn.message.content === 'string' ? turn.message.content : null;
+  return html`<section class="turn" id="turn-${turn.index}">
+<h3>Turn ${turn.index} · ${turn.finish_reason ?? 'no finish reason'}</h3>
+<div class="muted">${facts}</div>
+${turn.format_error === undefined ? html`` : html`<div class="warn format-error"><strong>${turn.format_error.code}</strong>: ${turn.format_error.message}</div>`}
+${content === null || content === '' ? html`` : html`<div>reply</div>${pre(content, 'reply')}`}
+${calls.length === 0 ? html`` : html`<div>tool calls</div>${pre(calls.map((c) => `${c.id}  ${c.function.name}(${c.function.arguments})`).join('\n'), 'tool-calls')}`}
+${turn.message.reasoning_content === undefined ? html`` : html`<details><summary>reasoning</summary>${pre(turn.message.reasoning_content, 'reasoning')}</details>`}
 </section>`;
 }
 
@@ -109,6 +136,14 @@ export function renderEpisodePage(input: EpisodePageInput): string {
     ['resolved', result.resolved === null ? '–' : String(result.resolved)],
     ['reward', result.reward ?? '–'],
     ['failure', result.failure ? `${result.failure.code} (${result.failure.class}): ${result.failure.message}` : '–'],
+    ...(result.turns === undefined
+      ? []
+      : ([
+          ['exit status', result.exit_status ?? '–'],
+          ['turns', result.turns.length],
+          ['tokens', result.tokens ? `${result.tokens.prompt_tokens} prompt + ${result.tokens.completion_tokens} completion` : '–'],
+          ['policy', result.policy ? `${result.policy.model} at ${result.policy.base_url} (${result.policy.tool_profile})` : '–'],
+        ] as Array<[string, string | number]>)),
     ['steps', result.steps.length],
     ['fidelity', f === undefined ? '–' : `${f.matched}/${f.compared} matched (${percent(f.ratio)}), ${f.no_record} without record${f.first_divergence === null ? '' : `, first divergence at step ${f.first_divergence}`}`],
     ['duration', formatDuration(result.timings.total_ms / 1000)],
@@ -122,6 +157,8 @@ export function renderEpisodePage(input: EpisodePageInput): string {
   const grading = result.grading;
   const body = html`<h1>Episode ${title}</h1>
 <table class="kv"><tbody>${facts.map(([k, v]) => html`<tr><td>${k}</td><td>${v}</td></tr>`)}</tbody></table>
+${result.turns === undefined ? html`` : html`<h2>Turns</h2>
+${result.turns.length === 0 ? html`<p class="muted">No turns.</p>` : result.turns.map(turnBlock)}`}
 <h2>Steps</h2>
 ${result.steps.length === 0 ? html`<p class="muted">No steps.</p>` : result.steps.map((step) => stepBlock(step, verdicts.get(step.index), input.recorded?.[step.index]))}
 <h2>Patch</h2>
