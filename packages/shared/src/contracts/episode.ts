@@ -71,7 +71,7 @@ export const EvalSpecSchema = z.strictObject({
   test_command: z.string().min(1).optional().describe('Test command run with the test files of test_patch as directives (SWE-bench `test_cmd`), e.g. `pytest -rA`.'),
   eval_script: z.string().min(1).optional().describe('A complete eval script (SWE-bench v5 style); when given it replaces the generated one.'),
   log_parser: z.enum(LOG_PARSERS).optional().describe('How the test log is read into test ids and statuses; default chosen from `repo` as SWE-bench does (pytest for unknown repositories). See docs/grading.md.'),
-  timeout_s: z.number().positive().default(30 * MINUTE).describe('Bounds the eval script, seconds; past it the eval is stopped, the output so far is graded and a listed test without a status counts as failed.'),
+  timeout_s: z.number().positive().default(30 * MINUTE).describe('Bounds the eval script, seconds; past it the eval is stopped, and a log that stops before the end-of-test-output marker has no test results (unresolved).'),
 }).refine((spec) => spec.test_command !== undefined || spec.eval_script !== undefined, {
   message: 'give test_command or eval_script',
   path: ['test_command'],

@@ -112,6 +112,24 @@ describe('the grading block of a result', () => {
   });
 });
 
+describe('a timed-out eval', () => {
+  it('says the eval was stopped: before the end marker nothing is read; after it, what was read is graded', () => {
+    const spec = { repo: 'example/pyutils', log_parser: 'pytest' as const, FAIL_TO_PASS: ['t.py::f'], PASS_TO_PASS: [], timeout_s: 30 };
+    const cut = `+ : '${START_TEST_OUTPUT}'\nPASSED t.py::f\n\nTimeout error: 30 seconds exceeded.`;
+    const stopped = gradeInstance({ instanceId: 'i', log: cut, eval: spec, patch: 'diff --git a/x b/x\n', patchApplied: true });
+    expect(stopped.report.patch_successfully_applied).toBe(false);
+    const early = gradingDetails({ eval: spec, view: stopped.view, log: cut, logLimitBytes: 1024, timedOut: true });
+    expect(early).toMatchObject({ tests_ran: false, timed_out: true, tests_parsed: 0 });
+    expect(early.problem).toBe('the eval ran past its timeout of 30 s and was stopped before its test output was complete (no end-of-test-output marker): no test was read');
+
+    const whole = wrap(['PASSED t.py::f']) + '\n\nTimeout error: 30 seconds exceeded.';
+    const late = gradeInstance({ instanceId: 'i', log: whole, eval: spec, patch: 'diff --git a/x b/x\n', patchApplied: true });
+    const details = gradingDetails({ eval: spec, view: late.view, log: whole, logLimitBytes: 1024, timedOut: true });
+    expect(late.report.resolved).toBe(true);
+    expect(details.problem).toBe('the eval ran past its timeout of 30 s and was stopped');
+  });
+});
+
 describe('testNameOf', () => {
   it.each([
     ['tests/test_basic.py::TestCalcAdd::test_add', 'test_add'],

@@ -91,7 +91,10 @@ function problemOf(input: GradingDetailsInput, tests: readonly GradedTest[], par
   const timeout = input.timedOut ? `the eval ran past its timeout of ${input.eval.timeout_s} s and was stopped; ` : '';
   if (input.notRun !== undefined) return `${input.notRun}: the tests were not run`;
   if (!view.testsRan) {
-    return `${timeout}the eval log has no test output between the harness's markers: the eval script stopped before the tests ran (see the log)`;
+    if (input.timedOut) {
+      return `the eval ran past its timeout of ${input.eval.timeout_s} s and was stopped before its test output was complete (no end-of-test-output marker): no test was read`;
+    }
+    return 'the eval log has no test output between the harness\'s markers: the eval script stopped before the tests ran (see the log)';
   }
   if (parsed === 0) {
     return `${timeout}the ${view.parser} parser found 0 test results in the eval log: the test command's output is not in the format this parser reads `
