@@ -167,6 +167,23 @@ describe('rollout-fleet CLI for a newcomer', () => {
     expect(retry.stdout.trim()).toBe('run exp-42: 0 failed episode(s) re-enqueued');
   });
 
+  it('the README works as written: `npx rollout-fleet …` runs the repository\'s own bin (package.json), nothing downloaded', async () => {
+    const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+    expect(pkg.bin).toEqual({ 'rollout-fleet': 'bin/rollout-fleet.js' });
+    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+    const usage = readme.slice(readme.indexOf('## Use it'), readme.indexOf('## ', readme.indexOf('## Use it') + 3));
+    const commands = usage.split('\n').filter((line) => /^(\S+=\S+ )?(npx )?rollout-fleet /.test(line));
+    expect(commands.length).toBeGreaterThan(10);
+    expect(commands.filter((line) => !line.includes('npx rollout-fleet '))).toEqual([]);
+    // --no-install: resolved from this clone or not at all, never fetched from the registry.
+    const child = spawn('npx', ['--no-install', 'rollout-fleet', 'status', '--help'], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(code).toBe(0);
+    expect(out).toMatch(/^Usage: rollout-fleet status \[options\]/);
+  });
+
   it('an unreachable Redis: only our own message, never the library\'s "[ioredis] Unhandled error event" (status, submit, dashboard)', async () => {
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -70,6 +70,12 @@ export function registerSubmit(program: Command): void {
 async function runSubmit(paths: string[], flags: SubmitFlags): Promise<number> {
   // Loaded here, not at the top: `--help` must not pay for loading the packages.
   const { loadContext, reportFailure } = await import('../runtime/context.js');
+  // Ctrl-C while files are read and validated: nothing is in Redis yet, and saying so is all there is to do.
+  const beforeEnqueue = (): void => {
+    console.error('submit: interrupted before anything was enqueued');
+    process.exit(EXIT.INTERRUPTED);
+  };
+  process.on('SIGINT', beforeEnqueue);
   try {
     const { config, logger } = loadContext();
     const { decodeInputFile, validateInputs, formatLocation, formatProblem, submitRun } = await import('@rollout-fleet/producer');
@@ -138,6 +144,7 @@ async function runSubmit(paths: string[], flags: SubmitFlags): Promise<number> {
         console.log(`run ${flags.run}: announced ${announced.sandboxes} sandbox(es) of ${announced.specs} kind(s) for warm pools; nothing enqueued`);
         return EXIT.OK;
       }
+      process.off('SIGINT', beforeEnqueue);
       const progress = progressLine('enqueue');
       // Ctrl-C stops between two chunks, so what is in Redis is whole and the run says how far it got; a second
       // Ctrl-C does not wait for the chunk.
@@ -197,5 +204,7 @@ async function runSubmit(paths: string[], flags: SubmitFlags): Promise<number> {
     }
   } catch (err) {
     return reportFailure('submit', err);
+  } finally {
+    process.off('SIGINT', beforeEnqueue);
   }
 }
