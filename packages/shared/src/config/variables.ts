@@ -43,7 +43,7 @@ const DOCS = {
   RF_STRAGGLER_TAIL: { meaning: 'Backups only once at most this fraction of the run\'s episodes is left.' },
   RF_STRAGGLER_FACTOR: { meaning: 'A straggler has run longer than this × the run\'s p90 episode time (over at least 10 completed episodes).' },
   RF_SANDBOX_ACQUIRE_TIMEOUT_S: { meaning: 'Longest total wait for a sandbox (create rate, caps, 429 back-off) before the attempt fails as infrastructure; waiting itself never spends an attempt.' },
-  RF_STEP_OUTPUT_LIMIT_BYTES: { meaning: 'Step output kept whole up to this many bytes, else head + marker + tail.' },
+  RF_STEP_OUTPUT_LIMIT_BYTES: { meaning: 'Step output, and the eval log a graded result carries (`grading.log`), kept whole up to this many bytes, else head + marker + tail.' },
   RF_SWEREX_MAX_RESPONSE_BYTES: { meaning: 'Longest command output kept from one SWE-ReX answer while it is read: beyond it the head and tail are kept around a marker, so a step that prints 500 MB cannot exhaust the worker\'s memory, bytes.' },
   RF_ATTEMPTS: { meaning: 'Attempts per episode for infrastructure failures.' },
   RF_BACKOFF_MS: { meaning: 'First retry delay (exponential back-off), milliseconds.' },
