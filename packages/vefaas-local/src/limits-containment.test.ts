@@ -121,6 +121,28 @@ describeWith([bwrapNeed()], 'sandbox limits', () => {
       for (const sandbox of [bomb, hog, filler, bystander]) expect(await sandboxStatus(sandbox!.id)).toBe('Ready');
     });
 
+    it('contains the classic bash fork bomb typed into the bash session, as a replayed step runs it', async () => {
+      const [bomb, bystander] = await Promise.all([createSandbox(), createSandbox()]);
+      await bomb.rex.createSession('main');
+      // `:(){ :|:& };:` in the session the model types into; the step's timeout ends the wait, not the bomb.
+      const stepping = bomb.rex.raw('/run_in_session', { session: 'main', command: ':(){ :|:& };:', action_type: 'bash', timeout: 5 });
+      const pidsDir = (await sandboxCgroupDirs(bomb.id)).find((dir) => dir.includes('/pids/')) ?? (await sandboxCgroupDirs(bomb.id))[0]!;
+      // The kernel refuses the bomb's forks at the limit (pids.events counts them) ...
+      await vi.waitFor(async () => expect(Number(/max (\d+)/.exec(await readFile(join(pidsDir, 'pids.events'), 'utf8'))?.[1])).toBeGreaterThan(0), { timeout: 20_000, interval: 100 });
+      // ... while the bystander and the control plane keep answering within seconds.
+      for (let i = 0; i < 3; i++) {
+        const started = Date.now();
+        expect(await bystander.rex.sh('echo alive')).toBe('alive\n');
+        expect(await sandboxStatus(bomb.id)).toBe('Ready');
+        expect(Date.now() - started).toBeLessThan(5_000);
+      }
+      expect((await stepping).status).toBeLessThan(600);
+      expect(Number(await readFile(join(pidsDir, 'pids.current'), 'utf8'))).toBeLessThanOrEqual(MAX_PROCESSES);
+      // Killing the sandbox ends the bomb: its group empties.
+      await okResult(host, 'KillSandbox', { FunctionId: host.functionId, SandboxId: bomb.id });
+      await vi.waitFor(async () => expect(Number(await readFile(join(pidsDir, 'pids.current'), 'utf8').catch(() => '0'))).toBe(0), { timeout: 20_000, interval: 200 });
+    });
+
     it('kills a sandbox that writes into its socket directory (the one host directory it can write)', async () => {
       const sandbox = await createSandbox();
       await sandbox.rex.sh(`head -c ${2 * MB} /dev/zero > /run/swerex/fill; echo done`);

@@ -134,3 +134,28 @@ describe.runIf(realV2)('cgroup v2 on this machine', () => {
     }
   });
 });
+
+// A hybrid host (cgroup v1 controllers plus a unified v2 mount that holds none of them, as on this kind of
+// machine): the v2 code path runs against the kernel's real tree and must say which limits it cannot enforce
+// there instead of claiming them. The own cgroup is given as the root one, so the search never moves this
+// process between real cgroups.
+const HYBRID_UNIFIED = '/sys/fs/cgroup/unified';
+const hybridV2 = !realV2 && existsSync(join(HYBRID_UNIFIED, 'cgroup.controllers'));
+
+describe.runIf(hybridV2)('cgroup v2 on the unified mount of this hybrid host (a real kernel tree)', () => {
+  it('finds no delegatable controller there and reports every limit that would go unenforced, leaving nothing behind', async () => {
+    const controllers = (await read(join(HYBRID_UNIFIED, 'cgroup.controllers'))).split(/\s+/);
+    // What the kernel offers decides the expectation: none of memory, pids, cpu on a hybrid unified mount.
+    expect(controllers.filter((c) => ['memory', 'pids', 'cpu'].includes(c))).toEqual([]);
+    const cgroup = { root: HYBRID_UNIFIED, procSelfCgroup: '0::/\n' };
+    const report = await probeSandboxLimits({ isolation: 'none', cgroup });
+    expect(report.cgroup).toBe('v2');
+    expect(report.enforced).toMatchObject({ memory: 'rlimit-as', processes: 'none', cpu: 'none' });
+    expect(report.unenforced.map((u) => u.limit)).toEqual(expect.arrayContaining(['memory', 'processes', 'cpu']));
+    expect(report.unenforced.find((u) => u.limit === 'processes')?.why).toBe('pids controller: no delegated cgroup v2 subtree is writable; a fork bomb is not contained');
+    expect(report.notes.join('\n')).toMatch(/rollout-fleet: (no controller of memory, pids, cpu can be enabled|.*(EACCES|EROFS|EPERM))/);
+    // The kernel's tree is as it was: the unusable parent directory was removed again.
+    expect(existsSync(join(HYBRID_UNIFIED, 'rollout-fleet'))).toBe(false);
+    expect(await createSandboxCgroups({ sandboxId: `t-${randomUUID().slice(0, 8)}`, memoryMB: 64, cpuMilli: 100, maxProcesses: 8 }, cgroup)).toMatchObject({ version: 'v2', memory: false, pids: false, cpu: false });
+  });
+});
