@@ -57,7 +57,7 @@ const AUTH = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
 /** From examples/sweep.jsonl: one episode that resolves (3 steps), one that completes unresolved (2 steps). */
 const RESOLVES = 'pyutils__calc-add';
 const UNRESOLVED = 'pyutils__text-reverse';
-/** A copy of RESOLVES whose image does not exist: the sandbox never starts (infra failure); one attempt. */
+/** A copy of RESOLVES whose image does not exist: the sandbox never starts (a configuration error, never retried); one attempt. */
 const NO_IMAGE = 'pyutils__no-such-image';
 /** A sandbox env value (a token a trainer passes into its sandboxes): the dashboard must never show it. */
 const ENV_SECRET = `sk-env-${randomUUID()}`;
@@ -206,7 +206,7 @@ describeWith([bwrapNeed(), commandNeed('chromium', 'chromium')], 'dashboard in a
     redis.disconnect();
   });
 
-  it('ran for real: two episodes completed (one resolved), the missing image failed as infra', () => {
+  it('ran for real: two episodes completed (one resolved), the missing image failed as a configuration error', () => {
     expect(run.completed.sort()).toEqual([jobIdFor(run.runId, RESOLVES, 0), jobIdFor(run.runId, UNRESOLVED, 0)].sort());
     expect(run.failed).toEqual([jobIdFor(run.runId, NO_IMAGE, 0)]);
     expect(run.results.get(RESOLVES)).toMatchObject({ status: 'completed', resolved: true });
@@ -214,7 +214,7 @@ describeWith([bwrapNeed(), commandNeed('chromium', 'chromium')], 'dashboard in a
     expect(run.results.get(UNRESOLVED)).toMatchObject({ status: 'completed', resolved: false });
     const failed = run.results.get(NO_IMAGE);
     expect(failed).toMatchObject({ status: 'failed', steps: [] });
-    expect(failed?.failure?.class).toBe('infra');
+    expect(failed?.failure).toMatchObject({ code: 'SANDBOX_IMAGE_UNAVAILABLE', class: 'input' });
   });
 
   it('logs in, shows the run’s completed and failed counts, and a completed job’s step progress and logs', async () => {
