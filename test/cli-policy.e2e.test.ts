@@ -24,7 +24,15 @@ describe('rollout-fleet submit --policy', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'rf-cli-policy-'));
-    env = testEnv();
+    // SWE-bench instance images exist on veFaaS, not in vefaas-local's examples: submitting "to the cloud" (never
+    // contacted by submit) keeps submit from refusing them as missing local images.
+    env = testEnv({
+      VEFAAS_ENDPOINT: 'http://127.0.0.1:9',
+      VEFAAS_FUNCTION_ROUTE: 'http://127.0.0.1:9/fn',
+      VEFAAS_FUNCTION_ID: 'fn-policy',
+      VEFAAS_ACCESS_KEY: 'AKLTpolicytest',
+      VEFAAS_SECRET_KEY: 'policy-test-secret',
+    });
     pipeline = openPipeline(configOf(env));
   });
 
