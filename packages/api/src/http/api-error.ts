@@ -19,6 +19,8 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   INPUT_TOO_LARGE: 413,
   INPUT_INVALID: 422,
   INPUT_DUPLICATE: 422,
+  // A session's image the platform cannot start: the request named it, so the request is at fault.
+  SANDBOX_IMAGE_UNAVAILABLE: 422,
   REDIS_UNAVAILABLE: 503,
   VEFAAS_THROTTLED: 503,
   INTERNAL: 500,

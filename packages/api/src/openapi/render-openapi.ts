@@ -55,7 +55,7 @@ function errorResponses(): Record<string, Json> {
     409: 'RUN_CANCELLED: the run was cancelled; submit with resume: true to run it again (or use another run id).',
     410: 'SESSION_CLOSED (the session ended: the message says why) or SANDBOX_DEAD (the call found the sandbox gone).',
     413: 'INPUT_TOO_LARGE: the body is over RF_API_MAX_BODY_MB.',
-    422: 'INPUT_INVALID / INPUT_DUPLICATE / INPUT_TOO_LARGE with every located problem; nothing was enqueued.',
+    422: 'INPUT_INVALID / INPUT_DUPLICATE / INPUT_TOO_LARGE with every located problem; nothing was enqueued. For a session: SANDBOX_IMAGE_UNAVAILABLE (the image is missing or cannot start).',
     502: 'The sandbox or platform failed (code says which); the session stays usable.',
     503: 'Redis unreachable, or no sandbox within wait_s (SANDBOX_ACQUIRE_TIMEOUT); see Retry-After.',
   };
