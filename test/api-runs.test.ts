@@ -102,6 +102,29 @@ describe('API runs', () => {
     expect(await t.pipeline.redis.exists(t.pipeline.keys.run('dry'))).toBe(0);
   });
 
+  it('reads files in the import formats the CLI reads: SWE-agent and mini-swe-agent trajectories, a SWE-bench dataset with predictions', async () => {
+    const fixture = async (name: string) => ({ name: name.split('/').pop()!, content: await readFile(new URL(`./fixtures/${name}`, import.meta.url), 'utf8') });
+    const traj = await t.call('/v1/runs', {
+      method: 'POST',
+      json: { run_id: 'formats', image: 'swe-agent-test-repo', files: [await fixture('swe-agent/function_calling_simple.traj'), await fixture('mini-swe-agent/tool-calls.traj.json')] },
+    });
+    expect(traj.status).toBe(200);
+    expect(await traj.json()).toMatchObject({ run_id: 'formats', episodes: 2, enqueued: 2 });
+    const queued = (await t.pipeline.queue.getJobs(['waiting'])).map((job) => EpisodeSchema.parse(job.data.episode)).filter((e) => e.run_id === 'formats');
+    const byBundle = new Map(queued.map((e) => [e.tool_bundle?.name, e]));
+    // As the importers read them (docs/input-formats.md): SWE-agent's windowed tools where its repository sat; mini-swe-agent's bash actions.
+    expect(byBundle.get('swe-agent')).toMatchObject({ repo_dir: '/SWE-agent__test-repo', sandbox: { image: 'swe-agent-test-repo' } });
+    expect(byBundle.get('swe-agent')!.trajectory.length).toBeGreaterThan(0);
+    expect(byBundle.get('mini-swe-agent')!.trajectory.every((call) => call.name === 'execute_bash')).toBe(true);
+
+    // A SWE-bench dataset graded on given predictions: one episode per predicted instance, its model_patch as given.
+    const dataset = await fixture('swe-agent/swe-bench-lite-test.json');
+    const predictions = { name: 'preds.jsonl', content: `${JSON.stringify({ instance_id: 'django__django-16255', model_name_or_path: 'm', model_patch: 'diff --git a/x b/x\n' })}\n` };
+    const graded = await t.call('/v1/runs', { method: 'POST', json: { run_id: 'formats-preds', image_template: 'sweb.{instance_id}', files: [dataset], predictions: [predictions], dry_run: true } });
+    expect(graded.status).toBe(200);
+    expect(await graded.json()).toMatchObject({ run_id: 'formats-preds', episodes: 1, enqueued: 0, dry_run: true });
+  });
+
   it('retries the failed episodes of a run and cancels it', async () => {
     const submitted = await t.call('/v1/runs', { method: 'POST', json: { run_id: 'admin', episodes: records.slice(0, 2) } });
     expect(submitted.status).toBe(200);
