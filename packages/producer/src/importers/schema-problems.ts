@@ -90,7 +90,7 @@ function objectKeysAt(path: readonly PropertyKey[]): string[] {
 }
 
 /**
- * A recorded action whose tool name is one edit or two away from a tool of the episode ("exeute_bash") is a typo
+ * A recorded action whose tool name is one edit (two for longer names) from a tool of the episode ("exeute_bash") is a typo
  * of whoever wrote the episode, not a model's choice: refused with the name it meant. Names far from every tool
  * ("open_file") stay what a model may call: replayed as an error observation. Episodes recorded with another
  * tool bundle (SWE-agent, mini-swe-agent) name that bundle's commands and are not checked here.
@@ -101,7 +101,9 @@ function misspelledTools(episode: EpisodeInput, location: RecordLocation): Probl
   const problems: Problem[] = [];
   (episode.trajectory ?? []).forEach((call, index) => {
     if (known.includes(call.name)) return;
-    const guess = known.find((name) => editDistance(call.name, name) <= 2);
+    // Short names are a typo only one edit away ("bsh"), not two ("sh" is another command a model may try).
+    const limit = call.name.length < 6 ? 1 : 2;
+    const guess = known.find((name) => editDistance(call.name, name) <= limit);
     if (guess === undefined) return;
     problems.push(problemAt(location, {
       field: `trajectory[${index}].name`,

@@ -161,4 +161,47 @@ describe('validateInputs: unknown keys', () => {
       expect.stringMatching(/^eps\.jsonl:1: .*Unrecognized key: "trajectroy"/),
     ]);
   });
+
+  it('says which field a misspelt key meant, at any depth (episode, sandbox, eval, a trajectory step)', () => {
+    const record = nativeEpisode('e1', {
+      sandbox: { image: 'x', imgae: 'y' },
+      eval: { repo: 'django/django', test_command: 'pytest', FAIL_TO_PAS: [] },
+      trajectory: [{ name: 'execute_bash', arguments: { command: 'ls' }, argumnets: {} }],
+      problem_statment: 'fix it',
+      zzz_unrelated: 1,
+    });
+    const { problems } = validateInputs([{ path: 'eps.jsonl', text: `${JSON.stringify(record)}\n` }], { runId: 'r' });
+    const lines = problems.map(formatProblem);
+    expect(lines).toEqual(expect.arrayContaining([
+      'eps.jsonl:1: sandbox: Unrecognized key: "imgae" — did you mean "image" (not "imgae")?',
+      'eps.jsonl:1: eval: Unrecognized key: "FAIL_TO_PAS" — did you mean "FAIL_TO_PASS" (not "FAIL_TO_PAS")?',
+      'eps.jsonl:1: trajectory[0]: Unrecognized key: "argumnets" — did you mean "arguments" (not "argumnets")?',
+    ]));
+    const top = lines.find((line) => line.includes('problem_statment')) ?? '';
+    expect(top).toContain('did you mean "problem_statement" (not "problem_statment")');
+    expect(top).not.toContain('zzz_unrelated" (not');
+  });
+});
+
+describe('validateInputs: misspelt tool names', () => {
+  const withCalls = (names: string[], extra: Record<string, unknown> = {}): InputFile => ({
+    path: 'eps.jsonl',
+    text: `${JSON.stringify(nativeEpisode('e1', { trajectory: names.map((name) => ({ name, arguments: { command: 'ls' } })), ...extra }))}\n`,
+  });
+
+  it('refuses a tool name one or two edits from a tool of the episode, with the name it meant', () => {
+    const { episodes, problems } = validateInputs([withCalls(['execute_bash', 'exeute_bash', 'str_replace_edtor', 'bsh'])], options);
+    expect(episodes).toEqual([]);
+    expect(problems.map(formatProblem)).toEqual([
+      'eps.jsonl:1: trajectory[1].name: unknown tool "exeute_bash" — did you mean "execute_bash"? (tools: bash, execute_bash, str_replace_editor)',
+      'eps.jsonl:1: trajectory[2].name: unknown tool "str_replace_edtor" — did you mean "str_replace_editor"? (tools: bash, execute_bash, str_replace_editor)',
+      'eps.jsonl:1: trajectory[3].name: unknown tool "bsh" — did you mean "bash"? (tools: bash, execute_bash, str_replace_editor)',
+    ]);
+  });
+
+  it('keeps names far from every tool (a model may call them; they replay as error observations) and other bundles\' commands', () => {
+    expect(validateInputs([withCalls(['open_file', 'sh', 'find_file'])], options).problems).toEqual([]);
+    const bundle = { name: 'swe-agent', version: '1.0', bundles: ['windowed', 'search', 'submit'] };
+    expect(validateInputs([withCalls(['open', 'goto', 'bsh'], { tool_bundle: bundle })], options).problems).toEqual([]);
+  });
 });
