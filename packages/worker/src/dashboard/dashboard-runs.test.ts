@@ -71,6 +71,13 @@ describe('dashboard run API and pages', () => {
     const list = (await (await fetch(new URL('/api/runs', dashboard.url))).json()) as { runs: Array<{ runId: string; done: number }> };
     expect(list.runs).toEqual([expect.objectContaining({ runId, total: 5, done: 4, resolved: 2 })]);
     expect((await fetch(new URL('/api/runs/nope', dashboard.url))).status).toBe(404);
+    // A typo in the address gets the closest run ids, as the CLI and the API give them.
+    const typo = `${runId.slice(0, -1)}`;
+    const unknown = await fetch(new URL(`/api/runs/${typo}`, dashboard.url));
+    expect([unknown.status, await unknown.json()]).toEqual([404, { error: 'run not found', runId: typo, didYouMean: [runId] }]);
+    const page = await fetch(new URL(`/runs/${typo}`, dashboard.url));
+    expect(page.status).toBe(404);
+    expect(await page.text()).toContain(`<p>Unknown run. Did you mean <a href="/runs/${runId}">${runId}</a>?</p>`);
     expect((await fetch(new URL('/api/runs/bad%20id', dashboard.url))).status).toBe(400);
   });
 

@@ -79,6 +79,8 @@ export interface RunPageInput {
   jobLink: (result: EpisodeResult) => string | undefined;
   /** The episode viewer's page of one result. */
   viewerLink: (result: EpisodeResult) => string;
+  /** For an unknown run: the closest known run ids (a typo in the address). */
+  didYouMean?: readonly string[];
 }
 
 function fidelityFacts(status: RunStatus): Array<[string, string | number]> {
@@ -136,7 +138,11 @@ function renderPolicySummary(summary: PolicySummary, shown: number): RawHtml {
 
 export function renderRunPage(input: RunPageInput): string {
   const { status, recent } = input;
-  if (!status.exists) return page(`Run ${status.runId} · rollout-fleet`, html`<h1>Run ${status.runId}</h1><p>Unknown run.</p>`, false);
+  if (!status.exists) {
+    const guesses = input.didYouMean ?? [];
+    const guess = guesses.length === 0 ? html`` : html` Did you mean ${guesses.map((id, i) => html`${i > 0 ? ' or ' : ''}<a href="/runs/${encodeURI(id)}">${id}</a>`)}?`;
+    return page(`Run ${status.runId} · rollout-fleet`, html`<h1>Run ${status.runId}</h1><p>Unknown run.${guess}</p>`, false);
+  }
   const facts: Array<[string, string | number]> = [
     ['created', status.createdAt ?? '–'],
     ['done', `${status.done} / ${status.total}`],

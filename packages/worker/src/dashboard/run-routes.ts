@@ -14,6 +14,7 @@ import {
   EpisodeResultSchema,
   type EpisodeJobData,
   type EpisodeResult,
+  closestNames,
   getRunStatus,
   IdSchema,
   jobIdFor,
@@ -71,6 +72,9 @@ export function runRoutes(options: RunRoutesOptions): Router {
     return results.map((r) => r.result).reverse();
   };
 
+  /** Known run ids close to a mistyped one (the same suggestions the CLI and the API give). */
+  const closestRuns = async (runId: string): Promise<string[]> => closestNames(runId, (await redis.smembers(keys.runs())).sort(), 3);
+
   const runIdOf = (req: Request, res: Response): string | undefined => {
     const raw = (req.params as { runId?: string | string[] }).runId;
     const runId = Array.isArray(raw) ? raw.join('/') : (raw ?? '');
@@ -87,7 +91,7 @@ export function runRoutes(options: RunRoutesOptions): Router {
     if (runId === undefined) return;
     const status = await getRunStatus({ redis, keys, runId });
     if (!status.exists) {
-      res.status(404).json({ error: 'run not found', runId });
+      res.status(404).json({ error: 'run not found', runId, didYouMean: await closestRuns(runId) });
       return;
     }
     res.json(status);
@@ -105,7 +109,7 @@ export function runRoutes(options: RunRoutesOptions): Router {
       .status(status.exists ? 200 : 404)
       .setHeader('Content-Security-Policy', PAGE_CSP)
       .type('html')
-      .send(renderRunPage({ status, recent, jobLink, viewerLink }));
+      .send(renderRunPage({ status, recent, jobLink, viewerLink, ...(status.exists ? {} : { didYouMean: await closestRuns(runId) }) }));
   });
   const bullBoardJobPath = (jobId: string): string => `/queue/${encodeURIComponent(queue.name)}/${encodeURIComponent(jobId)}`;
   router.get('/episodes/*jobId', async (req, res) => {
