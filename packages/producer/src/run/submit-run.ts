@@ -113,17 +113,23 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmitSummar
     await redis.hdel(keys.run(runId), 'cancelled');
   }
 
-  const plans: ChunkPlan[] = [];
-  for (let start = 0; start < episodes.length; start += chunkSize) plans.push(await planChunk(options, episodes.slice(start, start + chunkSize), now));
-  const pending = plans.reduce((sum, p) => sum + p.toAdd.length + p.toReplace.length, 0);
-  await redis
-    .multi()
-    .hset(keys.run(runId), 'total', await redis.scard(keys.runJobs(runId)), 'not_enqueued', pending)
-    .set(keys.submitting(runId), '1', 'PX', SUBMITTING_TTL_MS)
-    .exec();
-
+  // From here on the run says a submit is at work and how much of its total is not in the queue yet: the total
+  // grows as chunks are registered, never ahead of not_enqueued, so `done >= total` cannot read true meanwhile.
+  await redis.multi().hset(keys.run(runId), 'not_enqueued', 0).set(keys.submitting(runId), '1', 'PX', SUBMITTING_TTL_MS).exec();
   let examined = 0;
   try {
+    const plans: ChunkPlan[] = [];
+    for (let start = 0; start < episodes.length; start += chunkSize) {
+      const plan = await planChunk(options, episodes.slice(start, start + chunkSize), now);
+      plans.push(plan);
+      const total = await redis.scard(keys.runJobs(runId));
+      await redis
+        .multi()
+        .hincrby(keys.run(runId), 'not_enqueued', plan.toAdd.length + plan.toReplace.length)
+        .hset(keys.run(runId), 'total', total)
+        .pexpire(keys.submitting(runId), SUBMITTING_TTL_MS)
+        .exec();
+    }
     for (const plan of plans) {
       if (options.signal?.aborted) {
         summary.interrupted = true;
@@ -209,7 +215,7 @@ async function enqueueChunk(options: SubmitRunOptions, plan: ChunkPlan, policy: 
   await recordRunSpecs({ redis, keys, runId, episodes: [...plan.toAdd.map((job) => job.data.episode), ...plan.toReplace], ttlS: policy.retentionS });
   if (plan.toAdd.length > 0) await queue.addBulk(plan.toAdd);
   if (plan.toReplace.length === 0) return plan.toAdd.length;
-  await new GroupStore(redis, keys).forgetSamples(runId, plan.toReplace.map((e) => ({ episodeId: e.episode_id, sampleIndex: e.sample_index })));
+  // Each replaced sample leaves its RL group in the retract script itself (result-store.ts), so the group waits.
   const replaced = await replaceEpisodes({ queue, redis, keys, runId, episodes: plan.toReplace, policy, now });
   // A resumed episode's payload is in its new job now, not parked.
   await redis.hdel(keys.parked(runId), ...plan.toReplace.map((e) => jobIdFor(runId, e.episode_id, e.sample_index)));
