@@ -188,6 +188,7 @@ export async function runChaosSweep(o: ChaosOptions): Promise<ChaosReport> {
   let host: Host | undefined;
   let redis: RedisClient | undefined;
   let queue: Queue<EpisodeJobData> | undefined;
+  let queueConnection: RedisClient | undefined;
   const workers = new Set<ChildProcess>();
   let workerSeq = 0;
   let sigkills = 0;
@@ -205,7 +206,7 @@ export async function runChaosSweep(o: ChaosOptions): Promise<ChaosReport> {
     redis = createRedis(redisServer.url);
     // Our own polling must ride out the Redis restarts like the workers do, not crash the sweep.
     redis.on('error', () => undefined);
-    const queueConnection = redis.duplicate();
+    queueConnection = redis.duplicate();
     queueConnection.on('error', () => undefined);
     queue = new Queue<EpisodeJobData>('episodes', { connection: queueConnection, prefix });
     queue.on('error', () => undefined);
@@ -367,6 +368,8 @@ export async function runChaosSweep(o: ChaosOptions): Promise<ChaosReport> {
     await Promise.all([...workers].map((w) => stopChild(w, 'SIGKILL')));
     if (host) await stopChild(host.child);
     await queue?.close().catch(() => undefined);
+    // BullMQ leaves a connection it did not create open; after redis-server is gone it would reconnect forever.
+    queueConnection?.disconnect();
     redis?.disconnect();
     await redisServer?.close();
     await rm(dir, { recursive: true, force: true });
