@@ -9,10 +9,12 @@
  *     writes). Median and p90 over all rounds.
  * (b) throughput: N policy episodes of T turns each (T-1 `bash true` turns, then submit) on emulated vefaas-local
  *     (no processes: the pipeline's own ceiling), served by W `rollout-fleet worker` processes × C episodes; clock
- *     from just before the first enqueue to the last result's commit.
+ *     from just before the first enqueue to the last result's commit. Each episode needs one sandbox, so the
+ *     fleet's create rate (RF_FLEET_CREATE_RATE, default 8/s, the platform's) bounds it unless `--create-rate`
+ *     raises it (then the loop, Redis and the scripted server on these cores are the limit).
  *
  *   npm run bench:policy -- [--parts overhead,throughput] [--turns 100] [--rounds 3] [--isolation bwrap]
- *                           [--episodes 100] [--episode-turns 20] [--workers 2] [--concurrency 8] [--timeout-s 180]
+ *                           [--episodes 100] [--episode-turns 20] [--workers 2] [--concurrency 8] [--create-rate 8] [--timeout-s 180]
  */
 import { parseArgs } from 'node:util';
 import { EpisodeSchema, type Episode, type EpisodeResult } from '@rollout-fleet/shared';
@@ -32,6 +34,7 @@ const { values } = parseArgs({
     workers: { type: 'string', default: '2' },
     concurrency: { type: 'string', default: '8' },
     'timeout-s': { type: 'string', default: '180' },
+    'create-rate': { type: 'string', default: '8' },
   },
 });
 const PARTS = values.parts.split(',').map((s) => s.trim());
@@ -43,6 +46,7 @@ const EPISODE_TURNS = Number(values['episode-turns']);
 const WORKERS = Number(values.workers);
 const CONCURRENCY = Number(values.concurrency);
 const TIMEOUT_MS = Number(values['timeout-s']) * 1000;
+const CREATE_RATE = Number(values['create-rate']);
 const KEY_ENV = 'BENCH_POLICY_API_KEY';
 const KEY = 'bench-policy-key-0123456789';
 
@@ -124,7 +128,8 @@ async function overhead(server: ScriptedPolicyServer): Promise<void> {
 }
 
 async function throughput(server: ScriptedPolicyServer): Promise<void> {
-  const fleet = await openBenchFleet({ isolation: 'emulated' });
+  // The burst equals one second of the rate, as the platform's token bucket does.
+  const fleet = await openBenchFleet({ isolation: 'emulated', env: { RF_FLEET_CREATE_RATE: String(CREATE_RATE), RF_FLEET_CREATE_BURST: String(Math.max(1, Math.round(CREATE_RATE))) } });
   try {
     await fleet.startWorkers({ count: WORKERS, concurrency: CONCURRENCY, processes: true, secrets: { [KEY_ENV]: KEY } });
     const runId = `bench-policy-throughput-${Date.now()}`;
@@ -140,7 +145,7 @@ async function throughput(server: ScriptedPolicyServer): Promise<void> {
     const totals = run.results.map((r) => r.timings.total_ms);
     const acquire = run.results.map((r) => r.timings.sandbox_acquire_ms);
     const loops = run.results.map((r) => r.timings.replay_ms);
-    console.log(`\n(b) throughput: ${EPISODES} policy episodes × ${EPISODE_TURNS} turns on emulated vefaas-local, ${WORKERS} worker processes × concurrency ${CONCURRENCY}`);
+    console.log(`\n(b) throughput: ${EPISODES} policy episodes × ${EPISODE_TURNS} turns on emulated vefaas-local, ${WORKERS} worker processes × concurrency ${CONCURRENCY}, fleet create rate ${CREATE_RATE}/s`);
     if (!run.complete) console.log(`  INCOMPLETE: ${done} of ${EPISODES} results within --timeout-s ${TIMEOUT_MS / 1000}`);
     console.log(`  first enqueue → last result committed: ${seconds.toFixed(2)} s = ${(done / seconds).toFixed(2)} EPISODES/S (${(turns / seconds).toFixed(0)} turns/s)`);
     console.log(`  per episode: total p50 ${ms(quantile(totals, 0.5), 0)} p90 ${ms(quantile(totals, 0.9), 0)}; request latency p50 ${ms(quantile(latency, 0.5), 1)} p90 ${ms(quantile(latency, 0.9), 1)}; inflight-slot wait p90 ${ms(quantile(waits, 0.9), 1)}`);
@@ -164,5 +169,5 @@ try {
 }
 console.log(
   `\ncommand: npm run bench:policy -- --parts ${PARTS.join(',')} --turns ${TURNS} --rounds ${ROUNDS} --isolation ${ISOLATION} ` +
-    `--episodes ${EPISODES} --episode-turns ${EPISODE_TURNS} --workers ${WORKERS} --concurrency ${CONCURRENCY}`,
+    `--episodes ${EPISODES} --episode-turns ${EPISODE_TURNS} --workers ${WORKERS} --concurrency ${CONCURRENCY} --create-rate ${CREATE_RATE}`,
 );
