@@ -76,7 +76,9 @@ describe('grading that only the patch can influence', () => {
         bash(
           "cd /testbed && printf '#!/bin/sh\\nsed -i \"s/return a - b/return a + b/\" /testbed/pyutils/calc.py\\n' > .git/hooks/post-checkout && chmod +x .git/hooks/post-checkout" +
             " && git config filter.evil.clean \"sed 's/return a - b/return a + b/'\" && echo '* filter=evil' > .git/info/attributes" +
-            " && printf '#!/bin/sh\\nexit 0\\n' > /tmp/fsmon && chmod +x /tmp/fsmon && git config core.fsmonitor /tmp/fsmon && git config diff.external /bin/false && git config diff.noprefix true",
+            " && printf '#!/bin/sh\\nexit 0\\n' > /tmp/fsmon && chmod +x /tmp/fsmon && git config core.fsmonitor /tmp/fsmon && git config diff.external /bin/false && git config diff.noprefix true" +
+            // textconv: a diff of calc.py would show the fixed line although the file still has the bug.
+            " && git config diff.evil.textconv \"sed 's/return a - b/return a + b/'\" && echo '*.py diff=evil' >> .git/info/attributes",
         ),
         TOUCH,
       ],
@@ -100,6 +102,28 @@ describe('grading that only the patch can influence', () => {
           ),
         ),
         bash('nohup sh /tmp/bg.sh > /dev/null 2>&1 &'),
+        TOUCH,
+      ],
+      // The network: the gateway that reaches every sandbox's SWE-ReX server (the grading sandbox's included)
+      // and the control plane that creates and kills them. The probe prints what it reached.
+      network: [
+        bash(
+          writeFile(
+            '/tmp/net.py',
+            [
+              'import urllib.request',
+              `for url in (${JSON.stringify(host.handle.gatewayUrl)}, ${JSON.stringify(host.handle.controlPlaneUrl)}):`,
+              '    try:',
+              '        urllib.request.urlopen(url, timeout=3)',
+              "        print('RF-NET-REACHED', url)",
+              '    except urllib.error.HTTPError:',
+              "        print('RF-NET-REACHED', url)",
+              '    except Exception as exc:',
+              "        print('RF-NET-BLOCKED', type(exc).__name__)",
+            ].join('\n'),
+          ),
+        ),
+        bash('python3 /tmp/net.py'),
         TOUCH,
       ],
       // Test files inside the repository are part of the patch; the files test_patch touches are reset first.
@@ -209,6 +233,13 @@ describe('grading that only the patch can influence', () => {
   it('a background process left running can neither fix the tree under the eval nor write into its output', () => {
     expectRiggedButHonest('background-process');
     expect(inPlace.get('background-process')).toMatchObject({ resolved: true, reward: 1 });
+  });
+
+  it('the sandbox cannot reach the gateway (every sandbox’s SWE-ReX, the grading sandbox’s too) or the control plane', () => {
+    const result = expectRiggedButHonest('network');
+    const probe = result.steps[1]?.output ?? '';
+    expect(probe.match(/RF-NET-BLOCKED/g)).toHaveLength(2);
+    expect(probe).not.toContain('RF-NET-REACHED');
   });
 
   it('edits to the test files the test patch touches are reset before the tests run (SWE-bench rule)', () => {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, classOf, isErrorCode, isRetryableCode } from './codes.js';
 import { coerceError, toFailure } from './coerce.js';
@@ -33,5 +34,40 @@ describe('error taxonomy', () => {
     expect(isErrorCode('VEFAAS_THROTTLED')).toBe(true);
     expect(isErrorCode('toString')).toBe(false);
     expect(isErrorCode(42)).toBe(false);
+  });
+
+  // Issue #9 item 2: whatever the model can cause is `model` (graded, reward by the rule); whatever our
+  // infrastructure or the platform causes is `infra` (retried; null if it persists). The codes the issue names.
+  it.each([
+    ['SWEREX_NO_EXIT_CODE', 'model'],
+    ['SWEREX_INTERRUPT_FAILED', 'model'],
+    ['SWEREX_SESSION_ENDED', 'model'],
+    ['SESSION_RESTART_FAILED', 'model'],
+    ['EPISODE_DEADLINE', 'model'],
+    ['PATCH_EXTRACTION_FAILED', 'model'],
+    ['EVAL_SANDBOX_LOST', 'model'],
+    ['SANDBOX_LOST_IN_STEP', 'model'],
+    ['ATTEMPT_DEADLINE', 'infra'],
+    ['GRADING_FAILED', 'infra'],
+    ['SANDBOX_START_FAILED', 'infra'],
+    ['JOB_LOCK_LOST', 'infra'],
+    ['JOB_STALLED', 'infra'],
+    ['SUPERSEDED', 'infra'],
+    ['CANCELLED', 'input'],
+  ] as const)('%s is %s', (code, cls) => {
+    expect(classOf(code)).toBe(cls);
+  });
+
+  it('docs/adversarial-grading.md states each reviewed code with the class codes.ts gives it', () => {
+    const doc = readFileSync(new URL('../../../../docs/adversarial-grading.md', import.meta.url), 'utf8');
+    const table = doc.slice(doc.indexOf('## Model or infra'), doc.indexOf('Unchanged and confirmed'));
+    const rows = [...table.matchAll(/^\| (`[A-Z_]+`(?:, `[A-Z_]+`)*)(?: \(new\))? \| (model|infra|input)\b/gm)];
+    expect(rows.length).toBeGreaterThanOrEqual(12);
+    for (const [, codes, cls] of rows) {
+      for (const code of (codes ?? '').match(/[A-Z_]+/g) ?? []) {
+        expect(isErrorCode(code), code).toBe(true);
+        expect({ code, cls: isErrorCode(code) ? classOf(code) : undefined }).toEqual({ code, cls });
+      }
+    }
   });
 });
