@@ -310,7 +310,7 @@ async function costScenario(): Promise<void> {
 
 async function holdScenario(): Promise<void> {
   console.log(`\n(2) hold: one worker process holding C episodes for ${HOLD_S} s (each blocked in its step)`);
-  const rows: Array<{ c: number; rss: number; workerCpu: number; calls: number; redisCpu: number; redisMem: number }> = [];
+  const rows: Array<{ c: number; idleRss: number; meanRss: number; rss: number; workerCpu: number; calls: number; redisCpu: number; redisMem: number }> = [];
   for (const c of CONCURRENCIES) {
     const fleet = await openBenchFleet({
       isolation: 'emulated',
@@ -349,6 +349,8 @@ async function holdScenario(): Promise<void> {
       const perS = (x: number, idleX: number): number => (x / d.seconds - idleX / idle.seconds) / c;
       const row = {
         c,
+        idleRss,
+        meanRss: mean(rss),
         rss: (mean(rss) - idleRss) / c,
         workerCpu: perS(d.workerCpuS, idle.workerCpuS) * 1000,
         calls: perS(d.calls, idle.calls),
@@ -365,7 +367,13 @@ async function holdScenario(): Promise<void> {
       await fleet.close();
     }
   }
-  measured.hold = rows.map((r) => ({ concurrency: r.c, worker_rss_mb_per_episode: fixed(r.rss, 3), worker_cpu_ms_per_s: fixed(r.workerCpu, 3), redis_commands_per_s: fixed(r.calls, 3), redis_cpu_ms_per_s: fixed(r.redisCpu, 4), redis_bytes: Math.round(r.redisMem) }));
+  // The heap's idle size moves with garbage collection by tens of MB: the slope between concurrencies is the
+  // steadier figure of memory per held episode.
+  for (let i = 1; i < rows.length; i++) {
+    const [a, b] = [rows[i - 1]!, rows[i]!];
+    console.log(`  worker RSS slope C=${a.c} → ${b.c}: ${((b.meanRss - a.meanRss) / (b.c - a.c)).toFixed(3)} MB per held episode`);
+  }
+  measured.hold = rows.map((r) => ({ concurrency: r.c, worker_rss_mb_idle: Math.round(r.idleRss), worker_rss_mb_mean: Math.round(r.meanRss), worker_rss_mb_per_episode: fixed(r.rss, 3), worker_cpu_ms_per_s: fixed(r.workerCpu, 3), redis_commands_per_s: fixed(r.calls, 3), redis_cpu_ms_per_s: fixed(r.redisCpu, 4), redis_bytes: Math.round(r.redisMem) }));
 }
 
 async function referenceScenario(): Promise<void> {
