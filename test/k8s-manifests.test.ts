@@ -172,6 +172,18 @@ describe('deploy/k8s', () => {
     }
   });
 
+  it('dashboard and API listen on all interfaces at the port their Service targets; the API has its token', () => {
+    for (const name of ['rollout-dashboard', 'rollout-api']) {
+      const container = deployment(name).spec.template.spec.containers[0]!;
+      const flags = flagsOf(container.args!);
+      expect(flags.host, name).toBe('0.0.0.0');
+      expect(container.ports, name).toContainEqual({ name: 'http', containerPort: Number(flags.port) });
+    }
+    // A non-loopback API without a token refuses to start: the Secret must carry one.
+    expect(configOfContainer(deployment('rollout-api').spec.template.spec.containers[0]!).api.token).toBe(exampleSecrets.RF_API_TOKEN);
+    expect(exampleSecrets.RF_API_TOKEN).toBeTruthy();
+  });
+
   it('worker: grace period covers RF_SHUTDOWN_GRACE_S plus hand-back, probes hit its own health endpoint', () => {
     const pod = deployment('rollout-worker').spec.template.spec;
     const container = pod.containers[0]!;
