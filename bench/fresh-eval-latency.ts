@@ -4,9 +4,13 @@
  * vefaas-local (real bubblewrap sandboxes), one episode at a time, the two modes interleaved pair by pair so
  * machine load hits both alike. Per (episode, round) the pair's difference of the worker's end-to-end attempt
  * time (`timings.total_ms`) is taken; the figure is the median of those differences. Also printed: the
- * grading stage alone (`timings.grade_ms`) in each mode, and how many eval sandboxes were prefetched in time.
+ * grading stage alone (`timings.grade_ms`) in each mode.
  *
- *   npm run bench:grading -- [--rounds 5]
+ * The example trajectories end before one sandbox start, so the grading sandbox, started while they run,
+ * cannot be ready in time: the worst case. `--pad-steps N --pad-s S` appends N steps of `sleep S`, so the
+ * last steps outlast a start, as real agent steps do, and the start hides behind them.
+ *
+ *   npm run bench:grading -- [--rounds 5] [--pad-steps 2 --pad-s 1]
  */
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +23,7 @@ import {
   createKeyspace,
   createLogger,
   createVefaasClient,
+  deleteKeysMatching,
   findRedis,
   loadConfig,
   type EpisodeJobData,
@@ -31,14 +36,24 @@ import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
 import { readFile } from 'node:fs/promises';
 import { machineLoad, ms, quantile } from './lib/stats.js';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' } } });
+const { values } = parseArgs({
+  options: { rounds: { type: 'string', default: '5' }, 'pad-steps': { type: 'string', default: '0' }, 'pad-s': { type: 'string', default: '1' } },
+});
 const ROUNDS = Number(values.rounds);
+/**
+ * Steps of `sleep <pad-s>` appended to every trajectory: the example trajectories end before one sandbox start
+ * (the worst case for the prefetch); padded, the last steps outlast a start, as real agent steps do.
+ */
+const PAD_STEPS = Number(values['pad-steps']);
+const PAD_S = Number(values['pad-s']);
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 interface Mode {
   name: 'fresh' | 'in-place';
   worker: RunningWorker;
   queue: Queue<EpisodeJobData>;
+  /** The queue's own connection: BullMQ does not close a connection it was given. */
+  queueConnection: RedisClient;
   redis: RedisClient;
   store: ResultStore;
   prefix: string;
@@ -54,7 +69,10 @@ async function main(): Promise<void> {
   });
   const target = { vefaas, functionId: host.functionId, gatewayUrl: host.gatewayUrl };
   const logger = createLogger({ level: 'error', format: 'json', destination: process.stderr });
-  const sweep = validateInputs([{ path: 'examples/sweep.jsonl', text: await readFile(`${root}examples/sweep.jsonl`, 'utf8') }], { runId: 'bench' }).episodes;
+  const pad = Array.from({ length: PAD_STEPS }, () => ({ name: 'execute_bash', arguments: { command: `sleep ${PAD_S}` } }));
+  const sweep = validateInputs([{ path: 'examples/sweep.jsonl', text: await readFile(`${root}examples/sweep.jsonl`, 'utf8') }], { runId: 'bench' }).episodes.map(
+    (episode) => ({ ...episode, trajectory: [...episode.trajectory, ...pad] }),
+  );
   const modes: Mode[] = [];
   try {
     for (const name of ['fresh', 'in-place'] as const) {
@@ -64,11 +82,13 @@ async function main(): Promise<void> {
         { dotenvPath: false },
       );
       const redis = createRedis(found.url);
-      const queue = new Queue<EpisodeJobData>(config.queue.name, { connection: redis.duplicate(), prefix });
+      const queueConnection = redis.duplicate();
+      const queue = new Queue<EpisodeJobData>(config.queue.name, { connection: queueConnection, prefix });
       const worker = await startWorker({ config, target, logger, concurrency: 1, workerId: `bench-${name}` });
-      modes.push({ name, worker, queue, redis, prefix, store: new ResultStore(redis, createKeyspace(prefix)) });
+      modes.push({ name, worker, queue, queueConnection, redis, prefix, store: new ResultStore(redis, createKeyspace(prefix)) });
     }
-    console.log(`fresh-sandbox grading vs in-place: ${sweep.length} graded episodes × ${ROUNDS} rounds, one at a time (${machineLoad()})`);
+    const padding = PAD_STEPS > 0 ? `, each with ${PAD_STEPS} more step(s) of sleep ${PAD_S}` : '';
+    console.log(`fresh-sandbox grading vs in-place: ${sweep.length} graded episodes${padding} × ${ROUNDS} rounds, one at a time (${machineLoad()})`);
     const totals = { fresh: [] as EpisodeResult[], 'in-place': [] as EpisodeResult[] };
     const added: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
@@ -94,14 +114,15 @@ async function main(): Promise<void> {
       );
     }
     console.log(`  added latency per graded episode (paired fresh − in-place, attempt total): median ${ms(quantile(added, 0.5), 0)}, p90 ${ms(quantile(added, 0.9), 0)}`);
-    console.log(`  (${machineLoad()} at the end; command: npm run bench:grading -- --rounds ${ROUNDS})`);
+    const flags = PAD_STEPS > 0 ? ` --pad-steps ${PAD_STEPS} --pad-s ${PAD_S}` : '';
+    console.log(`  (${machineLoad()} at the end; command: npm run bench:grading -- --rounds ${ROUNDS}${flags})`);
   } finally {
     for (const mode of modes) {
       await mode.worker.close();
       await mode.queue.obliterate({ force: true }).catch(() => undefined);
       await mode.queue.close();
-      const keys = await mode.redis.keys(`rf:${mode.prefix}:*`);
-      if (keys.length > 0) await mode.redis.del(...keys);
+      mode.queueConnection.disconnect();
+      await deleteKeysMatching(mode.redis, `rf:${mode.prefix}:*`);
       mode.redis.disconnect();
     }
     await vefaas.close();
