@@ -47,6 +47,13 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+// A reader that stops early (`rollout-fleet results | head`) closes the pipe: stop quietly, as Unix tools do,
+// instead of an unhandled EPIPE stack trace. Nothing the command still had to say has anyone to read it.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(EXIT.OK);
+  throw err;
+});
+
 main(process.argv).then(
   (code) => {
     process.exitCode = code;

@@ -4,6 +4,8 @@
  * in Redis; a valid submission prints its summary and is idempotent; `status` and `results` read a run a
  * real worker finished; every subcommand's `--help` works.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +15,10 @@ import { itWith } from '@rollout-fleet/shared/testing';
 import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
 import {
+  CLI,
+  ROOT,
   SWEEP,
+  childEnv,
   collectResults,
   configOf,
   openPipeline,
@@ -176,5 +181,23 @@ describe('rollout-fleet CLI: submit, status, results', () => {
     const top = await runCli(['--help'], env);
     expect(top.code).toBe(0);
     for (const name of SUBCOMMANDS) expect(top.stdout).toContain(name);
+  });
+
+  it('stops quietly with exit 0 when its reader has closed the pipe (`rollout-fleet results --help | head`)', async () => {
+    const runs = await Promise.all(
+      ['results', 'worker', 'doctor'].map(async (name) => {
+        const child = spawn(process.execPath, [CLI, name, '--help'], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
+        // The reader is gone before the first byte: every write the command makes meets EPIPE.
+        child.stdout.destroy();
+        let stderr = '';
+        child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+        const [code] = (await once(child, 'exit')) as [number | null];
+        return { name, code, stderr };
+      }),
+    );
+    for (const run of runs) {
+      expect(run.stderr, run.name).not.toContain('EPIPE');
+      expect(run.code, `${run.name}: ${run.stderr}`).toBe(0);
+    }
   });
 });
