@@ -7,6 +7,7 @@
  * nothing and exits 0. Files live in a map. Meant for fleet-scale benchmarks of the control plane and gateway
  * (and tests that need an episode to take time), not for grading.
  */
+import { abortableDelay } from '@rollout-fleet/shared';
 import type { InlineRequest, InlineResponse } from '../backends/backend.js';
 import { pyRepr } from './py-repr.js';
 
@@ -32,12 +33,15 @@ export class EmulatedSwerex {
   private readonly files = new Map<string, string>();
   private lastRequest: { id: string; response: InlineResponse } | null = null;
   private alive = true;
+  /** Ends the `sleep N` waits of a stopped instance, so a closed host keeps no timers (and its process can exit). */
+  private readonly stopped = new AbortController();
 
   constructor(private readonly authToken: string) {}
 
   /** After `stop()` the instance refuses everything (the gateway treats it as dead before that anyway). */
   stop(): void {
     this.alive = false;
+    this.stopped.abort(new Error('instance is gone'));
   }
 
   async handle(request: InlineRequest): Promise<InlineResponse> {
@@ -47,7 +51,7 @@ export class EmulatedSwerex {
     const authFailure = this.checkAuth(request);
     if (authFailure) return toResponse(authFailure);
     const seconds = sleepSeconds(request);
-    if (seconds > 0) await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+    if (seconds > 0) await abortableDelay(seconds * 1000, this.stopped.signal);
     if (!this.alive) throw new Error('instance is gone');
     let reply: Reply;
     try {
