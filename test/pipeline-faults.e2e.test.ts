@@ -3,7 +3,8 @@
  * instance that dies mid-episode are retried to a completed, correctly graded result, with every failed
  * attempt and its code kept in `attempts`; CreateSandbox throttling (429 AccountFlowLimitExceeded) is waited
  * out by the sandbox supply without spending an attempt; an image the platform cannot start
- * (function_initialize_failed) ends `failed` / class input with no reward (never 0) after one attempt.
+ * (function_initialize_failed) ends `failed` / class input with no reward (never 0) after one attempt; an
+ * infrastructure fault that never clears spends every attempt and ends `failed` with reward null, never 0.
  */
 import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
 import { jobIdFor, type Episode, type EpisodeResult } from '@rollout-fleet/shared';
@@ -191,6 +192,23 @@ describeWith([bwrapNeed()], 'injected infrastructure faults', () => {
       // A gateway fault must never show up as a model observation.
       expect(result.steps.filter((s) => s.error?.code.startsWith('GATEWAY') || s.error?.code.startsWith('SANDBOX'))).toEqual([]);
     }
+  });
+
+  it('an infrastructure fault that never clears: every attempt fails as infra, the result is failed with reward null (never 0)', async () => {
+    const runId = 'faults-persistent';
+    // Every gateway request answers 502 for the whole test: no attempt can ever reach its sandbox's runtime.
+    host.handle.faults.configure({ seed: SEED, gateway: { errorRate: 1 } });
+    const down = calcAdd(runId, 'down');
+    const p = await start(runId, [{ ...down, sandbox: { ...down.sandbox, startup_timeout_s: 2 } }], { RF_ATTEMPTS: '2', RF_BACKOFF_MS: '100' });
+
+    const [result] = (await collectResults(p, runId, 1)) as [EpisodeResult];
+    expect(host.handle.faults.stats.injectedErrors).toBeGreaterThan(0);
+    expect(result).toMatchObject({ status: 'failed', resolved: null, reward: null });
+    expect(result.failure?.class).toBe('infra');
+    // Both attempts were spent, each on its own sandbox, each failed as infrastructure.
+    expect(result.attempts.map((a) => a.attempt)).toEqual([1, 2]);
+    for (const attempt of result.attempts) expect(attempt.failure?.class).toBe('infra');
+    expect(await p.redis.hgetall(p.keys.run(runId))).toMatchObject({ done: '1', failed: '1' });
   });
 
   it('an unknown image is a configuration error at the first create: failed, class input, no reward, not retried', async () => {
