@@ -236,3 +236,69 @@ describe('SandboxSupply', () => {
     expect(await redis.exists(keys.lease(session.ticket))).toBe(0);
   });
 });
+
+describe('SandboxSupply readiness', () => {
+  /**
+   * CreateSandbox answers at once; the instance starts 6 s later. A fixed 250 ms loop would probe ~24 times and,
+   * asking the control plane each time the gateway does not know the instance, Describe as often. With back-off:
+   * probe pauses 100 ms × 1.5ⁿ up to 2 s (about ten probes over 6 s), DescribeSandbox 1 s, 2 s, 4 s apart.
+   */
+  const COLD_MS = 6_000;
+
+  async function acquireSlowStart(unknownToGateway: boolean): Promise<{ calls: Record<string, number>; readyMs: number }> {
+    const slow = await startVefaasLocal({ isolation: 'emulated', logger: silent, createReturns: 'immediately', faults: { coldStart: { delayMs: COLD_MS, unknownToGateway } } });
+    const client = createVefaasClient({
+      endpoint: slow.controlPlaneUrl,
+      region: slow.region,
+      credentials: { accessKeyId: slow.accessKeyId, secretAccessKey: slow.secretAccessKey },
+    });
+    const prefix = `{rf-test-${randomUUID()}}`;
+    prefixes.push(prefix);
+    try {
+      const supply = await createSandboxSupply({
+        redis,
+        keys: createKeyspace(prefix),
+        targets: [{ id: 'default', target: { vefaas: client, functionId: slow.functionId, gatewayUrl: slow.gatewayUrl } }],
+        workerId: 'test-worker',
+        logger: silent,
+        limits: LIMITS,
+      });
+      const started = performance.now();
+      const sandbox = await supply.acquire(request());
+      const readyMs = performance.now() - started;
+      const calls = slow.faults.calls;
+      try {
+        expect(await sandbox.env.communicate('echo up')).toBe('up\n');
+      } finally {
+        await sandbox.release();
+      }
+      return { calls, readyMs };
+    } finally {
+      await client.close();
+      await slow.close();
+    }
+  }
+
+  function expectBackedOff({ calls, readyMs }: { calls: Record<string, number>; readyMs: number }): void {
+    expect(calls['cp:CreateSandbox']).toBe(1);
+    expect(calls['gw:/is_alive']).toBeGreaterThanOrEqual(4);
+    expect(calls['gw:/is_alive']).toBeLessThanOrEqual(13);
+    // The back-off is capped: the sandbox is taken at most one probe gap (2 s, jittered) after it started.
+    expect(readyMs).toBeGreaterThanOrEqual(COLD_MS);
+    expect(readyMs).toBeLessThan(COLD_MS + 2_500 + 1_500);
+  }
+
+  it('probes a slow cold start with back-off: few /is_alive probes, ready soon after it started', async () => {
+    const seen = await acquireSlowStart(false);
+    expectBackedOff(seen);
+    // The gateway said "starting" (503): nothing to ask the control plane.
+    expect(seen.calls['cp:DescribeSandbox'] ?? 0).toBe(0);
+  });
+
+  it('while the gateway does not know the starting instance, asks DescribeSandbox with back-off too', async () => {
+    const seen = await acquireSlowStart(true);
+    expectBackedOff(seen);
+    expect(seen.calls['cp:DescribeSandbox']).toBeGreaterThanOrEqual(2);
+    expect(seen.calls['cp:DescribeSandbox']).toBeLessThanOrEqual(5);
+  });
+});

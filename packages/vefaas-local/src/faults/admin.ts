@@ -1,6 +1,6 @@
 /**
  * Wire contract: local-only admin endpoints (no veFaaS equivalent; unauthenticated — bind the host to loopback).
- *   GET  /_admin/faults                          → 200 {config, stats}
+ *   GET  /_admin/faults                          → 200 {config, stats, calls} (calls: requests by `cp:<Action>`, `gw:<path>`)
  *   POST /_admin/faults  <FaultConfig JSON>      → 200 {config} | 400 {"error":{"code":"InvalidFaultConfig",...}}
  *   DELETE /_admin/faults                        → 200 {config} (all faults off, seed kept)
  *   GET  /_admin/sandboxes                       → 200 {sandboxes:[{id, status, pid, errorCode, createdAt, expireAt}]}
@@ -23,7 +23,7 @@ export function createAdmin(deps: { faults: FaultController; manager: SandboxMan
     const path = url.pathname;
     const method = req.method ?? 'GET';
     if (path === '/_admin/faults') {
-      if (method === 'GET') return sendJson(res, 200, { config: faults.config, stats: faults.stats });
+      if (method === 'GET') return sendJson(res, 200, { config: faults.config, stats: faults.stats, calls: faults.calls });
       if (method === 'DELETE') {
         faults.reset();
         return sendJson(res, 200, { config: faults.config });

@@ -68,6 +68,12 @@ export const FaultConfigSchema = z.strictObject({
       delayMs: LatencySpecSchema.optional(),
       /** Probability that CreateSandbox fails with a cold-start timeout (`UserTimeoutError`). */
       timeoutRate: Rate.optional(),
+      /**
+       * While a sandbox is Starting, the gateway answers as for an unknown instance (the dead-instance answer,
+       * 404 by default) instead of 503 InstanceNotReady: a platform whose route learns an instance only once it
+       * runs. Clients then ask DescribeSandbox whether the start Failed. @defaultValue false
+       */
+      unknownToGateway: z.boolean().optional(),
     })
     .optional(),
   terminating: z

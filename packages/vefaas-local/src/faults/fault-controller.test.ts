@@ -55,6 +55,16 @@ describe('FaultController', () => {
     expect(controller.stats).toMatchObject({ controlPlaneErrors: cp, gatewayErrors: gw, coldStartTimeouts: cold, injectedErrors: cp + gw });
   });
 
+  it('counts requests by control-plane action and gateway path, faults configured or not (reconfiguring keeps the counts)', () => {
+    const controller = new FaultController();
+    for (let i = 0; i < 3; i++) controller.controlPlane('DescribeSandbox');
+    controller.controlPlane('CreateSandbox');
+    controller.configure({ gateway: { errorRate: 1 } });
+    controller.gateway('/is_alive');
+    controller.gateway('/is_alive');
+    expect(controller.calls).toEqual({ 'cp:DescribeSandbox': 3, 'cp:CreateSandbox': 1, 'gw:/is_alive': 2 });
+  });
+
   it('throttles CreateSandbox above N per sliding second', () => {
     let now = 1_000_000;
     const controller = new FaultController({ throttle: { createPerSecond: 2 } }, { now: () => now });

@@ -62,6 +62,8 @@ export class FaultController {
     coldStartTimeouts: 0,
     createsAdmitted: 0,
   };
+  /** Requests seen, by `cp:<Action>` and `gw:<path>` (how often a client polls: readiness back-off tests). */
+  private readonly requests = new Map<string, number>();
 
   constructor(config: FaultConfig = {}, options: FaultControllerOptions = {}) {
     this.current = parseFaultConfig(config);
@@ -76,6 +78,11 @@ export class FaultController {
   /** How many faults were injected so far, by kind. */
   get stats(): Readonly<typeof this.counters> {
     return { ...this.counters };
+  }
+
+  /** Requests seen so far by control-plane action (`cp:DescribeSandbox`) and gateway path (`gw:/is_alive`). */
+  get calls(): Record<string, number> {
+    return Object.fromEntries(this.requests);
   }
 
   /** Replaces the whole config (validated) and restarts the dice from its seed. */
@@ -95,6 +102,7 @@ export class FaultController {
   controlPlane(action: string): ControlPlaneFault {
     const cfg = this.current.controlPlane ?? {};
     const key = `cp:${action}`;
+    this.seen(key);
     const latencyMs = this.latency(`${key}:latency`, pick(cfg.latencyMs, action));
     const hang = this.roll(`${key}:hang`, pick(cfg.hang, action) ?? 0);
     const failed = this.roll(`${key}:error`, cfg.errorRate ?? 0);
@@ -110,6 +118,7 @@ export class FaultController {
   gateway(path: string): GatewayFault {
     const cfg = this.current.gateway ?? {};
     const key = `gw:${path}`;
+    this.seen(key);
     const latencyMs = this.latency(`${key}:latency`, pick(cfg.latencyMs, path));
     const hang = this.roll(`${key}:hang`, pick(cfg.hang, path) ?? 0);
     const failed = this.roll(`${key}:error`, cfg.errorRate ?? 0);
@@ -164,10 +173,19 @@ export class FaultController {
     return { delayMs, timeout };
   }
 
+  /** Does the gateway answer for a Starting instance as for an unknown one (coldStart.unknownToGateway)? */
+  startingUnknownToGateway(): boolean {
+    return this.current.coldStart?.unknownToGateway === true;
+  }
+
   /** How long a killed sandbox lingers in Terminating (0 = it goes away as soon as its process is dead). */
   stuckTerminatingMs(): number {
     const cfg = this.current.terminating ?? {};
     return this.roll('terminating:stuck', cfg.stuckRate ?? 0) ? (cfg.stuckMs ?? 30 * SECOND) : 0;
+  }
+
+  private seen(key: string): void {
+    this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
   }
 
   private count<T extends RequestFault>(fault: T): T {

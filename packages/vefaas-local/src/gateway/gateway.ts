@@ -5,7 +5,8 @@
  *   - no pin → 400 {"error":{"code":"MissingInstanceName",...}}
  *   - unknown, Failed, Terminating or dead instance → configurable, default 404
  *     {"error":{"code":"InstanceNotFound","message":"instance <id> not found"}}
- *   - instance still Starting → 503 {"error":{"code":"InstanceNotReady",...}}
+ *   - instance still Starting → 503 {"error":{"code":"InstanceNotReady",...}} (the dead-instance answer with the
+ *     fault coldStart.unknownToGateway)
  *   - injected fault → 5xx {"error":{"code":"GatewayError",...}}; upstream timeout → 504; other upstream failure → 502
  * Forwarding keeps `X-Faas-Instance-Name` and every end-to-end header; it drops the `faasInstanceName` query
  * parameter and the gateway key (header or query) so the sandbox never sees it. Bodies stream both ways.
@@ -87,7 +88,7 @@ export function createGateway(deps: GatewayDeps) {
     const dead = (): void => sendJson(res, settings.deadInstance.status, settings.deadInstance.body(pin));
     if (record === undefined || record.status === 'Failed' || record.status === 'Terminating') return dead();
     if (record.status === 'Starting' || record.instance === null) {
-      if (record.status === 'Starting') return gatewayError(res, 503, 'InstanceNotReady', `instance ${pin} is starting`);
+      if (record.status === 'Starting' && !faults.startingUnknownToGateway()) return gatewayError(res, 503, 'InstanceNotReady', `instance ${pin} is starting`);
       return dead();
     }
     const instance = record.instance;
