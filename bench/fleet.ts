@@ -100,6 +100,13 @@ async function withFleet<T>(env: Record<string, string>, fn: (fleet: BenchFleet)
   }
 }
 
+/** The supply's own account of a scenario (creates by outcome, missed create slots, waits, warm pool events). */
+async function supplyLine(fleet: BenchFleet): Promise<string> {
+  const counters = await fleet.fleetCounters(['rf_sandbox_creates', 'rf_sandbox_create_slots_missed', 'rf_sandbox_wait_seconds', 'rf_warm_pool']);
+  const short = (name: string): string => name.replace(/^rf_(sandbox_)?/, '').replace('_total', '');
+  return [...counters].map(([name, value]) => `${short(name)} ${Number.isInteger(value) ? value : value.toFixed(1)}`).join(', ');
+}
+
 const failedOf = (results: EpisodeResult[]): number => results.filter((r) => r.status !== 'completed').length;
 const s = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
 
@@ -130,6 +137,7 @@ async function sweep(): Promise<SweepFigures> {
     console.log(`  makespan ÷ ideal = ${(makespanMs / 1000 / ideal).toFixed(3)}`);
     console.log(`  creates ${creates} (${usage.created} sandboxes made), platform 429s ${throttled} (${((100 * throttled) / Math.max(1, creates)).toFixed(2)} %), failed ${failedOf(run.results)}`);
     console.log(`  episode total p50 ${s(quantile(total, 0.5))}, p90 ${s(quantile(total, 0.9))}; ${machineLoad()}`);
+    console.log(`  supply: ${await supplyLine(fleet)}`);
     return { ratio: makespanMs / 1000 / ideal, failed: failedOf(run.results) + (run.complete ? 0 : N - run.results.length), creates, throttled };
   });
 }
@@ -168,7 +176,8 @@ async function rl(pool: boolean): Promise<RlFigures> {
     }
     const creates = fleet.host.faults.stats.createsAdmitted - before.createsAdmitted;
     const throttled = fleet.host.faults.stats.throttled - before.throttled;
-    console.log(`rl ${pool ? 'with' : 'without'} warm pool: ${BATCHES} batches × ${BATCH} (pause ${s(PAUSE_MS)}): makespans ${makespans.map((m) => (m / 1000).toFixed(2)).join(' ')} s; mean ${s(mean(makespans))}; creates ${creates}, 429s ${throttled}, failed ${failed}`);
+    console.log(`rl ${pool ? 'with' : 'without'} warm pool: ${BATCHES} batches × ${BATCH} (pause ${s(PAUSE_MS)}): makespans ${makespans.map((m) => (m / 1000).toFixed(2)).join(' ')} s; mean ${s(mean(makespans))}; creates ${creates}, 429s ${throttled}, failed ${failed}; ${machineLoad()}`);
+    console.log(`  supply: ${await supplyLine(fleet)}`);
     return { meanMs: mean(makespans), failed, creates, throttled };
   });
 }

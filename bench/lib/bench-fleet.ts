@@ -32,7 +32,7 @@ import {
 } from '@rollout-fleet/shared';
 import { submitRun } from '@rollout-fleet/producer';
 import { startVefaasLocal, type HostIsolation, type VefaasLocalHandle, type VefaasLocalOptions } from '@rollout-fleet/vefaas-local';
-import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
+import { aggregateFleetMetrics, startWorker, type RunningWorker } from '@rollout-fleet/worker';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 export const IMAGES_DIR = `${root}examples/images`;
@@ -61,6 +61,11 @@ export interface BenchFleet {
   submit(o: { runId: string; episodes: Episode[] }): Promise<void>;
   /** Waits for `count` results of a run already submitted (or the timeout); times from `startedAt`. */
   waitFor(o: { runId: string; count: number; timeoutMs: number; startedAt: number }): Promise<RunOutcome>;
+  /**
+   * The workers' supply counters summed over the fleet, from their next metrics snapshots (published every 5 s):
+   * `name{labels}` → value, for the counters whose name starts with one of `prefixes`.
+   */
+  fleetCounters(prefixes: readonly string[]): Promise<Map<string, number>>;
   close(): Promise<void>;
 }
 
@@ -176,6 +181,27 @@ export async function openBenchFleet(o: BenchFleetOptions): Promise<BenchFleet> 
     return { ...(await waitFor({ runId, count: episodes.length, timeoutMs, startedAt })), enqueuedAt };
   };
 
+  const fleetCounters: BenchFleet['fleetCounters'] = async (prefixes) => {
+    const since = Date.now();
+    const deadline = since + 12_000;
+    // Wait for a snapshot of every worker taken after now, so the counters cover what just ran.
+    for (;;) {
+      const snapshots = Object.values(await redis.hgetall(keys.metrics())).map((raw) => (JSON.parse(raw) as { at: number }).at);
+      if ((snapshots.length > 0 && snapshots.every((at) => at >= since)) || Date.now() > deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const registry = await aggregateFleetMetrics(redis, keys, { staleAfterMs: 60_000 });
+    const out = new Map<string, number>();
+    for (const metric of await registry.getMetricsAsJSON()) {
+      if (String(metric.type) !== 'counter' || !prefixes.some((p) => metric.name.startsWith(p))) continue;
+      for (const v of metric.values) {
+        const labels = Object.entries(v.labels).map(([k, x]) => `${k}=${String(x)}`).join(',');
+        out.set(labels ? `${metric.name}{${labels}}` : metric.name, v.value);
+      }
+    }
+    return out;
+  };
+
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
@@ -197,5 +223,5 @@ export async function openBenchFleet(o: BenchFleetOptions): Promise<BenchFleet> 
   };
 
   const workerPids = (): number[] => children.flatMap((child) => (child.pid === undefined ? [] : [child.pid]));
-  return { host, vefaas, redis, keys, config, queue, workerPids, startWorkers, submit, waitFor, submitAndWait, close };
+  return { host, vefaas, redis, keys, config, queue, workerPids, startWorkers, submit, waitFor, submitAndWait, fleetCounters, close };
 }

@@ -382,6 +382,7 @@ export class SandboxSupply {
         const lateMs = performance.now() - due;
         if (!rebooked && lateMs > Math.max(100, 2000 / outcome.ratePerS)) {
           rebooked = true;
+          this.#o.metrics?.supply.createSlotsMissed.inc();
           continue;
         }
         return;

@@ -15,6 +15,8 @@ export interface SupplyMetrics {
   /** Time spent waiting for a slot (caps) or a create slot (rate). */
   readonly waitSeconds: Counter<'reason'>;
   readonly warm: Counter<'event'>;
+  /** Create slots given up because this process woke too late to use them (a stalled event loop). */
+  readonly createSlotsMissed: Counter;
   /** The fleet's create rate as this process last saw it (AIMD lowers it after 429s). */
   readonly createRate: Gauge<'target'>;
 }
@@ -37,6 +39,11 @@ export function createSupplyMetrics(registry: Registry): SupplyMetrics {
       registers,
     }),
     waitSeconds: new Counter({ name: 'rf_sandbox_wait_seconds_total', help: 'Seconds acquirers waited, for a slot (caps) or for the create rate', labelNames: ['reason'], registers }),
+    createSlotsMissed: new Counter({
+      name: 'rf_sandbox_create_slots_missed_total',
+      help: 'Create slots given up because the process woke too late to use them (stalled event loop); booked again',
+      registers,
+    }),
     warm: new Counter({ name: 'rf_warm_pool_total', help: 'Warm pool events: hit, discarded (dead on claim), filled, expired (idle), evicted', labelNames: ['event'], registers }),
     createRate: new Gauge({ name: 'rf_fleet_create_rate', help: 'Fleet-wide CreateSandbox rate (creates/s) last seen, by target', labelNames: ['target'], registers }),
   };
