@@ -122,7 +122,20 @@ async function sweep(): Promise<SweepFigures> {
     const runId = `fleet-sweep-${Date.now()}`;
     const episodes = Array.from({ length: N }, (_, i) => episode(runId, `e${i}`, `img-${i % 50}`));
     const before = { ...fleet.host.faults.stats };
-    const run = await fleet.submitAndWait({ runId, episodes, timeoutMs: 600_000 });
+    // Creates admitted per second of the run: where the fleet kept the platform's rate, and where it did not.
+    // Each second: leases (slots) held, of which starting, and the platform's sandboxes.
+    const perSecond: number[] = [];
+    const slots: string[] = [];
+    let last = before.createsAdmitted;
+    const sampler = setInterval(() => {
+      perSecond.push(fleet.host.faults.stats.createsAdmitted - last);
+      last = fleet.host.faults.stats.createsAdmitted;
+      const counts = fleet.host.sandboxCounts();
+      void Promise.all([fleet.redis.zcard(fleet.keys.leases()), fleet.redis.zcard(fleet.keys.starting())]).then(([leases, starting]) =>
+        slots.push(`${leases}/${starting}/${counts.total - (counts.Terminating ?? 0)}`),
+      );
+    }, 1000);
+    const run = await fleet.submitAndWait({ runId, episodes, timeoutMs: 600_000 }).finally(() => clearInterval(sampler));
     const usage = fleet.host.usage();
     const makespanMs = run.lastCommitAt - run.startedAt;
     const creates = fleet.host.faults.stats.createsAdmitted - before.createsAdmitted;
@@ -138,6 +151,8 @@ async function sweep(): Promise<SweepFigures> {
     console.log(`  creates ${creates} (${usage.created} sandboxes made), platform 429s ${throttled} (${((100 * throttled) / Math.max(1, creates)).toFixed(2)} %), failed ${failedOf(run.results)}`);
     console.log(`  episode total p50 ${s(quantile(total, 0.5))}, p90 ${s(quantile(total, 0.9))}; ${machineLoad()}`);
     console.log(`  supply: ${await supplyLine(fleet)}`);
+    console.log(`  creates per second: ${perSecond.join(' ')}`);
+    console.log(`  leases/starting/sandboxes each second: ${slots.join(' ')}`);
     return { ratio: makespanMs / 1000 / ideal, failed: failedOf(run.results) + (run.complete ? 0 : N - run.results.length), creates, throttled };
   });
 }
