@@ -38,7 +38,7 @@ export interface Lease extends LeaseFields {
 
 export type ReserveOutcome =
   | { ok: true; live: number; starting: number }
-  | { ok: false; reason: 'live' | 'starting' | 'yield' | 'pool'; live: number; starting: number; ready: number };
+  | { ok: false; reason: 'live' | 'starting' | 'yield' | 'pool' | 'spec'; live: number; starting: number; ready: number };
 
 export interface SlotCounts {
   live: number;
@@ -112,7 +112,7 @@ export class LeaseStore {
     ];
     const [ok, reason, live, starting, ready] = reply;
     if (ok === 1) return { ok: true, live, starting };
-    return { ok: false, reason: reason as 'live' | 'starting' | 'yield' | 'pool', live, starting, ready };
+    return { ok: false, reason: reason as 'live' | 'starting' | 'yield' | 'pool' | 'spec', live, starting, ready };
   }
 
   /** Extends the lease by one TTL; false when it has expired or someone else holds it (never resurrects). */

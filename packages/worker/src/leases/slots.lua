@@ -19,13 +19,15 @@
 
   Ops and replies:
     reserve ticket owner ttl maxLive maxStarting warm(0|1) target spec poolMax specTarget [f v]...
-        -> {1,'ok',live,starting} | {0,'yield'|'pool'|'live'|'starting',live,starting,readyIdle}
-        (a warm fill also needs fewer than poolMax sandboxes in the pool, fewer than specTarget of its spec)
+        -> {1,'ok',live,starting} | {0,'yield'|'pool'|'spec'|'live'|'starting',live,starting,readyIdle}
+        (a warm fill also needs fewer than poolMax sandboxes in the pool ('pool'), fewer than specTarget of its
+        spec ('spec'))
     renew ticket owner ttl                      -> 1 | 0 (lease gone or owned by someone else; never resurrected)
     update ticket owner leaveStarting target sandbox spec [f v]...   -> 1 | 0
     release ticket owner                        -> 1 | 0 (someone else owns it now)
     offer ticket owner spec                     -> 1 | 0 (a warm sandbox is ready: into the pool)
-    claim spec owner ttl [f v]...               -> {1,ticket,{lease fields}} | {0}   (spec '*' = any, oldest)
+    claim spec owner ttl [f v]...               -> {1,ticket,{lease fields}} | {0}   (oldest of the spec; spec '*' =
+                                                   any, the most recently readied: to evict the one wanted last)
     withdraw ticket owner                       -> 1 | 0 (take an idle warm sandbox back out; 0 = claimed meanwhile)
     wait ticket ttl / unwait ticket             -> 1
     counts                                      -> {live, starting, waiters, ready, warming}
@@ -108,7 +110,8 @@ if op == 'reserve' then
   if warm then
     -- The warm pool only uses capacity nobody is waiting for, and never grows past its bounds.
     if redis.call('ZCARD', KEYS[5]) > 0 then return {0, 'yield', live, starting, ready} end
-    if ready + warming >= poolMax or ofSpec >= specTarget then return {0, 'pool', live, starting, ready} end
+    if ready + warming >= poolMax then return {0, 'pool', live, starting, ready} end
+    if ofSpec >= specTarget then return {0, 'spec', live, starting, ready} end
   end
   if live >= maxLive then return {0, 'live', live, starting, ready} end
   if starting >= maxStarting then return {0, 'starting', live, starting, ready} end
@@ -167,12 +170,17 @@ if op == 'claim' then
   purge()
   local candidates = {}
   if spec == '*' then
-    -- Any ready sandbox (to evict one for a cold create when the live cap is full).
+    -- Any ready sandbox (to evict one for a cold create when the live cap is full), the most recently readied
+    -- first: pools fill in the order jobs will come, so the newest is the one wanted last.
     local entries = redis.call('HGETALL', KEYS[6])
     for i = 1, #entries, 2 do
       local parts = split(entries[i + 1])
-      if parts[2] == 'ready' then candidates[#candidates + 1] = {entries[i], parts[1]} end
+      if parts[2] == 'ready' then
+        local readyAt = tonumber(redis.call('HGET', leaseKey(entries[i]), 'ready_at')) or 0
+        candidates[#candidates + 1] = {entries[i], parts[1], readyAt}
+      end
     end
+    table.sort(candidates, function(a, b) return a[3] > b[3] end)
   end
   local index = 0
   while true do

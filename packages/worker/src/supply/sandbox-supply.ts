@@ -203,8 +203,13 @@ export class SandboxSupply {
           continue;
         }
       }
-      // A full live cap with idle warm sandboxes of other specs: one of them makes room.
-      if (reserved.reason === 'live' && reserved.ready > 0 && (await this.#evictOne(logger))) continue;
+      // A full live cap with idle warm sandboxes of other specs: one of them makes room. The acquirer counts as
+      // waiting first, so no warm fill takes the slot the eviction frees (evict, refill, evict… wastes creates).
+      if (reserved.reason === 'live' && reserved.ready > 0) {
+        await this.leases.wait(owner, 3 * slotPauseMs + 5 * SECOND);
+        waiting = true;
+        if (await this.#evictOne(logger)) continue;
+      }
       if (Date.now() + slotPauseMs > giveUpAt) throw this.#timeout(logger, started, `the fleet's sandbox caps stayed full (${reserved.reason})`);
       await this.leases.wait(owner, 3 * slotPauseMs + 5 * SECOND);
       waiting = true;

@@ -110,20 +110,25 @@ export class WarmPool {
     }
     for (const spec of this.#unwantedSince.keys()) if (![...this.#offered.values()].some((o) => o.spec === spec)) this.#unwantedSince.delete(spec);
 
+    // In the order the demand comes (the queue's order, then announcements in their episodes' order), each spec
+    // up to its demand before the next: the sandboxes made first are the ones the next jobs claim. Spread over
+    // every spec instead, each would be partly warm and the cold creates its jobs still need would find the cap
+    // full of warm sandboxes wanted only later (and evict them: creates wasted).
     const short = [...demand.entries()]
       .map(([spec, wanted]) => ({ spec, target: Math.min(wanted, maxSize), missing: Math.min(wanted, maxSize) - (inPool.get(spec) ?? 0) }))
-      .filter((d) => d.missing > 0)
-      .sort((a, b) => b.missing - a.missing);
+      .filter((d) => d.missing > 0);
     for (const { spec, target, missing } of short) {
       for (let i = 0; i < missing && this.#inflight < this.#o.maxInflight && !this.#stopping; i++) {
         const outcome = await this.#fill(spec, target);
+        // Another worker filled this spec meanwhile: on to the next one. Any other refusal ends the round.
+        if (outcome === 'spec-full') break;
         if (outcome !== 'started') return;
       }
     }
   }
 
   /** Reserves a warm slot and starts creating into it; stops the round when the fleet says no. */
-  async #fill(spec: string, target: number): Promise<'started' | 'refused'> {
+  async #fill(spec: string, target: number): Promise<'started' | 'spec-full' | 'refused'> {
     const { supply, redis, keys, logger } = this.#o;
     const record = await readSpec({ redis, keys, specKey: spec });
     if (!record) return 'refused';
@@ -140,7 +145,7 @@ export class WarmPool {
       warm: { poolMax: this.#o.maxSize, specTarget: target },
       fields: { worker: supply.workerId, role: 'warm' },
     });
-    if (!reserved.ok) return 'refused';
+    if (!reserved.ok) return reserved.reason === 'spec' ? 'spec-full' : 'refused';
     // Only a create slot free right now: a warm create must never push anyone's cold create back.
     const rate = chosen.createRatePerS === undefined ? {} : { ratePerS: chosen.createRatePerS };
     const slot = await supply.limiter.take(chosen.id, { ...rate, horizonMs: 0 });
