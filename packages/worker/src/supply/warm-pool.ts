@@ -33,7 +33,12 @@ export interface WarmPoolOptions {
   lookahead?: number;
   /** @defaultValue 1000 ms */
   intervalMs?: number;
-  /** Warm creates this process runs at once. @defaultValue 8 */
+  /**
+   * Warm creates this process runs at once. @defaultValue two seconds of the fleet's create rate (at least 8, at
+   * most `maxSize`): the fleet-wide create rate and the pool's bounds limit warm creates; this must not, or a
+   * pool refills at (inflight ÷ cold-start time) however fast the platform may create (8 at once filled a
+   * 256-sandbox RL batch at ~30/s against a rate of 83/s in bench:fleet).
+   */
   maxInflight?: number;
   metrics?: SupplyMetrics;
 }
@@ -57,7 +62,8 @@ export class WarmPool {
   readonly #fills = new Set<Promise<void>>();
 
   constructor(options: WarmPoolOptions) {
-    this.#o = { lookahead: 256, intervalMs: SECOND, maxInflight: 8, ...options };
+    const inflight = Math.min(options.maxSize, Math.max(8, Math.ceil(2 * options.supply.limits.createRatePerS)));
+    this.#o = { lookahead: 256, intervalMs: SECOND, maxInflight: inflight, ...options };
   }
 
   /** Warm sandboxes this process holds in the pool right now. */
