@@ -82,6 +82,8 @@ try {
   const idleRss = await rssMb(pid);
   let peakRss = idleRss;
   const lagWindows: number[] = [];
+  /** The worker's V8 heap at each published window (MB): used / committed / external. */
+  const heapWindows: string[] = [];
   let sampling = true;
   const rssLoop = (async () => {
     while (sampling) {
@@ -96,6 +98,9 @@ try {
         const metrics = (JSON.parse(snapshot) as { at: number; metrics: Array<{ name: string; values: Array<{ value: number }> }> }).metrics;
         const p99 = metrics.find((m) => m.name === 'rf_event_loop_lag_p99_seconds')?.values[0]?.value;
         if (p99 !== undefined) lagWindows.push(p99 * 1000);
+        const heap = (metrics.find((m) => m.name === 'rf_process_heap_bytes')?.values ?? []) as Array<{ value: number; labels?: { kind?: string } }>;
+        const mb = (kind: string): string => ((heap.find((v) => v.labels?.kind === kind)?.value ?? 0) / 1e6).toFixed(0);
+        if (heap.length > 0) heapWindows.push(`${mb('used')}/${mb('total')}/${mb('external')}`);
       }
       await new Promise((resolve) => setTimeout(resolve, 5000));
     }
@@ -111,6 +116,7 @@ try {
   const acquire = run.results.map((r) => r.timings.sandbox_acquire_ms);
   console.log(`worker at concurrency ${CONCURRENCY}: ${N} episodes × ${STEPS} steps in ${wallS.toFixed(1)} s (${(N / wallS).toFixed(1)} episodes/s), failed ${failed}`);
   console.log(`  RSS idle ${idleRss.toFixed(0)} MB, peak ${peakRss.toFixed(0)} MB; event-loop delay p99 per 5 s window: ${lagWindows.map((x) => x.toFixed(1)).join(' ')} ms (worst while running ${lag.toFixed(1)} ms)`);
+  console.log(`  V8 heap per 5 s window, used/committed/external MB: ${heapWindows.join(' ')}`);
   console.log(`  sandbox acquire p50 ${(quantile(acquire, 0.5) / 1000).toFixed(2)} s, p90 ${(quantile(acquire, 0.9) / 1000).toFixed(2)} s; ${machineLoad()}`);
   console.log(`command: npm run bench:concurrency -- --concurrency ${CONCURRENCY} --episodes ${N} --steps ${STEPS} --compress ${K}`);
   console.log(JSON.stringify({ rss_mb: Math.round(peakRss), loop_lag_p99_ms: Number(lag.toFixed(1)), redis_bytes_per_episode: Math.round(perEpisode) }));

@@ -100,12 +100,18 @@ function createProcessHealth(registers: Registry[]): ProcessHealth {
   const lagP99 = new Gauge({ name: 'rf_event_loop_lag_p99_seconds', help: 'Event-loop delay p99 over the last publish window', registers, aggregator: 'max' });
   const lagMax = new Gauge({ name: 'rf_event_loop_lag_max_seconds', help: 'Event-loop delay maximum over the last publish window', registers, aggregator: 'max' });
   const rss = new Gauge({ name: 'rf_process_rss_bytes', help: 'Resident set size of the worker processes', registers });
+  // RSS far above the heap in use is V8 heap slack or native memory, not live objects: the split says which.
+  const heap = new Gauge({ name: 'rf_process_heap_bytes', help: 'V8 heap of the worker processes: used, total (committed), external', labelNames: ['kind'], registers });
   return {
     sample: () => {
       // The monitor reports nanoseconds, and includes its own resolution in every sample.
       lagP99.set(Math.max(0, monitor.percentile(99) / 1e9 - 0.01));
       lagMax.set(Math.max(0, monitor.max / 1e9 - 0.01));
-      rss.set(process.memoryUsage.rss());
+      const memory = process.memoryUsage();
+      rss.set(memory.rss);
+      heap.set({ kind: 'used' }, memory.heapUsed);
+      heap.set({ kind: 'total' }, memory.heapTotal);
+      heap.set({ kind: 'external' }, memory.external + memory.arrayBuffers);
       monitor.reset();
     },
     stop: () => monitor.disable(),
