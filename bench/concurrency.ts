@@ -8,6 +8,7 @@
  * Goals: RSS ≤ 300 MB, loop lag p99 ≤ 50 ms.
  *
  *   npm run bench:concurrency -- [--concurrency 1000] [--episodes 2500] [--steps 20] [--compress 1]
+ *                                [--worker-node-options=--max-old-space-size=192]
  *
  * Last line: {"rss_mb":…,"loop_lag_p99_ms":…,"redis_bytes_per_episode":…}
  */
@@ -23,6 +24,7 @@ const { values } = parseArgs({
     episodes: { type: 'string', default: '2500' },
     steps: { type: 'string', default: '20' },
     compress: { type: 'string', default: '1' },
+    'worker-node-options': { type: 'string', default: '' },
   },
 });
 const CONCURRENCY = Number(values.concurrency);
@@ -50,6 +52,8 @@ const fleet = await openBenchFleet({
     RF_FLEET_CREATE_RATE: '500',
     RF_FLEET_CREATE_BURST: '100',
     RF_STRAGGLERS: 'false',
+    // e.g. --worker-node-options=--max-old-space-size=192: how much of the RSS is V8 heap slack.
+    ...(values['worker-node-options'] ? { NODE_OPTIONS: values['worker-node-options'] } : {}),
   },
 });
 try {
@@ -118,7 +122,8 @@ try {
   console.log(`  RSS idle ${idleRss.toFixed(0)} MB, peak ${peakRss.toFixed(0)} MB; event-loop delay p99 per 5 s window: ${lagWindows.map((x) => x.toFixed(1)).join(' ')} ms (worst while running ${lag.toFixed(1)} ms)`);
   console.log(`  V8 heap per 5 s window, used/committed/external MB: ${heapWindows.join(' ')}`);
   console.log(`  sandbox acquire p50 ${(quantile(acquire, 0.5) / 1000).toFixed(2)} s, p90 ${(quantile(acquire, 0.9) / 1000).toFixed(2)} s; ${machineLoad()}`);
-  console.log(`command: npm run bench:concurrency -- --concurrency ${CONCURRENCY} --episodes ${N} --steps ${STEPS} --compress ${K}`);
+  const nodeOptions = values['worker-node-options'] ? ` --worker-node-options=${values['worker-node-options']}` : '';
+  console.log(`command: npm run bench:concurrency -- --concurrency ${CONCURRENCY} --episodes ${N} --steps ${STEPS} --compress ${K}${nodeOptions}`);
   console.log(JSON.stringify({ rss_mb: Math.round(peakRss), loop_lag_p99_ms: Number(lag.toFixed(1)), redis_bytes_per_episode: Math.round(perEpisode) }));
 } finally {
   await fleet.close();
