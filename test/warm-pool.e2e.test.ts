@@ -14,6 +14,7 @@ import {
   createRedis,
   createVefaasClient,
   deleteKeysMatching,
+  specKey,
   type Episode,
   type EpisodeJobData,
   type Keyspace,
@@ -163,6 +164,27 @@ describe('WarmPool', () => {
     for (let i = 0; i < 5; i++) await pool.tick();
     expect(await supply.leases.counts()).toMatchObject({ live: 6, ready: 3, warming: 0 });
     expect((await fleetSandboxes(supply)).length).toBeLessThanOrEqual(6);
+  });
+
+  it('fills spec after spec in the order the demand comes, each up to its demand, not spread over every spec', async () => {
+    const { keys, supply, pool } = await setup({ maxSize: 10, limits: { maxSandboxes: 4 } });
+    const first = episodes('ordered', 'img-f', 2);
+    await announceDemand({ redis, keys, runId: 'ordered', episodes: first });
+    await vi.waitFor(async () => {
+      await pool.tick();
+      expect(await supply.leases.counts()).toMatchObject({ ready: 2, warming: 0 });
+    }, { timeout: 10_000, interval: 50 });
+    // The run grows: img-f ×4 first, then img-g ×4, with room for two more sandboxes. img-f comes first in the
+    // demand, so it is completed first (img-g misses more, but its jobs come later).
+    const f = episodes('ordered', 'img-f', 4);
+    const g = episodes('ordered', 'img-g', 4).map((e, i) => ({ ...e, episode_id: `g${i}` }));
+    await announceDemand({ redis, keys, runId: 'ordered', episodes: [...f, ...g] });
+    await vi.waitFor(async () => {
+      await pool.tick();
+      expect(await supply.leases.counts()).toMatchObject({ live: 4, ready: 4, warming: 0 });
+    }, { timeout: 10_000, interval: 50 });
+    const specF = specKey(f[0]!.sandbox, f[0]!.tools);
+    expect((await supply.leases.pool()).map((entry) => entry.spec)).toEqual([specF, specF, specF, specF]);
   });
 
   it('looks ahead at the next waiting jobs: an RL group of one image is made ready before a worker takes it', async () => {

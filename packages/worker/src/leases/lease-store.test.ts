@@ -235,6 +235,40 @@ describe('LeaseStore warm pool', () => {
   });
 });
 
+describe('LeaseStore warm pool order', () => {
+  it('an eviction (claim of any spec) takes the most recently readied warm sandbox, the one wanted last', async () => {
+    const store = storeOn(keyspace());
+    const offered: string[] = [];
+    for (const spec of ['img-1', 'img-2', 'img-3']) {
+      const slot = await started(store, { warm: true, spec });
+      await store.offer(slot.ticket, slot.owner, spec);
+      offered.push(`sb-${slot.ticket}`);
+      // ready_at is Redis's clock in ms: the next offer must come a millisecond later to be "more recent".
+      const serverMs = async (): Promise<number> => {
+        const [sec, usec] = await redis.time();
+        return Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
+      };
+      const at = await serverMs();
+      await vi.waitFor(async () => expect(await serverMs()).toBeGreaterThan(at), { interval: 1 });
+    }
+    expect((await store.claim('*', randomUUID()))?.sandbox).toBe(offered[2]);
+    expect((await store.claim('*', randomUUID()))?.sandbox).toBe(offered[1]);
+    // A claim of one spec still takes that spec's oldest.
+    expect((await store.claim('img-1', randomUUID()))?.sandbox).toBe(offered[0]);
+  });
+
+  it('a warm fill over its spec\'s demand is refused as "spec" (try the next spec), over the pool\'s bound as "pool"', async () => {
+    const store = storeOn(keyspace());
+    const fill = (spec: string, poolMax: number, specTarget: number) =>
+      store.reserve({ ticket: randomUUID(), owner: randomUUID(), target: 'default', spec, maxLive: 100, maxStarting: 100, warm: { poolMax, specTarget }, fields: { role: 'warm' } });
+    expect((await fill('img-a', 3, 2)).ok).toBe(true);
+    expect((await fill('img-a', 3, 2)).ok).toBe(true);
+    expect(await fill('img-a', 3, 2)).toMatchObject({ ok: false, reason: 'spec' });
+    expect((await fill('img-b', 3, 2)).ok).toBe(true);
+    expect(await fill('img-c', 3, 2)).toMatchObject({ ok: false, reason: 'pool' });
+  });
+});
+
 describe('LeaseStore randomized interleavings', () => {
   it('keeps the caps and the indexes consistent under random reserve / renew / release / offer / claim from four connections', async () => {
     const keys = keyspace();
