@@ -39,7 +39,7 @@ describeWith([bwrapNeed(), commandNeed('python3', 'python3')], 'Python client (c
     python.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     const [code] = (await once(python, 'exit')) as [number | null];
     expect(code, `${output}\n--- api log ---\n${api.log()}`).toBe(0);
-    expect(output).toMatch(/^Ran 13 tests in /m);
+    expect(output).toMatch(/^Ran 14 tests in /m);
     expect(output).toMatch(/^OK$/m);
     expect(output).not.toMatch(/skipped/);
   }, 180_000);

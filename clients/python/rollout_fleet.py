@@ -220,14 +220,16 @@ class Fleet:
                predictions: Union[None, Mapping[str, str], Sequence[Union[str, Path]]] = None,
                samples: int = 1, image: Optional[str] = None, image_template: Optional[str] = None,
                instance: Optional[str] = None, gold: bool = False, test_command: Optional[str] = None,
-               format: Optional[str] = None, force: bool = False, dry_run: bool = False,
+               format: Optional[str] = None, force: bool = False, resume: bool = False, dry_run: bool = False,
                policy: Union[None, Mapping[str, Any], str, Path] = None) -> SubmitSummary:
         """Validates and enqueues a run, like ``rollout-fleet submit``; idempotent (submitting again enqueues only
         what is missing). ``episodes`` are native records (dicts); ``files`` are paths or ``{name: content}`` in any
         format the CLI reads; ``policy`` is a policy block (dict) or a JSON/YAML file path, as ``submit --policy``:
         the model being trained chooses each action. Raises FleetError with ``problems`` (file, line, field) when
-        anything is invalid — then nothing was enqueued."""
-        body: Dict[str, Any] = {"run_id": run_id, "samples": samples, "gold": gold, "force": force, "dry_run": dry_run}
+        anything is invalid — then nothing was enqueued. A cancelled run is refused (FleetError ``RUN_CANCELLED``)
+        unless ``resume=True``, which runs its cancelled episodes again and keeps the finished ones."""
+        body: Dict[str, Any] = {"run_id": run_id, "samples": samples, "gold": gold, "force": force, "resume": resume,
+                                "dry_run": dry_run}
         if episodes is not None:
             body["episodes"] = [dict(e) for e in episodes]
         if files is not None:

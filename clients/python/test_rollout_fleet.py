@@ -129,6 +129,20 @@ class FleetRunTest(unittest.TestCase):
         again = self.fleet.submit(self.run_id, sweep_records(), samples=SAMPLES)
         self.assertEqual((again.episodes, again.enqueued, again.skipped_done), (4, 0, 4))
 
+    def test_a_cancelled_run_is_refused_then_resumed_on_request(self) -> None:
+        run_id = f"py-cancel-{uuid.uuid4().hex[:8]}"
+        self.fleet.submit(run_id, sweep_records(), samples=1)
+        self.fleet.cancel(run_id)
+        with self.assertRaises(FleetError) as raised:
+            self.fleet.submit(run_id, sweep_records(), samples=1)
+        self.assertEqual((raised.exception.status, raised.exception.code), (409, "RUN_CANCELLED"))
+        self.fleet.submit(run_id, sweep_records(), samples=1, resume=True)
+        finished = list(self.fleet.results(run_id, follow=True))
+        # One line per episode; the cancelled ones ran again and every episode ends completed.
+        self.assertEqual(sorted(r.episode_id for r in finished), sorted(EPISODES))
+        self.assertEqual({r.status for r in finished}, {"completed"})
+        self.assertTrue(self.fleet.status(run_id).finished)
+
     def test_announce_enqueues_nothing_and_submit_retires_it(self) -> None:
         run_id = f"py-next-{uuid.uuid4().hex[:8]}"
         announced = self.fleet.announce(run_id, sweep_records(), samples=3, ttl_s=600)
