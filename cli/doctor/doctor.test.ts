@@ -1,13 +1,18 @@
 /**
  * `rollout-fleet doctor` against vefaas-local: a healthy setup passes every check; each failure it diagnoses
  * is produced for real and named with its fix — bad keys, a skewed clock (injected), a route that is
- * unreachable, wrong, wants a key or fails upstream, a function id the account does not have, CreateSandbox
- * throttled, a sandbox that fails to start or starts too slowly, an unreachable control plane — and the
- * sandbox it started is always killed.
+ * unreachable, wrong, wants a key or fails upstream, a function id the account does not have, a key pair without
+ * a veFaaS policy (AccessDenied), CreateSandbox throttled, a sandbox that fails to start, fails its health check
+ * or starts too slowly, a SWE-ReX server that refuses the token, a kill that fails, an unreachable control
+ * plane — and the sandbox it started is killed (or, when the kill fails, named in the fix).
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeSharedDispatchers, createLogger, createVefaasClient, freePort, type VefaasTarget } from '@rollout-fleet/shared';
 import { describeWith } from '@rollout-fleet/shared/testing';
@@ -64,6 +69,25 @@ async function expectNoSandboxLeft(host: VefaasLocalHandle): Promise<void> {
   } finally {
     await vefaas.close();
   }
+}
+
+const madeImages = mkdtempSync(join(tmpdir(), 'rf-doctor-images-'));
+afterAll(() => rmSync(madeImages, { recursive: true, force: true }));
+
+/** An image directory made by the test: `files` maps a path inside it to its content. */
+function testImage(name: string, files: Record<string, string>): string {
+  const dir = join(madeImages, name);
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), content);
+  }
+  return dir;
+}
+
+/** vefaas-local's own listing (admin route), with each sandbox's status. */
+async function fetchSandboxes(host: VefaasLocalHandle): Promise<Array<{ id: string; status: string }>> {
+  const res = await request(`${host.controlPlaneUrl}/_admin/sandboxes`);
+  return ((await res.body.json()) as { sandboxes: Array<{ id: string; status: string }> }).sandboxes;
 }
 
 afterAll(() => closeSharedDispatchers());
@@ -170,6 +194,64 @@ describeWith([bwrapNeed()], 'rollout-fleet doctor against vefaas-local', () => {
     }
   });
 
+  it('a kill that fails: every other check passes, the kill line fails with the error and says to kill it in the console', async () => {
+    host.handle.faults.configure({ controlPlane: { answer: { KillSandbox: { code: 'InternalError', status: 500, message: 'kill refused' } } } });
+    let lines: Record<string, CheckLine>;
+    try {
+      lines = await doctor(host.handle, targetOf(host.handle));
+    } finally {
+      host.handle.faults.reset();
+    }
+    expect(statuses(lines)).toEqual({ ...Object.fromEntries(ALL.map((name) => [name, 'ok'])), kill: 'fail' });
+    expect(lines.kill).toMatchObject({ detail: expect.stringContaining('kill refused'), fix: expect.stringMatching(/^kill \S+ in the console: until then it runs \(and costs\)/) });
+    // The sandbox the failed kill left running is the one the fix names; kill it now the fault is lifted.
+    const left = await fetchSandboxes(host.handle);
+    const running = left.filter((s) => s.status === 'Ready');
+    expect(running.map((s) => s.id)).toHaveLength(1);
+    expect(lines.kill?.fix).toContain(running[0]!.id);
+    const vefaas = targetOf(host.handle).vefaas;
+    try {
+      await vefaas.killSandbox({ FunctionId: host.handle.functionId, SandboxId: running[0]!.id });
+    } finally {
+      await vefaas.close();
+    }
+    await expectNoSandboxLeft(host.handle);
+  });
+
+  it('a sandbox whose server never answers its health check: Failed function_health_check_failed names port 8000 and the token', async () => {
+    // The platform's health check gives up before the SWE-ReX server is up (1 ms here). A CreateSandbox that
+    // answers at once leaves the sandbox Failed for DescribeSandbox; one that waits answers UserTimeoutError.
+    const health = 'the start command did not bring up a server on port 8000: it must run SWE-ReX on 0.0.0.0:8000 with the token';
+    const immediate = await startHost({ coldStartTimeoutMs: 1, createReturns: 'immediately' });
+    try {
+      const lines = await doctor(immediate.handle, targetOf(immediate.handle));
+      expect(lines['sandbox start']).toMatchObject({ status: 'fail', detail: expect.stringMatching(/Failed: function_health_check_failed — server not alive within 1 ms/), fix: expect.stringContaining(health) });
+      expect(statuses(lines)).toMatchObject({ alive: 'skip', tools: 'skip', command: 'skip', kill: 'ok' });
+    } finally {
+      await immediate.close();
+    }
+    const waiting = await startHost({ coldStartTimeoutMs: 1 });
+    try {
+      const lines = await doctor(waiting.handle, targetOf(waiting.handle));
+      expect(lines['sandbox start']).toMatchObject({ status: 'fail', detail: expect.stringContaining('UserTimeoutError'), fix: expect.stringContaining(health) });
+      expect(statuses(lines)).toMatchObject({ alive: 'skip', tools: 'skip', command: 'skip' });
+      expect(waiting.handle.liveSandboxes()).toBe(0);
+    } finally {
+      await waiting.close();
+    }
+  });
+
+  it('a SWE-ReX server that refuses the token (an image starting it with its own): alive fails naming the refused key, and the start-command fix', async () => {
+    const image = testImage('own-token', { '.rollout-fleet-image.json': '{"auth_token": "baked-into-the-image"}', 'README.md': 'x\n' });
+    const lines = await doctor(host.handle, targetOf(host.handle), { image: `file:${image}` });
+    expect(statuses(lines)).toMatchObject({ credentials: 'ok', 'sandbox start': 'ok', alive: 'fail', tools: 'skip', command: 'skip', kill: 'ok' });
+    expect(lines.alive).toMatchObject({
+      detail: 'SWE-ReX rejected the API key on /is_alive: Invalid API Key',
+      fix: 'SWE-ReX refused the token: the start command must pass the token the worker generates (keep {auth_token}, or a trailing token argument, in it)',
+    });
+    await expectNoSandboxLeft(host.handle);
+  });
+
   it('an unreachable route: named as unreachable, and alive times out with the port to check', async () => {
     const closed = `http://127.0.0.1:${await freePort()}/fn/${host.handle.functionId}`;
     const lines = await doctor(host.handle, targetOf(host.handle, { route: closed }), { startupTimeoutS: 2 });
@@ -199,6 +281,23 @@ describe('rollout-fleet doctor: what needs no sandbox', () => {
       const lines = await doctor(host.handle, { ...targetOf(host.handle), functionId: 'fn-nobody' });
       expect(lines.credentials).toMatchObject({ status: 'fail', fix: expect.stringContaining(`VEFAAS_FUNCTION_ID fn-nobody is not a sandbox application in ${host.handle.region}`) });
       expect(statuses(lines)).toMatchObject({ 'sandbox start': 'skip', kill: 'skip' });
+      expect(host.handle.liveSandboxes()).toBe(0);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it('a key pair without a veFaaS policy: AccessDenied on the signed read says to grant one, starts nothing', async () => {
+    const host = await startHost({ isolation: 'emulated', faults: { controlPlane: { answer: { ListSandboxes: { code: 'AccessDenied', status: 403 } } } } });
+    try {
+      const lines = await doctor(host.handle, targetOf(host.handle));
+      expect(lines.credentials).toMatchObject({
+        status: 'fail',
+        detail: expect.stringContaining('AccessDenied'),
+        fix: 'the key pair may not call veFaaS: give its user a veFaaS policy (e.g. VEFAASFullAccess) in the console',
+      });
+      expect(lines.credentials?.unreachable).toBeUndefined();
+      expect(statuses(lines)).toMatchObject({ clock: 'ok', 'gateway route': 'ok', 'sandbox start': 'skip', kill: 'skip' });
       expect(host.handle.liveSandboxes()).toBe(0);
     } finally {
       await host.close();

@@ -14,6 +14,7 @@ export interface FixContext {
   startupTimeoutS: number;
 }
 
+const HEALTH_CHECK_FIX = 'the start command did not bring up a server on port 8000: it must run SWE-ReX on 0.0.0.0:8000 with the token (docs/vefaas.md, "Start command")';
 const CLOCK_FIX = 'sync this machine\'s clock (e.g. `sudo timedatectl set-ntp true`, or `chronyc makestep`) and run doctor again';
 
 function apiCodeOf(err: RolloutError): string | undefined {
@@ -57,6 +58,8 @@ export function credentialsFailure(thrown: unknown, c: FixContext): CheckFailure
 export function startFailure(thrown: unknown, c: FixContext): CheckFailure {
   if (thrown instanceof CheckFailure) return thrown;
   const err = coerceError(thrown);
+  // A CreateSandbox that waits for the start answers this when the health check never passed: not a 5xx to retry.
+  if (apiCodeOf(err) === 'UserTimeoutError') return new CheckFailure(err.message, `${HEALTH_CHECK_FIX}; a slow image needs a longer start timeout`);
   switch (err.code) {
     case 'VEFAAS_THROTTLED':
       return new CheckFailure(err.message, 'the account is at its CreateSandbox rate or instance quota: wait and retry, or ask for a higher quota');
@@ -72,9 +75,7 @@ export function startFailure(thrown: unknown, c: FixContext): CheckFailure {
 
 /** Why a sandbox that reported Failed did not start, by the platform's ErrorCode. */
 export function failedSandboxFix(errorCode: string | undefined, c: FixContext): string {
-  if (errorCode === 'function_health_check_failed') {
-    return 'the start command did not bring up a server on port 8000: it must run SWE-ReX on 0.0.0.0:8000 with the token (docs/vefaas.md, "Start command")';
-  }
+  if (errorCode === 'function_health_check_failed') return HEALTH_CHECK_FIX;
   return `the image (${c.image}) could not be pulled or its start command failed: check the image exists where veFaaS pulls from and that it contains a SWE-ReX server (docs/vefaas.md, "Sandbox images")`;
 }
 

@@ -107,9 +107,12 @@ export class FaultController {
     const hang = this.roll(`${key}:hang`, pick(cfg.hang, action) ?? 0);
     const failed = this.roll(`${key}:error`, cfg.errorRate ?? 0);
     const lostAnswer = this.roll(`${key}:lost`, pick(cfg.lostAnswer, action) ?? 0);
-    const error = failed
-      ? { status: cfg.errorStatus ?? 500, code: 'InternalError', message: 'injected fault: internal error' }
-      : null;
+    const answer = pick(cfg.answer, action);
+    const error = answer
+      ? { status: answer.status, code: answer.code, message: answer.message ?? `injected fault: ${action} answers ${answer.code}` }
+      : failed
+        ? { status: cfg.errorStatus ?? 500, code: 'InternalError', message: 'injected fault: internal error' }
+        : null;
     if (lostAnswer && !hang && !error) this.counters.lostAnswers++;
     if (error && !hang) this.counters.controlPlaneErrors++;
     return { ...this.count({ latencyMs, hang, error }), lostAnswer };

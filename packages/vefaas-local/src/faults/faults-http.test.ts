@@ -36,6 +36,21 @@ describe('fault injection over HTTP', () => {
     expect(new Set(first)).toEqual(new Set([200, 500]));
   });
 
+  it('controlPlane.answer: the named action answers the given veFaaS error and does not run; other actions run', async () => {
+    const host = await start({ faults: { controlPlane: { answer: { ListSandboxes: { code: 'AccessDenied', status: 403 }, KillSandbox: { code: 'InternalError', status: 500, message: 'kill failed' } } } } });
+    const listed = await callAction(host, 'ListSandboxes', { FunctionId: host.functionId });
+    expect(listed.status).toBe(403);
+    expect(listed.envelope.ResponseMetadata.Error).toMatchObject({ Code: 'AccessDenied', CodeN: 100013 });
+    const { SandboxId } = await okResult<{ SandboxId: string }>(host, 'CreateSandbox', createBody(host));
+    const killed = await callAction(host, 'KillSandbox', { FunctionId: host.functionId, SandboxId });
+    expect(killed.status).toBe(500);
+    expect(killed.envelope.ResponseMetadata.Error).toMatchObject({ Code: 'InternalError', Message: 'kill failed' });
+    // The refused kill did not run: the sandbox is still there, and runs once the fault is lifted.
+    expect(host.sandboxCounts().total).toBe(1);
+    host.faults.reset();
+    expect((await callAction(host, 'KillSandbox', { FunctionId: host.functionId, SandboxId })).status).toBe(200);
+  });
+
   it('answers 429 AccountFlowLimitExceeded above N CreateSandbox per second', async () => {
     const host = await start({ faults: { throttle: { createPerSecond: 3 } } });
     const results = await Promise.all(Array.from({ length: 8 }, () => callAction(host, 'CreateSandbox', createBody(host))));

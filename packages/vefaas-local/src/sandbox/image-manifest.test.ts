@@ -26,6 +26,12 @@ describe('image manifest', () => {
     expect(readImageManifest(image('swe', '{"repo_dir": "/SWE-agent__test-repo"}'))).toEqual({ repoDir: '/SWE-agent__test-repo' });
   });
 
+  it('reads auth_token (the image\'s own SWE-ReX token) and refuses an unusable one', () => {
+    expect(readImageManifest(image('baked', '{"auth_token": "baked-in"}'))).toEqual({ repoDir: '/testbed', authToken: 'baked-in' });
+    expect(readImageManifest(image('both', '{"repo_dir": "/r", "auth_token": "t"}'))).toEqual({ repoDir: '/r', authToken: 't' });
+    for (const bad of ['""', '"a b"', '7']) expect(() => readImageManifest(image(`bad-token-${bad.length}`, `{"auth_token": ${bad}}`))).toThrow(/auth_token must be a non-empty string without spaces/);
+  });
+
   it('refuses a manifest that is not JSON or names a jail path, saying which file and why', () => {
     expect(() => readImageManifest(image('bad', '{repo_dir'))).toThrow(/\.rollout-fleet-image\.json: not JSON/);
     expect(() => readImageManifest(image('tmp', '{"repo_dir": "/tmp/x"}'))).toThrow(/repo_dir must be an absolute path outside .*got "\/tmp\/x"/);

@@ -4,6 +4,8 @@
  * `/<owner>__<repo>`, and trajectories recorded there name that path in their actions; an image reproducing such a
  * run declares it, and its files are mounted there instead of /testbed. The manifest itself is not part of the
  * repository (image-build.ts leaves it out).
+ * `{"auth_token": "X"}`: the image starts SWE-ReX with token X whatever the start command says, as an image whose
+ * own entrypoint ignores the Command does; clients holding the command's token are then refused (401).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,6 +19,8 @@ const RESERVED = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'
 
 export interface ImageManifest {
   repoDir: string;
+  /** The image's own SWE-ReX token, overriding the start command's. */
+  authToken?: string;
 }
 
 export function readImageManifest(imageDir: string): ImageManifest {
@@ -33,12 +37,15 @@ export function readImageManifest(imageDir: string): ImageManifest {
   } catch (err) {
     throw manifestError(imageDir, `not JSON (${(err as Error).message})`);
   }
-  const repoDir = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>)['repo_dir'] : undefined;
-  if (repoDir === undefined) return { repoDir: JAIL.testbed };
+  const fields = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
+  const repoDir = fields['repo_dir'] ?? JAIL.testbed;
   if (typeof repoDir !== 'string' || !isUsableRepoDir(repoDir)) {
     throw manifestError(imageDir, `repo_dir must be an absolute path outside ${RESERVED.join(', ')} without "." or ".." segments, got ${JSON.stringify(repoDir)}`);
   }
-  return { repoDir };
+  const authToken = fields['auth_token'];
+  if (authToken === undefined) return { repoDir };
+  if (typeof authToken !== 'string' || !/^\S+$/.test(authToken)) throw manifestError(imageDir, 'auth_token must be a non-empty string without spaces');
+  return { repoDir, authToken };
 }
 
 export function isUsableRepoDir(path: string): boolean {

@@ -18,7 +18,7 @@ import { bwrapArgs } from './bwrap-args.js';
 import { bwrapPath, checkIsolation } from './check-isolation.js';
 import { buildImage } from './image-build.js';
 import { createSandboxCgroups } from './cgroups/sandbox-cgroups.js';
-import { IMAGE_MANIFEST, readImageManifest } from './image-manifest.js';
+import { IMAGE_MANIFEST, readImageManifest, type ImageManifest } from './image-manifest.js';
 import type { SandboxCgroups } from './cgroups/types.js';
 import { DEFAULT_PATH, JAIL, MAX_SOCKET_PATH_BYTES, RUNTIME_DIR, SERVER_SCRIPT, stateLayout, type StateLayout } from './jail-layout.js';
 import { isAlive, killPids, processTree } from './process-tree.js';
@@ -53,10 +53,11 @@ export async function launchSandbox(launch: SandboxLaunch): Promise<SandboxProce
   }
   const jailed = launch.isolation === 'bwrap';
   // Read before anything is created: a bad manifest fails the start with nothing to clean up.
-  const repoDir = launch.imageDir === null ? JAIL.testbed : readImageManifest(launch.imageDir).repoDir;
+  const manifest: ImageManifest = launch.imageDir === null ? { repoDir: JAIL.testbed } : readImageManifest(launch.imageDir);
+  const repoDir = manifest.repoDir;
   const imageSource = await prepareStateDir(layout, launch, jailed);
 
-  const authToken = parseAuthToken(launch.command);
+  const authToken = manifest.authToken ?? parseAuthToken(launch.command);
   const cgroups = await createSandboxCgroups({
     sandboxId: launch.sandboxId,
     memoryMB: launch.memoryMB,
