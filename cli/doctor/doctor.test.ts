@@ -3,8 +3,8 @@
  * is produced for real and named with its fix — bad keys, a skewed clock (injected), a route that is
  * unreachable, wrong, wants a key or fails upstream, a function id the account does not have, a key pair without
  * a veFaaS policy (AccessDenied), CreateSandbox throttled, a sandbox that fails to start, fails its health check
- * or starts too slowly, a SWE-ReX server that refuses the token, a kill that fails, an unreachable control
- * plane — and the sandbox it started is killed (or, when the kill fails, named in the fix).
+ * or starts too slowly, a SWE-ReX server that refuses the token, a .bashrc that prints on every prompt, a kill
+ * that fails, an unreachable control plane — and the sandbox it started is killed (or, when the kill fails, named in the fix).
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -249,6 +249,19 @@ describeWith([bwrapNeed()], 'rollout-fleet doctor against vefaas-local', () => {
       detail: 'SWE-ReX rejected the API key on /is_alive: Invalid API Key',
       fix: 'SWE-ReX refused the token: the start command must pass the token the worker generates (keep {auth_token}, or a trailing token argument, in it)',
     });
+    await expectNoSandboxLeft(host.handle);
+  });
+
+  it('an image whose .bashrc prints on every prompt: the command check names the stray output and the .bashrc fix', async () => {
+    const bashrc = "PROMPT_COMMAND='echo welcome to the image'\n";
+    const image = testImage('noisy-bashrc', { '.rollout-fleet-image.json': JSON.stringify({ bashrc }), 'README.md': 'x\n' });
+    const lines = await doctor(host.handle, targetOf(host.handle), { image: `file:${image}` });
+    expect(lines.command).toMatchObject({
+      status: 'fail',
+      detail: expect.stringContaining('welcome to the image'),
+      fix: "the session's output is not the command's: check the image's shell start-up files (.bashrc) print nothing",
+    });
+    expect(statuses(lines)).toMatchObject({ 'sandbox start': 'ok', alive: 'ok', tools: 'ok', kill: 'ok' });
     await expectNoSandboxLeft(host.handle);
   });
 

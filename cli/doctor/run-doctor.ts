@@ -157,8 +157,10 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       (await check('tools', async () => {
         try {
           await env!.installTools(['execute_bash', 'str_replace_editor']);
-          const where = (await env!.communicate('which execute_bash str_replace_editor')).trim().split('\n');
-          if (where.length !== 2 || !where.every((path) => path.startsWith('/'))) throw new Error(`the tools are not on PATH: which said ${JSON.stringify(where.join(' '))}`);
+          const said = (await env!.communicate('which execute_bash str_replace_editor')).trim().split('\n');
+          // Only the two paths count: stray output from the shell's start-up files is the command check's to name.
+          const where = ['execute_bash', 'str_replace_editor'].map((tool) => said.find((line) => line.startsWith('/') && line.endsWith(`/${tool}`)));
+          if (!where.every((path) => path !== undefined)) throw new Error(`the tools are not on PATH: which said ${JSON.stringify(said.join(' '))}`);
           return `execute_bash, str_replace_editor on PATH (${where[1]})`;
         } catch (thrown) {
           throw new CheckFailure(coerceError(thrown).message, 'installing the tool bundle needs python3 (3.8+) on the image\'s PATH and a writable /root (docs/vefaas.md, "Sandbox images")');

@@ -32,6 +32,11 @@ describe('image manifest', () => {
     for (const bad of ['""', '"a b"', '7']) expect(() => readImageManifest(image(`bad-token-${bad.length}`, `{"auth_token": ${bad}}`))).toThrow(/auth_token must be a non-empty string without spaces/);
   });
 
+  it('reads bashrc (the image\'s /root/.bashrc) and refuses one that is not text', () => {
+    expect(readImageManifest(image('rc', '{"bashrc": "export A=1\\n"}'))).toEqual({ repoDir: '/testbed', bashrc: 'export A=1\n' });
+    expect(() => readImageManifest(image('bad-rc', '{"bashrc": ["x"]}'))).toThrow(/bashrc must be a string/);
+  });
+
   it('refuses a manifest that is not JSON or names a jail path, saying which file and why', () => {
     expect(() => readImageManifest(image('bad', '{repo_dir'))).toThrow(/\.rollout-fleet-image\.json: not JSON/);
     expect(() => readImageManifest(image('tmp', '{"repo_dir": "/tmp/x"}'))).toThrow(/repo_dir must be an absolute path outside .*got "\/tmp\/x"/);

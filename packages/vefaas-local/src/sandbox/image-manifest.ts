@@ -6,6 +6,7 @@
  * repository (image-build.ts leaves it out).
  * `{"auth_token": "X"}`: the image starts SWE-ReX with token X whatever the start command says, as an image whose
  * own entrypoint ignores the Command does; clients holding the command's token are then refused (401).
+ * `{"bashrc": "..."}`: the image's /root/.bashrc (SWE-bench images carry one), read by every bash session.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,6 +22,8 @@ export interface ImageManifest {
   repoDir: string;
   /** The image's own SWE-ReX token, overriding the start command's. */
   authToken?: string;
+  /** The image's /root/.bashrc. */
+  bashrc?: string;
 }
 
 export function readImageManifest(imageDir: string): ImageManifest {
@@ -43,9 +46,10 @@ export function readImageManifest(imageDir: string): ImageManifest {
     throw manifestError(imageDir, `repo_dir must be an absolute path outside ${RESERVED.join(', ')} without "." or ".." segments, got ${JSON.stringify(repoDir)}`);
   }
   const authToken = fields['auth_token'];
-  if (authToken === undefined) return { repoDir };
-  if (typeof authToken !== 'string' || !/^\S+$/.test(authToken)) throw manifestError(imageDir, 'auth_token must be a non-empty string without spaces');
-  return { repoDir, authToken };
+  if (authToken !== undefined && (typeof authToken !== 'string' || !/^\S+$/.test(authToken))) throw manifestError(imageDir, 'auth_token must be a non-empty string without spaces');
+  const bashrc = fields['bashrc'];
+  if (bashrc !== undefined && typeof bashrc !== 'string') throw manifestError(imageDir, 'bashrc must be a string (the file\'s text)');
+  return { repoDir, ...(authToken === undefined ? {} : { authToken }), ...(bashrc === undefined ? {} : { bashrc }) };
 }
 
 export function isUsableRepoDir(path: string): boolean {

@@ -41,6 +41,8 @@ const JOIN_CGROUPS_SCRIPT = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1
  * Inside the jail: fills the repository tmpfs ($1: /testbed, or the image's repo_dir) from the read-only image —
  * without the image's manifest, which is not part of the repository — then execs the server (exit 125: copy failed).
  */
+/** Inside the jail, before the server: writes the image's /root/.bashrc ($1). */
+const WRITE_BASHRC_SCRIPT = `printf '%s' "$1" > ${JAIL.home}/.bashrc || exit 125; shift; exec "$@"`;
 const FILL_REPO_SCRIPT = `cp -a --no-preserve=ownership ${JAIL.image}/. "$1"/ || exit 125; rm -f "$1/${IMAGE_MANIFEST}"; shift; exec "$@"`;
 
 export async function launchSandbox(launch: SandboxLaunch): Promise<SandboxProcess> {
@@ -72,7 +74,8 @@ export async function launchSandbox(launch: SandboxLaunch): Promise<SandboxProce
     cpu: cgroups?.cpu === true && via !== undefined ? via : 'none',
     disk: !jailed ? 'none' : jailFeatures?.tmpfsSize === true ? 'tmpfs-size' : cgroups?.memory === true ? 'memory' : 'none',
   };
-  const argv = buildArgv({ launch, layout, authToken, limits, cgroups, imageSource, jailFeatures, repoDir });
+  if (!jailed && manifest.bashrc !== undefined) await writeFile(join(layout.home, '.bashrc'), manifest.bashrc);
+  const argv = buildArgv({ launch, layout, authToken, limits, cgroups, imageSource, jailFeatures, repoDir, ...(manifest.bashrc === undefined ? {} : { bashrc: manifest.bashrc }) });
 
   const logFd = openSync(layout.logPath, 'a');
   let child;
@@ -217,6 +220,8 @@ interface ArgvInput {
   jailFeatures: IsolationReport | undefined;
   /** Where the repository is mounted and the server starts (/testbed unless the image's manifest says). */
   repoDir: string;
+  /** The image's /root/.bashrc, from its manifest. */
+  bashrc?: string;
 }
 
 function buildArgv(input: ArgvInput): string[] {
@@ -233,6 +238,7 @@ function buildArgv(input: ArgvInput): string[] {
   let command: string[];
   if (jailed) {
     command = [python, ...serverArgs, join(JAIL.runtime, SERVER_SCRIPT), '--socket', JAIL.socket, '--auth-token', authToken];
+    if (input.bashrc !== undefined) command = ['/bin/sh', '-c', WRITE_BASHRC_SCRIPT, 'sh', input.bashrc, ...command];
     if (imageSource !== null) command = ['/bin/sh', '-c', FILL_REPO_SCRIPT, 'sh', repoDir, ...command];
     command = [bwrapPath() ?? 'bwrap', ...bwrapArgs({
       layout,
