@@ -9,6 +9,7 @@
  *
  *   npm run bench:concurrency -- [--concurrency 1000] [--episodes 2500] [--steps 20] [--compress 1]
  *                                [--worker-node-options=--max-old-space-size=192]
+ *                                [--worker-exec-argv='--cpu-prof --cpu-prof-dir=/tmp/prof']
  *
  * Last line: {"rss_mb":…,"loop_lag_p99_ms":…,"redis_bytes_per_episode":…}
  */
@@ -25,6 +26,8 @@ const { values } = parseArgs({
     steps: { type: 'string', default: '20' },
     compress: { type: 'string', default: '1' },
     'worker-node-options': { type: 'string', default: '' },
+    // Flags NODE_OPTIONS refuses (--cpu-prof, --heap-prof), given on the worker child's command line.
+    'worker-exec-argv': { type: 'string', default: '' },
   },
 });
 const CONCURRENCY = Number(values.concurrency);
@@ -40,6 +43,7 @@ async function rssMb(pid: number): Promise<number> {
 
 const fleet = await openBenchFleet({
   isolation: 'emulated',
+  workerExecArgv: values['worker-exec-argv'].split(' ').filter((arg) => arg !== ''),
   host: {
     faults: {
       coldStart: { delayMs: { min: Math.round(3000 / K), max: Math.round(8000 / K) } },

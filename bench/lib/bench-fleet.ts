@@ -98,6 +98,8 @@ export interface BenchFleetOptions {
   host?: Omit<VefaasLocalOptions, 'isolation' | 'imagesDir'>;
   /** Extra configuration for every worker (in-process and child processes alike), e.g. RF_FLEET_* limits. */
   env?: Record<string, string>;
+  /** Node flags for worker child processes that NODE_OPTIONS does not allow (`--cpu-prof`, `--heap-prof`). */
+  workerExecArgv?: string[];
   /** Redis to use instead of REDIS_URL / 127.0.0.1:6379 (a private server whose server-wide stats are the run's). */
   redisUrl?: string;
 }
@@ -146,7 +148,7 @@ export async function openBenchFleet(o: BenchFleetOptions): Promise<BenchFleet> 
         ...secrets,
         ...o.env,
       };
-      children.push(spawn(process.execPath, [`${root}bin/rollout-fleet.js`, 'worker'], { env, stdio: ['ignore', 'ignore', 'inherit'] }));
+      children.push(spawn(process.execPath, [...(o.workerExecArgv ?? []), `${root}bin/rollout-fleet.js`, 'worker'], { env, stdio: ['ignore', 'ignore', 'inherit'] }));
     }
     // Worker boot (tsx, imports, Redis connections) is not pipeline throughput: start the clock once all listen.
     const deadline = Date.now() + 60_000;

@@ -167,7 +167,7 @@ export { DEFAULT_MAX_RESPONSE_BYTES } from './swerex/swerex-transport.js';
 export { SwerexRuntimeError, codeForClassPath } from './swerex/swerex-runtime-error.js';
 export { classifyGatewayResponse } from './swerex/classify-gateway-response.js';
 export type { GatewayRules, GatewayVerdict, ResponseHeaders } from './swerex/classify-gateway-response.js';
-export { closeSharedDispatchers, dispatcherFor } from './swerex/dispatcher-registry.js';
+export { POOLS_PER_ORIGIN, closeSharedDispatchers, dispatcherFor } from './swerex/dispatcher-registry.js';
 export { abortableDelay } from './swerex/abortable-delay.js';
 export type { SharedDispatcherOptions } from './swerex/dispatcher-registry.js';
 export type { UploadRequest } from './swerex/upload-form.js';

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { RolloutError } from '../errors/rollout-error.js';
-import { closeSharedDispatchers, dispatcherFor } from './dispatcher-registry.js';
+import { POOLS_PER_ORIGIN, closeSharedDispatchers, dispatcherFor } from './dispatcher-registry.js';
 import { SwerexClient, type SwerexClientOptions, type SwerexLogger } from './swerex-client.js';
 import { jsonOf, sendJson, startWireServer, type RecordedRequest, type WireHandler, type WireServer } from './wire-test-server.js';
 
@@ -239,12 +239,16 @@ describe('SwerexClient HTTP timeouts', () => {
 });
 
 describe('shared dispatchers', () => {
-  it('shares one keep-alive pool per origin across clients', async () => {
+  it('shares a few keep-alive pools per origin across clients, one per sandbox', async () => {
     const srv = await serve(happy);
     const a = clientFor(srv, { instanceName: 'sb-a' });
     const b = clientFor(srv, { instanceName: 'sb-b' });
-    expect(a.dispatcher).toBe(b.dispatcher);
-    expect(a.dispatcher).toBe(dispatcherFor(srv.url));
+    // The same sandbox always gets the same pool; an origin has at most POOLS_PER_ORIGIN of them.
+    expect(clientFor(srv, { instanceName: 'sb-a' }).dispatcher).toBe(a.dispatcher);
+    expect(a.dispatcher).toBe(dispatcherFor(srv.url, { shardKey: 'sb-a' }));
+    const many = new Set(Array.from({ length: 200 }, (_, i) => clientFor(srv, { instanceName: `sb-${i}` }).dispatcher));
+    expect(many.size).toBe(POOLS_PER_ORIGIN);
+    expect(many.has(dispatcherFor(srv.url))).toBe(true);
     expect(new SwerexClient({ baseUrl: 'http://127.0.0.2:1', apiKey: '' }).dispatcher).not.toBe(a.dispatcher);
 
     for (let i = 0; i < 3; i++) {

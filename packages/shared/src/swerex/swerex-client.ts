@@ -73,7 +73,7 @@ export interface SwerexClientOptions {
   gatewayKey?: string;
   /** Longest string value kept from an answer (see SwerexTransportOptions). @defaultValue 16 MiB */
   maxResponseBytes?: number;
-  /** Injected dispatcher; by default the process-wide keep-alive pool for the base URL's origin. */
+  /** Injected dispatcher; by default a process-wide keep-alive pool for the base URL's origin (dispatcherFor). */
   dispatcher?: Dispatcher;
   /** Connect timeout of the shared pool (only when it is created by this client). @defaultValue 10 s */
   connectTimeoutMs?: number;
@@ -163,7 +163,12 @@ export class SwerexClient {
       instanceName: options.instanceName,
       apiKey: options.apiKey,
       gatewayKey: options.gatewayKey,
-      dispatcher: options.dispatcher ?? dispatcherFor(options.baseUrl, { connectTimeoutMs: options.connectTimeoutMs }),
+      dispatcher:
+        options.dispatcher ??
+        dispatcherFor(options.baseUrl, {
+          connectTimeoutMs: options.connectTimeoutMs,
+          ...(options.instanceName ? { shardKey: options.instanceName } : {}),
+        }),
       gatewayRules: options.gatewayRules,
       ...(options.maxResponseBytes === undefined ? {} : { maxResponseBytes: options.maxResponseBytes }),
       onExchange: logger === undefined ? undefined : (record) => logger.debug(record, 'SWE-ReX call'),

@@ -59,6 +59,8 @@ export class SwerexTransport {
   readonly #rules: GatewayRules | undefined;
   readonly #onExchange: SwerexTransportOptions['onExchange'];
   readonly #maxResponseBytes: number;
+  /** Request path (with the pin's query) per endpoint: built once, not parsed again on every request. */
+  readonly #paths = new Map<string, string>();
 
   constructor(options: SwerexTransportOptions) {
     this.#base = new URL(options.baseUrl);
@@ -81,7 +83,6 @@ export class SwerexTransport {
   }
 
   async send(request: WireRequest): Promise<WireResponse> {
-    const url = this.#urlFor(request.endpoint);
     const context = this.context(request.endpoint, request.requestId);
     const headers: Record<string, string> = { accept: 'application/json' };
     if (this.#apiKey !== '') headers['x-api-key'] = this.#apiKey;
@@ -110,8 +111,8 @@ export class SwerexTransport {
     const startedAt = Date.now();
     try {
       const res = await this.dispatcher.request({
-        origin: url.origin,
-        path: `${url.pathname}${url.search}`,
+        origin: this.#base.origin,
+        path: this.#pathFor(request.endpoint),
         method: request.method,
         headers,
         body: request.body ?? null,
@@ -152,6 +153,16 @@ export class SwerexTransport {
   publicUrl(endpoint: string): string {
     const url = this.#urlFor(endpoint);
     return `${url.origin}${url.pathname}`;
+  }
+
+  #pathFor(endpoint: string): string {
+    let path = this.#paths.get(endpoint);
+    if (path === undefined) {
+      const url = this.#urlFor(endpoint);
+      path = `${url.pathname}${url.search}`;
+      this.#paths.set(endpoint, path);
+    }
+    return path;
   }
 
   #urlFor(endpoint: string): URL {
