@@ -3,8 +3,8 @@
  * is produced for real and named with its fix — bad keys, a skewed clock (injected), a route that is
  * unreachable, wrong, wants a key or fails upstream, a function id the account does not have, a key pair without
  * a veFaaS policy (AccessDenied), CreateSandbox throttled, a sandbox that fails to start, fails its health check
- * or starts too slowly, a SWE-ReX server that refuses the token, a .bashrc that prints on every prompt, a kill
- * that fails, an unreachable control plane — and the sandbox it started is killed (or, when the kill fails, named in the fix).
+ * or starts too slowly, a SWE-ReX server that refuses the token, an image without python3, a .bashrc that prints
+ * on every prompt, a kill that fails, an unreachable control plane — and the sandbox it started is killed (or, when the kill fails, named in the fix).
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -262,6 +262,21 @@ describeWith([bwrapNeed()], 'rollout-fleet doctor against vefaas-local', () => {
       fix: "the session's output is not the command's: check the image's shell start-up files (.bashrc) print nothing",
     });
     expect(statuses(lines)).toMatchObject({ 'sandbox start': 'ok', alive: 'ok', tools: 'ok', kill: 'ok' });
+    await expectNoSandboxLeft(host.handle);
+  });
+
+  it('an image whose PATH has no python3: the tools check runs a tool and says the bundle needs python3', async () => {
+    // The jail shares this machine's /usr (the server itself runs on its python3), so the image's .bashrc builds a
+    // PATH of every /usr/bin program except python: what a session on an image without python3 sees.
+    const bashrc = 'mkdir -p /root/nopython && for f in /usr/bin/*; do case "${f##*/}" in python*) ;; *) ln -sf "$f" /root/nopython/ ;; esac; done; export PATH=/root/nopython\n';
+    const image = testImage('no-python', { '.rollout-fleet-image.json': JSON.stringify({ bashrc }), 'README.md': 'x\n' });
+    const lines = await doctor(host.handle, targetOf(host.handle), { image: `file:${image}` });
+    expect(lines.tools).toMatchObject({
+      status: 'fail',
+      detail: expect.stringMatching(/^str_replace_editor --help exited 127: .*python3.*No such file or directory/),
+      fix: 'installing the tool bundle needs python3 (3.8+) on the image\'s PATH and a writable /root (docs/vefaas.md, "Sandbox images")',
+    });
+    expect(statuses(lines)).toMatchObject({ 'sandbox start': 'ok', alive: 'ok', command: 'skip', kill: 'ok' });
     await expectNoSandboxLeft(host.handle);
   });
 

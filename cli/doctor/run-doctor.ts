@@ -6,7 +6,7 @@
  *   gateway route  the function's route answers, without gateway-auth or 5xx trouble
  *   sandbox start  CreateSandbox → DescribeSandbox until Ready (image, start command, quota)
  *   alive          SWE-ReX /is_alive through the route, pinned by X-Faas-Instance-Name, and a bash session
- *   tools          the tool bundle installs (execute_bash, str_replace_editor) and is on PATH
+ *   tools          the tool bundle installs (execute_bash, str_replace_editor), is on PATH and runs (python3)
  *   command        one command's output comes back exactly
  *   kill           KillSandbox, and the control plane stops listing the sandbox as running
  * The sandbox chain needs working credentials; a sandbox that was created is always killed.
@@ -161,6 +161,9 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
           // Only the two paths count: stray output from the shell's start-up files is the command check's to name.
           const where = ['execute_bash', 'str_replace_editor'].map((tool) => said.find((line) => line.startsWith('/') && line.endsWith(`/${tool}`)));
           if (!where.every((path) => path !== undefined)) throw new Error(`the tools are not on PATH: which said ${JSON.stringify(said.join(' '))}`);
+          // Installing only copies files: run one, or an image without python3 would pass here and fail every episode.
+          const ran = await env!.run('str_replace_editor --help 2>&1 >/dev/null');
+          if (ran.exitCode !== 0) throw new Error(`str_replace_editor --help exited ${String(ran.exitCode)}: ${ran.output.trim().slice(0, 200)}`);
           return `execute_bash, str_replace_editor on PATH (${where[1]})`;
         } catch (thrown) {
           throw new CheckFailure(coerceError(thrown).message, 'installing the tool bundle needs python3 (3.8+) on the image\'s PATH and a writable /root (docs/vefaas.md, "Sandbox images")');
