@@ -6,7 +6,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EpisodeSchema, type EpisodeResult } from '@rollout-fleet/shared';
+import { EpisodeSchema } from '@rollout-fleet/shared';
+import { resultFixture } from '@rollout-fleet/shared/testing';
 import { startTestApi, type TestApi } from './support/api-harness.js';
 import { SWEEP } from './support/pipeline-harness.js';
 
@@ -131,11 +132,10 @@ describe('API runs', () => {
     // A worker that took the first episode and failed it for good (its job left in the queue as BullMQ keeps it).
     const job = await t.pipeline.queue.getJob(`admin|${String(records[0]?.episode_id)}|0`);
     const episode = EpisodeSchema.parse(job?.data.episode);
-    const failed: EpisodeResult = {
-      run_id: 'admin', episode_id: episode.episode_id, instance_id: episode.instance_id, sample_index: 0, status: 'failed', resolved: null, reward: null,
-      steps: [], patch: null, report: null, timings: { queue_wait_ms: 0, sandbox_acquire_ms: 0, replay_ms: 0, grade_ms: 0, total_ms: 0 }, attempts: [],
-      failure: { code: 'SANDBOX_START_TIMEOUT', class: 'infra', message: 'not alive' }, worker_id: 'w', sandbox_id: null, finished_at: new Date().toISOString(), metadata: {},
-    };
+    const failed = resultFixture({
+      run_id: 'admin', episode_id: episode.episode_id, instance_id: episode.instance_id, status: 'failed', resolved: null, reward: null,
+      failure: { code: 'SANDBOX_START_TIMEOUT', class: 'infra', message: 'not alive' }, finished_at: new Date().toISOString(),
+    });
     await job?.remove();
     await t.pipeline.store.commit(failed);
     const retry = await t.call('/v1/runs/admin/retry', { method: 'POST' });

@@ -8,28 +8,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedis, ResultStore, type EpisodeResult, type RedisClient } from '@rollout-fleet/shared';
+import { rewardedResult } from '@rollout-fleet/shared/testing';
 import { readNdjson, startTestApi, type TestApi } from './support/api-harness.js';
 
 function result(runId: string, episodeId: string, sample: number, reward: number | null): EpisodeResult {
-  return {
-    run_id: runId,
-    episode_id: episodeId,
-    instance_id: `inst-${episodeId}`,
-    sample_index: sample,
-    status: reward === null ? 'failed' : 'completed',
-    resolved: reward === null ? null : reward > 0,
-    reward,
-    steps: [],
-    patch: null,
-    report: null,
-    timings: { queue_wait_ms: 0, sandbox_acquire_ms: 0, replay_ms: 0, grade_ms: 0, total_ms: 0 },
-    attempts: [],
-    failure: reward === null ? { code: 'SANDBOX_DEAD', class: 'infra', message: 'gone' } : null,
-    worker_id: 'w',
-    sandbox_id: null,
-    finished_at: new Date().toISOString(),
-    metadata: {},
-  };
+  return rewardedResult({ run_id: runId, episode_id: episodeId, sample_index: sample, finished_at: new Date().toISOString() }, reward);
 }
 
 const episodes = (ids: string[]) => ids.map((id) => ({ episode_id: id, instance_id: `inst-${id}`, sandbox: { image: 'pyutils' } }));

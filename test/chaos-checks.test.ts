@@ -6,31 +6,24 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { EpisodeResultSchema, type EpisodeResult } from '@rollout-fleet/shared';
+import { resultFixture } from '@rollout-fleet/shared/testing';
 import { judgeResults } from '../bench/lib/chaos-sweep.js';
 import { SecretWatch } from '../bench/lib/secret-watch.js';
 
 const expected = { 'pyutils__calc-add': { resolved: true }, 'pyutils__slug-lower': { resolved: false } };
 
 function result(episodeId: string, sample: number, patch: Partial<EpisodeResult> = {}): EpisodeResult {
-  return EpisodeResultSchema.parse({
-    run_id: 'chaos',
-    episode_id: episodeId,
-    instance_id: episodeId,
-    sample_index: sample,
-    status: 'completed',
-    resolved: expected[episodeId as keyof typeof expected]?.resolved ?? null,
-    reward: 1,
-    steps: [],
-    patch: null,
-    report: null,
-    timings: { queue_wait_ms: 0, sandbox_acquire_ms: 0, replay_ms: 0, grade_ms: 0, total_ms: 0 },
-    attempts: [],
-    failure: null,
-    worker_id: 'w',
-    sandbox_id: null,
-    finished_at: '2026-11-30T00:00:00.000Z',
-    ...patch,
-  });
+  return EpisodeResultSchema.parse(
+    resultFixture({
+      run_id: 'chaos',
+      episode_id: episodeId,
+      instance_id: episodeId,
+      sample_index: sample,
+      resolved: expected[episodeId as keyof typeof expected]?.resolved ?? null,
+      finished_at: '2026-11-30T00:00:00.000Z',
+      ...patch,
+    }),
+  );
 }
 
 const episodes = [

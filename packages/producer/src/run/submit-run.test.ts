@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { announceDemand, createRedis, getRunStatus, readDemand, specKey, type RedisClient } from '@rollout-fleet/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rewardedResult } from '@rollout-fleet/shared/testing';
 import {
   EpisodeSchema,
   ResultStore,
@@ -22,25 +23,8 @@ function episode(runId: string, id: string, sample = 0): Episode {
 }
 
 function resultFor(e: Episode, status: 'completed' | 'failed'): EpisodeResult {
-  return {
-    run_id: e.run_id,
-    episode_id: e.episode_id,
-    instance_id: e.instance_id,
-    sample_index: e.sample_index,
-    status,
-    resolved: status === 'completed' ? true : null,
-    reward: status === 'completed' ? 1 : null,
-    steps: [],
-    patch: null,
-    report: null,
-    timings: { queue_wait_ms: 0, sandbox_acquire_ms: 0, replay_ms: 0, grade_ms: 0, total_ms: 0 },
-    attempts: [],
-    failure: status === 'failed' ? { code: 'SANDBOX_DEAD', class: 'infra', message: 'gone' } : null,
-    worker_id: 'test',
-    sandbox_id: null,
-    finished_at: new Date().toISOString(),
-    metadata: {},
-  };
+  const { run_id, episode_id, instance_id, sample_index } = e;
+  return rewardedResult({ run_id, episode_id, instance_id, sample_index, worker_id: 'test', finished_at: new Date().toISOString() }, status === 'completed' ? 1 : null);
 }
 
 describe('submitRun', () => {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rewardStats } from '../contracts/group.js';
 import { createRedis, type RedisClient } from '../redis/create-redis.js';
 import type { EpisodeResult } from '../contracts/result.js';
+import { rewardedResult } from '../testing/result-fixture.js';
 import { GroupStore } from './group-store.js';
 import { createKeyspace, jobIdFor, type Keyspace } from './keys.js';
 import { ResultStore } from './result-store.js';
@@ -15,25 +16,7 @@ import { ResultStore } from './result-store.js';
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 function result(runId: string, episodeId: string, sample: number, reward: number | null): EpisodeResult {
-  return {
-    run_id: runId,
-    episode_id: episodeId,
-    instance_id: `inst-${episodeId}`,
-    sample_index: sample,
-    status: reward === null ? 'failed' : 'completed',
-    resolved: reward === null ? null : reward > 0,
-    reward,
-    steps: [],
-    patch: null,
-    report: null,
-    timings: { queue_wait_ms: 0, sandbox_acquire_ms: 0, replay_ms: 0, grade_ms: 0, total_ms: 0 },
-    attempts: [],
-    failure: reward === null ? { code: 'SANDBOX_DEAD', class: 'infra', message: 'gone' } : null,
-    worker_id: 'w',
-    sandbox_id: null,
-    finished_at: new Date(0).toISOString(),
-    metadata: {},
-  };
+  return rewardedResult({ run_id: runId, episode_id: episodeId, sample_index: sample }, reward);
 }
 
 /** Deterministic PRNG (mulberry32) so a failing interleaving can be replayed from its seed. */

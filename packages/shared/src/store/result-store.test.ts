@@ -3,31 +3,13 @@ import { createRedis, type RedisClient } from '../redis/create-redis.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EpisodeResult } from '../contracts/result.js';
 import { createKeyspace, jobIdFor, parseJobId } from './keys.js';
+import { resultFixture } from '../testing/result-fixture.js';
 import { ResultStore } from './result-store.js';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 function result(runId: string, episodeId: string, overrides: Partial<EpisodeResult> = {}): EpisodeResult {
-  return {
-    run_id: runId,
-    episode_id: episodeId,
-    instance_id: `inst-${episodeId}`,
-    sample_index: 0,
-    status: 'completed',
-    resolved: true,
-    reward: 1,
-    steps: [],
-    patch: null,
-    report: null,
-    timings: { queue_wait_ms: 0, sandbox_acquire_ms: 0, replay_ms: 0, grade_ms: 0, total_ms: 0 },
-    attempts: [],
-    failure: null,
-    worker_id: 'w1',
-    sandbox_id: null,
-    finished_at: new Date(0).toISOString(),
-    metadata: {},
-    ...overrides,
-  };
+  return resultFixture({ run_id: runId, episode_id: episodeId, worker_id: 'w1', ...overrides });
 }
 
 describe('ResultStore', () => {

@@ -7,6 +7,7 @@ import type { EpisodeResult } from '../contracts/result.js';
 import { createRedis, type RedisClient } from '../redis/create-redis.js';
 import { createKeyspace } from './keys.js';
 import { ResultStore } from './result-store.js';
+import { resultFixture } from '../testing/result-fixture.js';
 import { firstDivergenceBucket, foldRunFidelity, getRunFidelity, readRunFidelity } from './run-fidelity.js';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -31,12 +32,10 @@ function fidelity(compared: number, firstDivergence: number | null): Fidelity {
 }
 
 function result(runId: string, episodeId: string, fid: Fidelity | undefined): EpisodeResult {
-  return {
-    run_id: runId, episode_id: episodeId, instance_id: episodeId, sample_index: 0, status: 'completed', resolved: null, reward: null,
-    steps: [], patch: null, report: null, timings: { queue_wait_ms: 0, sandbox_acquire_ms: 0, replay_ms: 0, grade_ms: 0, total_ms: 0 },
-    attempts: [], failure: null, worker_id: 'w', sandbox_id: null, finished_at: new Date(0).toISOString(), metadata: {},
+  return resultFixture({
+    run_id: runId, episode_id: episodeId, instance_id: episodeId, resolved: null, reward: null,
     ...(fid === undefined ? {} : { fidelity: fid }),
-  };
+  });
 }
 
 /** A small deterministic PRNG, so a failing interleaving can be replayed from its seed. */

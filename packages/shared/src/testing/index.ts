@@ -2,3 +2,4 @@
 export { commandNeed, describeWith, isCi, itWith, systemProgramNeed } from './needs.js';
 export type { Need } from './needs.js';
 export { memorySink } from '../logging/test-sink.js';
+export { resultFixture, rewardedResult } from './result-fixture.js';
