@@ -222,11 +222,10 @@ describeWith([bwrapNeed()], 'injected infrastructure faults', () => {
     expect(result.failure?.message).toContain('function_initialize_failed');
     // Retrying cannot make a missing image appear: one attempt, not three.
     expect(result.attempts.map((a) => a.failure?.code)).toEqual(['SANDBOX_IMAGE_UNAVAILABLE']);
-    const job = await vi.waitFor(async () => {
-      const j = await p.queue.getJob(jobIdFor(runId, 'no-image', 0));
-      expect(await j?.getState()).toBe('failed');
-      return j!;
-    }, { timeout: 10_000 });
+    const jobId = jobIdFor(runId, 'no-image', 0);
+    // The state first, then a fresh read of the job: a job read before it moved to failed still says 0 attempts.
+    await vi.waitFor(async () => expect(await p.queue.getJobState(jobId)).toBe('failed'), { timeout: 10_000 });
+    const job = (await p.queue.getJob(jobId))!;
     expect(job.attemptsMade).toBe(1);
     expect(await p.redis.hgetall(p.keys.run(runId))).toMatchObject({ done: '1', failed: '1' });
   });
