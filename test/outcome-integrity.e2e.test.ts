@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EpisodeResultSchema, jobIdFor, type Episode, type EpisodeResult } from '@rollout-fleet/shared';
 import { cancelRun, retryFailed, submitRun, validateInputs } from '@rollout-fleet/producer';
-import { startDashboard, startWorker, type RunningWorker } from '@rollout-fleet/worker';
+import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
+import { startDashboard } from '@rollout-fleet/worker/dashboard';
 import {
   SWEEP,
   cloudEnvFor,

@@ -11,7 +11,8 @@ import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { AGENT_ENV_LABEL_KEY, createKeyspace, createRedis, isCluster, keysMatching, type Config, type EpisodeResult, type RedisClient } from '@rollout-fleet/shared';
 import { commandNeed, describeWith } from '@rollout-fleet/shared/testing';
 import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
-import { LeaseStore, ensureFleetId, startDashboard, type Dashboard } from '@rollout-fleet/worker';
+import { LeaseStore, ensureFleetId } from '@rollout-fleet/worker';
+import { startDashboard, type Dashboard } from '@rollout-fleet/worker/dashboard';
 import { FLEET_LABEL_KEY, SWEEP, cloudEnvFor, configOf, fleetSandboxes, readExpected, runCli, silentLogger, spawnWorker, startHost, stopChild, type Host } from './support/pipeline-harness.js';
 import { startRedisCluster, type LocalCluster } from './support/redis-cluster.js';
 

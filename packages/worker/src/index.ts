@@ -1,5 +1,3 @@
-export { startDashboard } from './dashboard/start-dashboard.js';
-export type { Dashboard, StartDashboardOptions } from './dashboard/start-dashboard.js';
 export { createHttpAuth, safeEqual } from './dashboard/auth.js';
 export type { AuthenticatedVia, DenyResponder, HttpAuth, HttpAuthOptions } from './dashboard/auth.js';
 export { csrfGuard } from './dashboard/csrf.js';
