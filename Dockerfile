@@ -9,7 +9,12 @@ COPY packages/shared/package.json packages/shared/
 COPY packages/vefaas-local/package.json packages/vefaas-local/
 COPY packages/producer/package.json packages/producer/
 COPY packages/worker/package.json packages/worker/
-RUN npm ci --omit=dev --no-audit --no-fund
+# --ignore-scripts: the sources `prepare` bundles are copied only below (esbuild's own install check is rerun).
+RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm rebuild esbuild
 COPY . .
+# The built CLI (dist/cli-bundle/) that bin/rollout-fleet.js runs: no TypeScript compiled at start-up, ~40 MB less
+# per worker than running the sources through tsx.
+RUN npm run build:cli \
+ && node -e "import('./bin/cli-bundle.js').then((b) => process.exit(b.bundleIsCurrent() ? 0 : 1))"
 ENTRYPOINT ["node", "bin/rollout-fleet.js"]
 CMD ["--help"]

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI through tsx so a fresh clone works after `npm ci`, with no build step.
-import { register } from 'tsx/esm/api';
-register();
-await import('../cli/main.ts');
+// `rollout-fleet <subcommand>`: the CLI (bin/run-cli.js: the built bundle when current, else the sources via tsx).
+import { runCli } from './run-cli.js';
+
+await runCli();
