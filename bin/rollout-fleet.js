@@ -1,5 +1,10 @@
 #!/usr/bin/env node
-// `rollout-fleet <subcommand>`: the CLI (bin/run-cli.js: the built bundle when current, else the sources via tsx).
+// `rollout-fleet <subcommand>`: the CLI (bin/run-cli.js: the built bundle when current, else tsx). `worker` runs in a
+// thread with a V8 heap budget (bin/worker-heap.js) unless RF_WORKER_HEAP_MB=0.
 import { runCli } from './run-cli.js';
+import { runInHeapBoundThread, workerHeapBudgetMb } from './worker-heap.js';
 
-await runCli();
+const args = process.argv.slice(2);
+const budgetMb = args[0] === 'worker' ? workerHeapBudgetMb(args) : 0;
+if (budgetMb > 0) runInHeapBoundThread(new URL('./worker-thread.js', import.meta.url), budgetMb, args);
+else await runCli();

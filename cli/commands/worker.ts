@@ -4,6 +4,7 @@
  * period (RF_SHUTDOWN_GRACE_S), hand the rest back, kill their sandboxes, exit 0. `--health-port` serves
  * /healthz (liveness) and /readyz (readiness: running, not stopping, Redis answers) for orchestrators.
  */
+import { getHeapStatistics } from 'node:v8';
 import type { Command } from 'commander';
 import type { RunningWorker } from '@rollout-fleet/worker';
 import { EXIT } from '../exit-codes.js';
@@ -71,6 +72,8 @@ async function runWorker(flags: WorkerFlags): Promise<number> {
     if (health) logger.info({ url: health.url }, `health endpoint ${health.url}healthz, ${health.url}readyz`);
     const opened = await openTarget(config, logger);
     logger.info(`sandboxes from ${opened.description}`);
+    // The budget bin/worker-heap.js gave this worker (RF_WORKER_HEAP_MB), as V8 reports it: old + young generation.
+    logger.info({ heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20) }, `V8 heap limit ${Math.round(getHeapStatistics().heap_size_limit / 2 ** 20)} MB`);
     const running = await startWorker({
       config,
       target: opened.target,

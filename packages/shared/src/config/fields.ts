@@ -33,6 +33,16 @@ function integer(defaultValue: number, min: number) {
   });
 }
 
+/** An optional whole number ≥ 0 with no default (the product derives one when it is unset). */
+export function optionalNonNegativeInt() {
+  return raw.transform((value, ctx): number | undefined => {
+    if (value === undefined) return undefined;
+    const parsed = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+    if (!Number.isSafeInteger(parsed)) return fail(ctx, 'is not a whole number ≥ 0; set a whole number ≥ 0 or unset it');
+    return parsed;
+  });
+}
+
 export function positiveInt(defaultValue: number) {
   return integer(defaultValue, 1);
 }

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { LOG_FORMATS, LOG_LEVELS } from '../logging/levels.js';
 import { hashTagOf, missingHashTagProblem } from '../redis/hash-tag.js';
 import { parseRedisUrl } from '../redis/redis-url.js';
-import { boolean, finiteNumber, nonNegativeInt, oneOf, optionalText, optionalUrl, positiveInt, positiveNumber, redisUrl, text, url } from './fields.js';
+import { boolean, finiteNumber, nonNegativeInt, oneOf, optionalNonNegativeInt, optionalText, optionalUrl, positiveInt, positiveNumber, redisUrl, text, url } from './fields.js';
 import { parseSandboxFunctions } from './sandbox-functions.js';
 import type { Config, VefaasConfig } from './types.js';
 
@@ -32,6 +32,7 @@ export const EnvSchema = z.object({
   RF_PREFIX: text('{rf}'),
   RF_QUEUE: text('episodes'),
   RF_WORKER_CONCURRENCY: positiveInt(4),
+  RF_WORKER_HEAP_MB: optionalNonNegativeInt(),
   RF_FLEET_CREATE_RATE: positiveNumber(8),
   RF_FLEET_CREATE_BURST: positiveInt(8),
   RF_FLEET_CREATE_RECOVER_S: positiveInt(300),
@@ -140,6 +141,7 @@ function toConfig(env: Env): Config {
     queue: { prefix: env.RF_PREFIX, name: env.RF_QUEUE },
     worker: {
       concurrency: env.RF_WORKER_CONCURRENCY,
+      heapMb: env.RF_WORKER_HEAP_MB,
       stepOutputLimitBytes: env.RF_STEP_OUTPUT_LIMIT_BYTES,
       swerexMaxResponseBytes: env.RF_SWEREX_MAX_RESPONSE_BYTES,
       attempts: env.RF_ATTEMPTS,

@@ -59,6 +59,10 @@ export interface Config {
   worker: {
     /** Episodes run at once per worker process. @defaultValue 4 */
     concurrency: number;
+    /** V8 old-generation budget of a `rollout-fleet worker` process, MB; 0 = V8's own limit. Applied by
+     * bin/worker-heap.js before the configuration is loaded (it reads the process environment); here it is
+     * validated and documented. @defaultValue 128 + 64 KB × concurrency */
+    heapMb: number | undefined;
     /** Step output kept whole up to this size, then head + tail. @defaultValue 65_536 */
     stepOutputLimitBytes: number;
     /** Longest output kept from one SWE-ReX answer while it is read (head + marker + tail beyond), bytes. @defaultValue 16 MiB */

@@ -30,6 +30,7 @@ const DOCS = {
   RF_PREFIX: { meaning: 'Key prefix of the queue and every other key; the part in braces is a Redis Cluster hash tag that keeps them in one slot (required on a cluster).' },
   RF_QUEUE: { meaning: 'BullMQ queue name for episodes.' },
   RF_WORKER_CONCURRENCY: { meaning: 'Episodes run at once per worker process.' },
+  RF_WORKER_HEAP_MB: { meaning: 'V8 old-generation budget of a `rollout-fleet worker` process, MB (unset: 128 + 0.0625 × RF_WORKER_CONCURRENCY, i.e. 64 KB per episode slot; 0 = V8\'s own limit, GBs). The worker runs in a thread created with this limit, so its heap stays near what it holds instead of growing to ~4× between collections (bench:concurrency, concurrency 1,000: peak RSS ~270–285 MB instead of ~500 MB at the same episodes/s; see bench/README.md). Read from the process environment (not .env), and `--max-old-space-size` given to node wins. A worker that outgrows it exits with code 1 saying so: raise it for large episodes.' },
   RF_FLEET_CREATE_RATE: { meaning: 'CreateSandbox calls per second across the whole fleet (fractions allowed; 500/min ≈ 8.3). A 429 halves the fleet\'s rate; it climbs back over RF_FLEET_CREATE_RECOVER_S.' },
   RF_FLEET_CREATE_BURST: { meaning: 'CreateSandbox calls the fleet may make at once after a quiet spell.' },
   RF_FLEET_CREATE_RECOVER_S: { meaning: 'After a platform 429 lowered the fleet\'s create rate, seconds to climb linearly back to RF_FLEET_CREATE_RATE.' },

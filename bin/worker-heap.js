@@ -1,0 +1,86 @@
+// The V8 heap budget of `rollout-fleet worker`, and the thread that holds the worker to it. Plain JavaScript:
+// bin/rollout-fleet.js decides this before any TypeScript is loaded.
+//
+// Why: V8 sizes a process's heap for its default limit (GBs), letting it grow to ~4× the live heap between
+// major collections. A worker at concurrency 1,000 holds ~95 MB live but committed 400+ MB (bench:concurrency).
+// A limit set when the heap is created (like `node --max-old-space-size`) keeps it near the live heap at the
+// same throughput; setting V8 flags after start-up cannot change that limit (and --heap-growing-percent cost
+// throughput). Node 20 cannot re-exec a process in place, and a child process would be a second process to
+// account for, so the worker runs in a worker thread of this process created with that limit
+// (`resourceLimits`); this thread only relays signals and the exit code (~9 MB).
+import { Worker } from 'node:worker_threads';
+
+/** Old-generation budget when RF_WORKER_HEAP_MB is not set: a base for the process... */
+export const HEAP_BASE_MB = 128;
+/** ...plus this per episode slot (`--concurrency` / RF_WORKER_CONCURRENCY): a held 20-step episode is ~60 KB live. */
+export const HEAP_PER_SLOT_KB = 64;
+/** RF_WORKER_CONCURRENCY's default (packages/shared/src/config/schema.ts). */
+const DEFAULT_CONCURRENCY = 4;
+const FORWARDED_SIGNALS = ['SIGTERM', 'SIGINT'];
+
+function wholeNumber(raw) {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const n = Number(raw);
+  return Number.isInteger(n) && n >= 0 ? n : undefined;
+}
+
+function concurrencyFlag(args) {
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '--concurrency') return args[i + 1];
+    if (args[i].startsWith('--concurrency=')) return args[i].slice('--concurrency='.length);
+  }
+  return undefined;
+}
+
+/**
+ * MB of old generation for `rollout-fleet worker <args>`, or 0 for V8's own limit (no thread): RF_WORKER_HEAP_MB
+ * when set (0 turns the budget off), else HEAP_BASE_MB + HEAP_PER_SLOT_KB × concurrency. Also 0 when the user gave
+ * `--max-old-space-size` to node (NODE_OPTIONS or a node flag): theirs wins. Read from the process environment,
+ * not from .env: the heap exists before the configuration is loaded. An invalid value also gives 0 here; the
+ * configuration (where RF_WORKER_HEAP_MB is declared) then refuses it with its usual message.
+ */
+export function workerHeapBudgetMb(args, env = process.env, execArgv = process.execArgv) {
+  const own = [...execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)].some((flag) => /^--max[-_]old[-_]space[-_]size\b/.test(flag));
+  if (own) return 0;
+  if (env.RF_WORKER_HEAP_MB !== undefined && env.RF_WORKER_HEAP_MB.trim() !== '') return wholeNumber(env.RF_WORKER_HEAP_MB) ?? 0;
+  const concurrency = wholeNumber(concurrencyFlag(args) ?? env.RF_WORKER_CONCURRENCY) || DEFAULT_CONCURRENCY;
+  return Math.ceil(HEAP_BASE_MB + (concurrency * HEAP_PER_SLOT_KB) / 1024);
+}
+
+/**
+ * Runs `entry` (bin/worker-thread.js) in a worker thread whose old generation is limited to `budgetMb`, with this
+ * process's arguments. SIGTERM/SIGINT are passed on (a thread receives no signals); the thread's exit code becomes
+ * the process's. A thread that ran out of its budget ends the process with code 1 and says what to change.
+ */
+export function runInHeapBoundThread(entry, budgetMb, args) {
+  const thread = new Worker(entry, { argv: args, workerData: { heapBudgetMb: budgetMb }, resourceLimits: { maxOldGenerationSizeMb: budgetMb } });
+  // `rollout-fleet worker --help | head`: the thread's output goes through this thread's stdout (as cli/main.ts).
+  process.stdout.on('error', (err) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    throw err;
+  });
+  const relay = (signal) => thread.postMessage({ signal });
+  for (const signal of FORWARDED_SIGNALS) process.on(signal, relay);
+  thread.on('message', (message) => {
+    // Nothing in the thread handles this signal (e.g. still starting): do what an unhandled signal does.
+    if (message?.unhandledSignal) {
+      process.removeListener(message.unhandledSignal, relay);
+      process.kill(process.pid, message.unhandledSignal);
+    }
+  });
+  thread.on('error', (err) => {
+    if (err?.code === 'ERR_WORKER_OUT_OF_MEMORY') {
+      console.error(
+        `worker: out of its ${budgetMb} MB heap budget (RF_WORKER_HEAP_MB; default ${HEAP_BASE_MB} MB + ${HEAP_PER_SLOT_KB} KB per episode slot): ` +
+          'raise RF_WORKER_HEAP_MB, lower the concurrency, or set RF_WORKER_HEAP_MB=0 for V8\'s own limit',
+      );
+    } else {
+      console.error(err);
+    }
+    process.exitCode = 1;
+  });
+  thread.on('exit', (code) => {
+    for (const signal of FORWARDED_SIGNALS) process.removeListener(signal, relay);
+    if (process.exitCode === undefined || process.exitCode === 0) process.exitCode = code;
+  });
+}

@@ -1,0 +1,85 @@
+/**
+ * The heap budget `rollout-fleet worker` runs under (bin/worker-heap.js; RF_WORKER_HEAP_MB in the configuration
+ * table): derived from the concurrency unless set, off with 0, and the user's own --max-old-space-size wins.
+ */
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ROOT, cloudEnvFor, spawnWorker, startHost, stopChild, testEnv, type Host } from './support/pipeline-harness.js';
+
+interface WorkerHeap {
+  HEAP_BASE_MB: number;
+  HEAP_PER_SLOT_KB: number;
+  workerHeapBudgetMb(args: string[], env: Record<string, string | undefined>, execArgv: string[]): number;
+}
+const heap = (await import(pathToFileURL(join(ROOT, 'bin/worker-heap.js')).href)) as WorkerHeap;
+const budget = (args: string[], env: Record<string, string | undefined> = {}, execArgv: string[] = []): number =>
+  heap.workerHeapBudgetMb(['worker', ...args], env, execArgv);
+
+describe('worker heap budget', () => {
+  it('is 128 MB plus 64 KB per episode slot, the slots from --concurrency, else RF_WORKER_CONCURRENCY, else 4', () => {
+    expect(heap.HEAP_BASE_MB).toBe(128);
+    expect(heap.HEAP_PER_SLOT_KB).toBe(64);
+    expect(budget([])).toBe(129); // 128 + 4 × 64 KB, rounded up
+    expect(budget([], { RF_WORKER_CONCURRENCY: '1000' })).toBe(191); // 128 + 62.5
+    expect(budget(['--concurrency', '2000'], { RF_WORKER_CONCURRENCY: '1000' })).toBe(253);
+    expect(budget(['--concurrency=16'])).toBe(129);
+    // Not a concurrency the CLI accepts: the default; the CLI itself then refuses it.
+    expect(budget(['--concurrency', 'many'])).toBe(129);
+  });
+
+  it('is RF_WORKER_HEAP_MB when set, off (0: V8\'s own limit) with 0 or an invalid value', () => {
+    expect(budget([], { RF_WORKER_HEAP_MB: '300', RF_WORKER_CONCURRENCY: '1000' })).toBe(300);
+    expect(budget([], { RF_WORKER_HEAP_MB: '0' })).toBe(0);
+    expect(budget([], { RF_WORKER_HEAP_MB: 'lots' })).toBe(0);
+    expect(budget([], { RF_WORKER_HEAP_MB: '' })).toBe(129); // empty is unset, as in the configuration
+  });
+
+  it('is off when node was given --max-old-space-size (NODE_OPTIONS or a node flag): the user\'s limit wins', () => {
+    expect(budget([], { NODE_OPTIONS: '--enable-source-maps --max-old-space-size=512' })).toBe(0);
+    expect(budget([], {}, ['--max_old_space_size=512'])).toBe(0);
+    expect(budget([], { NODE_OPTIONS: '--max-semi-space-size=32' })).toBe(129);
+  });
+});
+
+describe('`rollout-fleet worker` under its heap budget', () => {
+  let host: Host;
+
+  beforeAll(async () => {
+    host = await startHost({ isolation: 'emulated' });
+  });
+
+  afterAll(async () => {
+    await host?.close();
+  });
+
+  /**
+   * Starts a worker, waits for its "V8 heap limit" line, stops it; its limit in MB. (SIGTERM through the thread and
+   * the exit code: worker-health.e2e.test.ts.)
+   */
+  async function heapLimitOf(extra: Record<string, string>): Promise<number> {
+    const child = spawnWorker({ ...testEnv(), ...cloudEnvFor(host.handle), LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...extra });
+    try {
+      await vi.waitFor(() => expect(child.log()).toContain('"heapLimitMb"'), { timeout: 30_000, interval: 50 });
+    } finally {
+      await stopChild(child);
+    }
+    const line = child.log().split('\n').find((l) => l.includes('"heapLimitMb"'));
+    return (JSON.parse(line!) as { heapLimitMb: number }).heapLimitMb;
+  }
+
+  it('runs with 128 MB + 64 KB per slot of old generation (plus V8\'s young generation), not V8\'s GBs; 0 turns it off', async () => {
+    const budgeted = await heapLimitOf({ RF_WORKER_CONCURRENCY: '1000' });
+    expect(budgeted).toBeGreaterThanOrEqual(191);
+    expect(budgeted).toBeLessThan(191 + 128);
+    expect(await heapLimitOf({ RF_WORKER_CONCURRENCY: '1000', RF_WORKER_HEAP_MB: '0' })).toBeGreaterThan(1000);
+  });
+
+  it('exits 1 naming RF_WORKER_HEAP_MB when the worker outgrows its budget', async () => {
+    const child = spawnWorker({ ...testEnv(), ...cloudEnvFor(host.handle), RF_WORKER_HEAP_MB: '8' });
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(code).toBe(1);
+    expect(child.log()).toContain('worker: out of its 8 MB heap budget (RF_WORKER_HEAP_MB');
+  });
+});
