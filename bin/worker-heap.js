@@ -8,7 +8,9 @@
 // throughput). Node 20 cannot re-exec a process in place, and a child process would be a second process to
 // account for, so the worker runs in a worker thread of this process created with that limit
 // (`resourceLimits`); this thread only relays signals and the exit code (~9 MB).
+import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
+import { parse as parseDotenv } from 'dotenv';
 
 /** Old-generation budget when RF_WORKER_HEAP_MB is not set: a base for the process... */
 export const HEAP_BASE_MB = 128;
@@ -32,14 +34,23 @@ function concurrencyFlag(args) {
   return undefined;
 }
 
+/** The variables of `.env` in the working directory, as the configuration reads them (the environment wins). */
+export function dotenvOf(path = '.env') {
+  try {
+    return parseDotenv(readFileSync(path));
+  } catch {
+    return {};
+  }
+}
+
 /**
  * MB of old generation for `rollout-fleet worker <args>`, or 0 for V8's own limit (no thread): RF_WORKER_HEAP_MB
  * when set (0 turns the budget off), else HEAP_BASE_MB + HEAP_PER_SLOT_KB × concurrency. Also 0 when the user gave
- * `--max-old-space-size` to node (NODE_OPTIONS or a node flag): theirs wins. Read from the process environment,
- * not from .env: the heap exists before the configuration is loaded. An invalid value also gives 0 here; the
- * configuration (where RF_WORKER_HEAP_MB is declared) then refuses it with its usual message.
+ * `--max-old-space-size` to node (NODE_OPTIONS or a node flag): theirs wins. Decided here, before the heap
+ * exists, from the same environment over `.env` the configuration reads; the configuration (where RF_WORKER_HEAP_MB
+ * is declared) validates it: an invalid value gives 0 here and the worker then refuses it with the usual message.
  */
-export function workerHeapBudgetMb(args, env = process.env, execArgv = process.execArgv) {
+export function workerHeapBudgetMb(args, env = { ...dotenvOf(), ...process.env }, execArgv = process.execArgv) {
   const own = [...execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)].some((flag) => /^--max[-_]old[-_]space[-_]size\b/.test(flag));
   if (own) return 0;
   if (env.RF_WORKER_HEAP_MB !== undefined && env.RF_WORKER_HEAP_MB.trim() !== '') return wholeNumber(env.RF_WORKER_HEAP_MB) ?? 0;

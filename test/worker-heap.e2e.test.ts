@@ -3,12 +3,15 @@
  * table): derived from the concurrency unless set, off with 0, and the user's own --max-old-space-size wins.
  */
 import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ROOT, cloudEnvFor, spawnWorker, startHost, stopChild, testEnv, type Host } from './support/pipeline-harness.js';
 
 interface WorkerHeap {
+  dotenvOf(path: string): Record<string, string>;
   HEAP_BASE_MB: number;
   HEAP_PER_SLOT_KB: number;
   workerHeapBudgetMb(args: string[], env: Record<string, string | undefined>, execArgv: string[]): number;
@@ -34,6 +37,17 @@ describe('worker heap budget', () => {
     expect(budget([], { RF_WORKER_HEAP_MB: '0' })).toBe(0);
     expect(budget([], { RF_WORKER_HEAP_MB: 'lots' })).toBe(0);
     expect(budget([], { RF_WORKER_HEAP_MB: '' })).toBe(129); // empty is unset, as in the configuration
+  });
+
+  it('reads .env as the configuration does (a missing file is no variables)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'rf-heap-'));
+    try {
+      await writeFile(join(dir, '.env'), 'RF_WORKER_HEAP_MB=256\nRF_WORKER_CONCURRENCY=10\n');
+      expect(heap.dotenvOf(join(dir, '.env'))).toEqual({ RF_WORKER_HEAP_MB: '256', RF_WORKER_CONCURRENCY: '10' });
+      expect(heap.dotenvOf(join(dir, 'missing.env'))).toEqual({});
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('is off when node was given --max-old-space-size (NODE_OPTIONS or a node flag): the user\'s limit wins', () => {
