@@ -115,9 +115,10 @@ try {
   })();
   const started = performance.now();
   const run = await fleet.waitFor({ runId, count: N, timeoutMs: 900_000, startedAt: Date.now() });
+  // Before the samplers stop: the lag sampler sleeps 5 s between reads, which would round the run up by up to 5 s.
+  const wallS = (performance.now() - started) / 1000;
   sampling = false;
   await Promise.all([rssLoop, lagLoop]);
-  const wallS = (performance.now() - started) / 1000;
   const failed = run.results.filter((r) => r.status !== 'completed').length;
   // The first window includes worker start-up; the figure is the worst window while episodes ran.
   const lag = lagWindows.length > 1 ? Math.max(...lagWindows.slice(1)) : (lagWindows[0] ?? NaN);
