@@ -35,6 +35,14 @@ const N = Number(values.episodes);
 const STEPS = Number(values.steps);
 const K = Number(values.compress);
 
+/** CPU seconds (user + system, all threads) a process has used so far, from /proc/<pid>/stat. */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 async function rssMb(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
   const kb = Number(/^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1] ?? 0);
@@ -114,9 +122,14 @@ try {
     }
   })();
   const started = performance.now();
+  const workerCpuBefore = await cpuSeconds(pid);
+  const benchCpuBefore = process.cpuUsage();
   const run = await fleet.waitFor({ runId, count: N, timeoutMs: 900_000, startedAt: Date.now() });
   // Before the samplers stop: the lag sampler sleeps 5 s between reads, which would round the run up by up to 5 s.
   const wallS = (performance.now() - started) / 1000;
+  const workerCpuS = (await cpuSeconds(pid)) - workerCpuBefore;
+  const benchCpu = process.cpuUsage(benchCpuBefore);
+  const benchCpuS = (benchCpu.user + benchCpu.system) / 1e6;
   sampling = false;
   await Promise.all([rssLoop, lagLoop]);
   const failed = run.results.filter((r) => r.status !== 'completed').length;
@@ -125,6 +138,7 @@ try {
   const acquire = run.results.map((r) => r.timings.sandbox_acquire_ms);
   console.log(`worker at concurrency ${CONCURRENCY}: ${N} episodes × ${STEPS} steps in ${wallS.toFixed(1)} s (${(N / wallS).toFixed(1)} episodes/s), failed ${failed}`);
   console.log(`  RSS idle ${idleRss.toFixed(0)} MB, peak ${peakRss.toFixed(0)} MB; event-loop delay p99 per 5 s window: ${lagWindows.map((x) => x.toFixed(1)).join(' ')} ms (worst while running ${lag.toFixed(1)} ms)`);
+  console.log(`  CPU while running: worker ${workerCpuS.toFixed(1)} s (${((workerCpuS / N) * 1000).toFixed(1)} ms per episode, ${((workerCpuS / (N * STEPS)) * 1000).toFixed(2)} ms per step, ${((workerCpuS / wallS) * 100).toFixed(0)} % of a core); bench process (host + client) ${benchCpuS.toFixed(1)} s`);
   console.log(`  V8 heap per 5 s window, used/committed/external MB: ${heapWindows.join(' ')}`);
   console.log(`  sandbox acquire p50 ${(quantile(acquire, 0.5) / 1000).toFixed(2)} s, p90 ${(quantile(acquire, 0.9) / 1000).toFixed(2)} s; ${machineLoad()}`);
   const nodeOptions = values['worker-node-options'] ? ` --worker-node-options=${values['worker-node-options']}` : '';
