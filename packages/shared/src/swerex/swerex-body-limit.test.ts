@@ -8,7 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BoundedJsonReader, truncationMarker } from './bounded-body.js';
+import { BoundedBodyCollector, BoundedJsonReader, truncationMarker } from './bounded-body.js';
 import { SwerexClient } from './swerex-client.js';
 
 function lcg(seed: number): () => number {
@@ -67,6 +67,33 @@ describe('BoundedJsonReader', () => {
       expect(output.endsWith(tail), `round ${round}: tail`).toBe(true);
       expect(Buffer.byteLength(head) + Buffer.byteLength(tail) + info.omittedBytes).toBe(total);
     }
+  });
+
+  it('the collector answers exactly as the reader, below, at and above its fast-path bound (randomized)', () => {
+    const random = lcg(Number(process.env.RF_TEST_SEED ?? 77));
+    const max = 400;
+    let fast = 0;
+    let cut = 0;
+    for (let round = 0; round < 400; round++) {
+      const output = randomText(random, Math.floor(random() * 500));
+      const json = round % 10 === 9 ? `<html>${output}` : JSON.stringify({ output, exit_code: 0, session_type: 'bash' });
+      const bytes = Buffer.from(json, 'utf8');
+      const reader = new BoundedJsonReader(max);
+      const collector = new BoundedBodyCollector(max);
+      for (let i = 0; i < bytes.length; ) {
+        const size = 1 + Math.floor(random() * 97);
+        reader.push(bytes.subarray(i, i + size));
+        collector.push(bytes.subarray(i, i + size));
+        i += size;
+      }
+      const expected = reader.finish();
+      expect(collector.finish(), `round ${round}`).toEqual(expected);
+      if (bytes.length <= max / 2) fast += 1;
+      if (Object.keys(expected.truncated).length > 0 || expected.text.length < json.length) cut += 1;
+    }
+    // Both paths ran: bodies answered without a scan, and bodies the reader had to cut.
+    expect(fast).toBeGreaterThan(50);
+    expect(cut).toBeGreaterThan(50);
   });
 
   it('leaves a body that is not JSON as its first bytes and a marker', () => {

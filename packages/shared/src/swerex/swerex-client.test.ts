@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { RolloutError } from '../errors/rollout-error.js';
 import { POOLS_PER_ORIGIN, closeSharedDispatchers, dispatcherFor } from './dispatcher-registry.js';
@@ -235,6 +236,23 @@ describe('SwerexClient HTTP timeouts', () => {
     controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
     expect(srv.requests).toHaveLength(1);
+  });
+
+  it('leaves no listener on the caller\'s signal after a call, answered, failed or timed out', async () => {
+    let n = 0;
+    const srv = await serve((req, res) => {
+      n += 1;
+      if (n % 3 === 0) return; // never answered: the call times out
+      if (n % 3 === 2) sendJson(res, 500, { detail: 'boom' });
+      else happy(req, res);
+    });
+    const client = clientFor(srv, { timeoutMarginMs: 0, retries: 0 });
+    const controller = new AbortController();
+    for (let i = 0; i < 6; i++) {
+      await client.runInSession({ command: 'true', timeout: 0.05 }, { signal: controller.signal }).catch(() => undefined);
+    }
+    expect(n).toBe(6);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 });
 

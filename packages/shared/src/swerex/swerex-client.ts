@@ -47,6 +47,7 @@ import {
   type WriteFileRequest,
   type WriteFileResponse,
 } from './models.js';
+import { fastBashAction, fastResponse } from './fast-models.js';
 import { errorForTransportFailure, type CallContext } from './response-errors.js';
 import { withRetry, type RetryOptions } from '../vefaas/retry-policy.js';
 import { abortableDelay } from './abortable-delay.js';
@@ -60,6 +61,8 @@ const SECOND = 1000;
 export interface SwerexLogger {
   debug(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
+  /** pino's: when it says debug is off, no per-call debug record is even built. */
+  isLevelEnabled?(level: string): boolean;
 }
 
 export interface SwerexClientOptions {
@@ -172,6 +175,7 @@ export class SwerexClient {
       gatewayRules: options.gatewayRules,
       ...(options.maxResponseBytes === undefined ? {} : { maxResponseBytes: options.maxResponseBytes }),
       onExchange: logger === undefined ? undefined : (record) => logger.debug(record, 'SWE-ReX call'),
+      ...(logger?.isLevelEnabled ? { exchangeLogged: () => logger.isLevelEnabled?.('debug') === true } : {}),
     });
     this.#marginMs = options.timeoutMarginMs ?? 30 * SECOND;
     this.#defaultTimeoutMs = options.defaultTimeoutMs ?? 60 * SECOND;
@@ -243,7 +247,7 @@ export class SwerexClient {
   /** `POST /run_in_session`. HTTP timeout = command timeout + margin; none for `timeout: null`. */
   async runInSession(action: RunInSessionInput, options: CallOptions = {}): Promise<BashObservation & Truncation> {
     if (action.action_type === 'bash_interrupt') return this.#interrupt(action, options);
-    const body = parseRequest(BashActionSchema, action);
+    const body = fastBashAction(action) ?? parseRequest(BashActionSchema, action);
     const httpTimeoutMs = this.#commandTimeout(body.timeout);
     return this.#postJson({ endpoint: 'run_in_session', body, schema: BashObservationSchema, httpTimeoutMs }, options);
   }
@@ -314,7 +318,8 @@ export class SwerexClient {
   /** One logical call: a single request id for all its attempts, so a retry is replayed rather than re-run. */
   async #call<S extends z.ZodType>(call: Call<S>, options: CallOptions): Promise<z.output<S> & Truncation> {
     const requestId = randomUUID();
-    const context = this.#transport.context(call.endpoint, requestId);
+    // Built only when needed (an error, a retry): most calls never need it.
+    const context = (): CallContext => this.#transport.context(call.endpoint, requestId);
     const request: WireRequest = {
       method: call.method,
       endpoint: call.endpoint,
@@ -326,7 +331,8 @@ export class SwerexClient {
     return withRetry(
       async () => {
         const response = await this.#transport.send(request);
-        const parsed = parseResponse(call.schema, this.#transport.expectOk(response, context), context) as z.output<S> & Truncation;
+        const json = this.#transport.expectOk(response, context);
+        const parsed = (fastResponse(call.schema, json) ?? parseResponse(call.schema, json, context())) as z.output<S> & Truncation;
         if (Object.keys(response.truncated).length > 0) parsed.truncated = response.truncated;
         return parsed;
       },
@@ -336,7 +342,7 @@ export class SwerexClient {
         signal: options.signal,
         sleep: abortableDelay,
         onRetry: ({ error, retry, delayMs }) =>
-          this.#logger?.warn({ ...context, code: codeOf(error), attempt: retry, delayMs, reason: messageOf(error) }, 'retrying SWE-ReX call'),
+          this.#logger?.warn({ ...context(), code: codeOf(error), attempt: retry, delayMs, reason: messageOf(error) }, 'retrying SWE-ReX call'),
       },
     );
   }
@@ -360,7 +366,8 @@ export class SwerexClient {
       return { response: { is_alive: false, message }, error };
     }
     if (response.status === 200) {
-      return { response: parseResponse(IsAliveResponseSchema, parseJsonObject(response.text), context) };
+      const json = parseJsonObject(response.text);
+      return { response: fastResponse(IsAliveResponseSchema, json) ?? parseResponse(IsAliveResponseSchema, json, context) };
     }
     const error = this.#transport.errorFor(response, context);
     // As the reference client: a runtime exception is raised, every other status only means "not alive".

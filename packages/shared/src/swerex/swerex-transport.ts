@@ -7,8 +7,9 @@
  * No retries here: that is the caller's policy.
  */
 import type { Dispatcher, FormData } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
 import { RolloutError } from '../errors/rollout-error.js';
-import { readBoundedBody, type TruncatedField } from './bounded-body.js';
+import { BoundedBodyCollector, type TruncatedField } from './bounded-body.js';
 import { classifyGatewayResponse, parseJsonObject, type GatewayRules } from './classify-gateway-response.js';
 import { errorForResponse, errorForTransportFailure, type CallContext } from './response-errors.js';
 
@@ -26,6 +27,8 @@ export interface SwerexTransportOptions {
   maxResponseBytes?: number;
   /** Receives one debug record per exchange (never headers: they hold keys). */
   onExchange?: (record: CallContext & { status: number; ms: number }) => void;
+  /** Whether `onExchange` wants the record now (a logger's level); false skips building it. @defaultValue always */
+  exchangeLogged?: () => boolean;
 }
 
 export interface WireRequest {
@@ -58,6 +61,7 @@ export class SwerexTransport {
   readonly #gatewayKey: string | undefined;
   readonly #rules: GatewayRules | undefined;
   readonly #onExchange: SwerexTransportOptions['onExchange'];
+  readonly #exchangeLogged: () => boolean;
   readonly #maxResponseBytes: number;
   /** Request path (with the pin's query) per endpoint: built once, not parsed again on every request. */
   readonly #paths = new Map<string, string>();
@@ -70,6 +74,7 @@ export class SwerexTransport {
     this.dispatcher = options.dispatcher;
     this.#rules = options.gatewayRules;
     this.#onExchange = options.onExchange;
+    this.#exchangeLogged = options.exchangeLogged ?? (() => true);
     this.#maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   }
 
@@ -83,34 +88,21 @@ export class SwerexTransport {
   }
 
   async send(request: WireRequest): Promise<WireResponse> {
-    const context = this.context(request.endpoint, request.requestId);
+    const caller = request.signal;
+    if (caller?.aborted) throw caller.reason;
     const headers: Record<string, string> = { accept: 'application/json' };
     if (this.#apiKey !== '') headers['x-api-key'] = this.#apiKey;
     if (this.#gatewayKey !== undefined) headers['authorization'] = this.#gatewayKey;
     if (this.instanceName !== undefined) headers['x-faas-instance-name'] = this.instanceName;
     if (request.requestId !== undefined) headers['x-request-id'] = request.requestId;
     if (typeof request.body === 'string') headers['content-type'] = 'application/json';
-    // One deadline for the whole exchange: undici's headers/body timeouts have ~1 s resolution and restart per
-    // chunk. The connect timeout is the pool's. A plain controller and timer, both released as soon as the
-    // exchange ends: AbortSignal.timeout/any per request kept a timer and weak references alive for the whole
-    // timeout and showed up as garbage-collection time at a thousand steps a second.
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer =
-      request.timeoutMs > 0
-        ? setTimeout(() => {
-            timedOut = true;
-            controller.abort();
-          }, request.timeoutMs)
-        : undefined;
-    timer?.unref();
-    const caller = request.signal;
-    const onAbort = (): void => controller.abort(caller?.reason);
-    if (caller?.aborted) onAbort();
-    else caller?.addEventListener('abort', onAbort, { once: true });
     const startedAt = Date.now();
-    try {
-      const res = await this.dispatcher.request({
+    // undici's handler interface directly, not `request()`: that one wraps every answer in a Readable stream
+    // (read here through an async iterator) and every call in an AbortSignal listener — at a thousand calls a
+    // second those were a visible share of the worker's CPU and garbage. The answer is collected as it comes.
+    const exchange = new Exchange(request, caller, this.#maxResponseBytes);
+    this.dispatcher.dispatch(
+      {
         origin: this.#base.origin,
         path: this.#pathFor(request.endpoint),
         method: request.method,
@@ -118,30 +110,30 @@ export class SwerexTransport {
         body: request.body ?? null,
         headersTimeout: 0,
         bodyTimeout: 0,
-        signal: controller.signal,
-      });
-      const { text, truncated } = await readBoundedBody(res.body, this.#maxResponseBytes);
-      this.#onExchange?.({ ...context, status: res.statusCode, ms: Date.now() - startedAt });
-      return { status: res.statusCode, headers: res.headers, text, truncated };
+      },
+      exchange,
+    );
+    try {
+      const response = await exchange.done;
+      if (this.#onExchange && this.#exchangeLogged()) this.#onExchange({ ...this.context(request.endpoint, request.requestId), status: response.status, ms: Date.now() - startedAt });
+      return response;
     } catch (thrown) {
       if (caller?.aborted) throw caller.reason;
-      if (timedOut) {
+      const context = this.context(request.endpoint, request.requestId);
+      if (exchange.timedOut) {
         throw new RolloutError('SWEREX_TIMEOUT', `no answer from SWE-ReX on ${context.path} within ${request.timeoutMs} ms`, {
           cause: thrown,
           details: { ...context, timeoutMs: request.timeoutMs },
         });
       }
       throw errorForTransportFailure(thrown, context);
-    } finally {
-      clearTimeout(timer);
-      caller?.removeEventListener('abort', onAbort);
     }
   }
 
   /** The parsed JSON body of a 2xx answer; any other answer becomes its typed error. */
-  expectOk(response: WireResponse, context: CallContext): Record<string, unknown> | undefined {
+  expectOk(response: WireResponse, context: CallContext | (() => CallContext)): Record<string, unknown> | undefined {
     if (response.status >= 200 && response.status < 300) return parseJsonObject(response.text);
-    throw this.errorFor(response, context);
+    throw this.errorFor(response, typeof context === 'function' ? context() : context);
   }
 
   errorFor(response: WireResponse, context: CallContext): RolloutError {
@@ -170,5 +162,92 @@ export class SwerexTransport {
     url.pathname = `${url.pathname.replace(/\/+$/, '')}/${endpoint}`;
     if (this.instanceName !== undefined) url.searchParams.set('faasInstanceName', this.instanceName);
     return url;
+  }
+}
+
+/**
+ * One exchange as an undici dispatch handler: the answer's chunks go into a bounded collector, `done` settles
+ * once. One deadline for the whole exchange (undici's headers/body timeouts have ~1 s resolution and restart
+ * per chunk; the connect timeout is the pool's): a plain timer, cleared as soon as the exchange ends. The
+ * caller's signal aborts the exchange through one listener, removed at the end too.
+ */
+class Exchange implements Dispatcher.DispatchHandler {
+  readonly done: Promise<WireResponse>;
+  timedOut = false;
+  #resolve!: (response: WireResponse) => void;
+  #reject!: (reason: unknown) => void;
+  #settled = false;
+  /** Why the exchange was stopped before undici started it (it is aborted as soon as it starts). */
+  #stopped: Error | undefined;
+  #controller: Dispatcher.DispatchController | undefined;
+  #status = 0;
+  #headers: IncomingHttpHeaders = {};
+  readonly #body: BoundedBodyCollector;
+  readonly #timer: NodeJS.Timeout | undefined;
+  readonly #caller: AbortSignal | undefined;
+  readonly #onAbort: (() => void) | undefined;
+
+  constructor(request: WireRequest, caller: AbortSignal | undefined, maxResponseBytes: number) {
+    this.done = new Promise<WireResponse>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+    this.#body = new BoundedBodyCollector(maxResponseBytes);
+    if (request.timeoutMs > 0) {
+      this.#timer = setTimeout(() => {
+        this.timedOut = true;
+        this.#stop(new Error(`timed out after ${request.timeoutMs} ms`));
+      }, request.timeoutMs);
+      this.#timer.unref();
+    }
+    if (caller) {
+      this.#caller = caller;
+      this.#onAbort = () => this.#stop(caller.reason instanceof Error ? caller.reason : new Error(String(caller.reason)));
+      caller.addEventListener('abort', this.#onAbort, { once: true });
+    }
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#stopped) controller.abort(this.#stopped);
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    // An informational answer (1xx) precedes the real one.
+    if (statusCode < 200) return;
+    this.#status = statusCode;
+    this.#headers = headers;
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.#body.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    if (this.#settle()) return;
+    const { text, truncated } = this.#body.finish();
+    this.#resolve({ status: this.#status, headers: this.#headers, text, truncated });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    if (this.#settle()) return;
+    this.#reject(error);
+  }
+
+  /** Timeout or the caller's abort: the exchange is aborted (now, or when undici starts it) and fails at once. */
+  #stop(reason: Error): void {
+    if (this.#settle()) return;
+    this.#stopped = reason;
+    this.#controller?.abort(reason);
+    this.#reject(reason);
+  }
+
+  /** Marks the exchange settled and releases its timer and listener; true when it already was. */
+  #settle(): boolean {
+    if (this.#settled) return true;
+    this.#settled = true;
+    clearTimeout(this.#timer);
+    if (this.#onAbort) this.#caller?.removeEventListener('abort', this.#onAbort);
+    return false;
   }
 }
