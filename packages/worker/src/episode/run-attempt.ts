@@ -150,8 +150,7 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
     // A trajectory this short ends before a sandbox could start: acquire the grading sandbox right away.
     if (freshGrading && !episode.policy && episode.trajectory.length <= 2) evalBox = startEvalSandbox(deps, input, lost);
     const countStep = (step: StepRecord): void => {
-      deps.metrics.steps.inc({ tool: step.tool });
-      deps.metrics.stepSeconds.observe({ tool: step.tool }, step.duration_ms / 1000);
+      deps.metrics.perStep.step(step.tool, step.duration_ms / 1000);
     };
     // The session starts in the repository, with the recording agent's tools when the episode names them.
     const agent = recordedAgentFor(episode);
@@ -180,7 +179,7 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
           const call = episode.trajectory[step.index];
           if (call !== undefined) await agent.afterStep(main.env, call);
           const verdict = await fidelity.observe(step, output);
-          deps.metrics.fidelitySteps.inc({ verdict: verdict.verdict });
+          deps.metrics.perStep.fidelity(verdict.verdict);
           countStep(step);
           // Acquire the grading sandbox while the last steps run, so its start-up hides behind them.
           if (freshGrading && !evalBox && prefetchNow(step.index + 1, total, performance.now() - replayStarted, timings.sandboxAcquireMs)) {

@@ -5,6 +5,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { createSupplyMetrics, type SupplyMetrics } from '../supply/supply-metrics.js';
+import { createStepMetrics, type StepMetrics } from './step-metrics.js';
 
 export interface WorkerMetrics {
   readonly registry: Registry;
@@ -12,6 +13,8 @@ export interface WorkerMetrics {
   readonly steps: Counter<'tool'>;
   readonly stepSeconds: Histogram<'tool'>;
   readonly fidelitySteps: Counter<'verdict'>;
+  /** `steps`, `stepSeconds` and `fidelitySteps` with their label sets bound (what the step loop calls). */
+  readonly perStep: StepMetrics;
   readonly episodeSeconds: Histogram<'outcome'>;
   readonly sandboxCreateSeconds: Histogram;
   readonly liveSandboxes: Gauge;
@@ -36,7 +39,7 @@ export type EpisodeOutcome = 'resolved' | 'unresolved' | 'ungraded' | 'failed';
 export function createWorkerMetrics(): WorkerMetrics {
   const registry = new Registry();
   const registers = [registry];
-  return {
+  const metrics = {
     registry,
     episodes: new Counter({ name: 'rf_episodes_total', help: 'Episodes finished, by outcome', labelNames: ['outcome'], registers }),
     steps: new Counter({ name: 'rf_steps_total', help: 'Trajectory steps replayed, by tool', labelNames: ['tool'], registers }),
@@ -87,6 +90,7 @@ export function createWorkerMetrics(): WorkerMetrics {
     },
     process: createProcessHealth(registers),
   };
+  return { ...metrics, perStep: createStepMetrics(metrics) };
 }
 
 /**
