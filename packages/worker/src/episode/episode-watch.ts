@@ -2,7 +2,7 @@
  * Tells running episodes, within about one interval, that they must stop: their run was cancelled
  * (`CANCELLED`), or the episode was forced / retried while it ran, so its generation moved on (`SUPERSEDED`).
  * One timer per worker process; each tick is one pipelined round trip for all running episodes
- * (HGET run `cancelled` per run, HGET generation per episode), so the cost does not grow with the fleet's
+ * (HGET run `cancelled` and HMGET of the episodes' generations, per run), so the cost does not grow with the fleet's
  * other workers. Redis is the only source of truth: nothing is broadcast, nothing can be missed by a
  * worker that was briefly disconnected.
  */
@@ -59,23 +59,37 @@ export class EpisodeWatch {
     this.#busy = true;
     try {
       const { redis, keys } = this.#o;
-      const watched = [...this.#watched].filter((w) => !w.controller.signal.aborted);
-      const runs = [...new Set(watched.map((w) => w.runId))];
+      // Per run: its `cancelled` flag and one HMGET of its running episodes' generations (one command for a
+      // thousand episodes of a run, not a thousand).
+      const byRun = new Map<string, Watched[]>();
+      for (const w of this.#watched) {
+        if (w.controller.signal.aborted) continue;
+        const list = byRun.get(w.runId);
+        if (list) list.push(w);
+        else byRun.set(w.runId, [w]);
+      }
       const pipeline = redis.pipeline();
-      for (const runId of runs) pipeline.hget(keys.run(runId), 'cancelled');
-      for (const w of watched) pipeline.hget(keys.generations(w.runId), w.label);
+      for (const [runId, list] of byRun) {
+        pipeline.hget(keys.run(runId), 'cancelled');
+        pipeline.hmget(keys.generations(runId), ...list.map((w) => w.label));
+      }
       const answers = (await pipeline.exec()) ?? [];
-      const cancelled = new Set(runs.filter((_, i) => answers[i]?.[1] === '1'));
-      watched.forEach((w, i) => {
-        if (cancelled.has(w.runId)) {
-          w.controller.abort(new RolloutError('CANCELLED', `run ${w.runId} was cancelled`));
-          return;
-        }
-        const generation = Number(answers[runs.length + i]?.[1] ?? 0);
-        if (generation !== w.generation) {
-          w.controller.abort(new RolloutError('SUPERSEDED', `episode ${w.label} was forced or retried while it ran (generation ${w.generation} → ${generation})`));
-        }
-      });
+      let at = 0;
+      for (const [runId, list] of byRun) {
+        const cancelled = answers[at]?.[1] === '1';
+        const generations = (answers[at + 1]?.[1] ?? []) as Array<string | null>;
+        at += 2;
+        list.forEach((w, i) => {
+          if (cancelled) {
+            w.controller.abort(new RolloutError('CANCELLED', `run ${runId} was cancelled`));
+            return;
+          }
+          const generation = Number(generations[i] ?? 0);
+          if (generation !== w.generation) {
+            w.controller.abort(new RolloutError('SUPERSEDED', `episode ${w.label} was forced or retried while it ran (generation ${w.generation} → ${generation})`));
+          }
+        });
+      }
     } catch (err) {
       // A missed tick only delays a cancel; the commit's generation check still drops a superseded result.
       this.#o.logger.warn({ err }, 'episode watch: check failed');
