@@ -78,22 +78,35 @@ describe('upload', () => {
     expect(text('pkg/sub/deep.py')).toBe('print(1)\n');
   });
 
-  it('zips a directory once with reuseZip (later changes are not seen), afresh without it', async () => {
+  it('zips a directory once with reuseZip, zips it afresh once a change is seen, and always afresh without it', async () => {
     const src = join(dir, 'bundle');
-    await mkdir(src);
+    await mkdir(join(src, 'bin'), { recursive: true });
     await writeFile(join(src, 'tool'), 'v1');
     const client = await uploadClient();
-    const sent = async (): Promise<string> => {
+    const sent = async (name = 'tool'): Promise<string | undefined> => {
       const form = await formOf(server!.requests.at(-1)!);
-      return new TextDecoder().decode(unzipSync(new Uint8Array(await (form.get('file') as File).arrayBuffer()))['tool']);
+      const files = unzipSync(new Uint8Array(await (form.get('file') as File).arrayBuffer()));
+      return files[name] === undefined ? undefined : new TextDecoder().decode(files[name]);
     };
-    await client.upload({ source: src, targetPath: '/t', reuseZip: true });
+    const hour = 3_600_000;
+    await client.upload({ source: src, targetPath: '/t', reuseZip: true, revalidateMs: hour });
     expect(await sent()).toBe('v1');
-    await writeFile(join(src, 'tool'), 'v2');
-    await client.upload({ source: src, targetPath: '/t', reuseZip: true });
+    // Within the revalidation interval the zip is reused as it was.
+    await writeFile(join(src, 'tool'), 'v2 (longer)');
+    await client.upload({ source: src, targetPath: '/t', reuseZip: true, revalidateMs: hour });
     expect(await sent()).toBe('v1');
+    // Once the listing is compared again, a changed file (or a new one in a subdirectory) is zipped afresh.
+    await client.upload({ source: src, targetPath: '/t', reuseZip: true, revalidateMs: 0 });
+    expect(await sent()).toBe('v2 (longer)');
+    await writeFile(join(src, 'bin', 'new'), 'new');
+    await client.upload({ source: src, targetPath: '/t', reuseZip: true, revalidateMs: 0 });
+    expect(await sent('bin/new')).toBe('new');
+    // An unchanged listing keeps the zip.
+    await client.upload({ source: src, targetPath: '/t', reuseZip: true, revalidateMs: 0 });
+    expect(await sent('bin/new')).toBe('new');
+    await writeFile(join(src, 'tool'), 'v3 (longest)');
     await client.upload({ source: src, targetPath: '/t' });
-    expect(await sent()).toBe('v2');
+    expect(await sent()).toBe('v3 (longest)');
   });
 
   it('rejects a missing source before sending anything', async () => {

@@ -20,35 +20,68 @@ export interface UploadRequest {
   /** Extract a zip file on the server. Ignored for directories (always true). @defaultValue false */
   unzip?: boolean;
   /**
-   * The directory does not change while this process runs (the tool bundle): zip it once and reuse the bytes
-   * for every later upload (every sandbox gets the tools; zipping was the top CPU cost per episode).
+   * Zip a directory that rarely changes (the tool bundle) once and reuse the bytes for later uploads (every
+   * sandbox gets the tools; zipping was the top CPU cost per episode). The directory's listing (paths, sizes,
+   * modification times) is compared again at most every `revalidateMs`; when it differs, it is zipped afresh.
    * @defaultValue false
    */
   reuseZip?: boolean;
+  /** With `reuseZip`: how long a zip is reused before the directory is compared again. @defaultValue 2000 ms */
+  revalidateMs?: number;
 }
 
-const zipped = new Map<string, Promise<Uint8Array>>();
+const DEFAULT_REVALIDATE_MS = 2000;
 
-function zipDirectory(dir: string, reuse: boolean): Promise<Uint8Array> {
-  if (!reuse) return zippableTree(dir).then((tree) => zipSync(tree));
-  let bytes = zipped.get(dir);
-  if (!bytes) {
-    bytes = zippableTree(dir).then((tree) => zipSync(tree));
-    // A failed read must not be remembered.
-    bytes.catch(() => zipped.delete(dir));
-    zipped.set(dir, bytes);
+interface CachedZip {
+  zip: Promise<Blob>;
+  /** The directory's listing the zip was made from. */
+  listing: Promise<string>;
+  checkedAt: number;
+}
+
+const zipped = new Map<string, CachedZip>();
+
+function zipNow(dir: string): CachedZip {
+  const listing = listingOf(dir);
+  const zip = listing.then(() => zippableTree(dir)).then((tree) => new Blob([zipSync(tree)], { type: 'application/zip' }));
+  return { zip, listing, checkedAt: performance.now() };
+}
+
+/** The zipped directory, reused while its listing is unchanged. */
+async function reusedZip(dir: string, revalidateMs: number): Promise<Blob> {
+  const cached = zipped.get(dir);
+  if (cached !== undefined && performance.now() - cached.checkedAt < revalidateMs) return cached.zip;
+  if (cached !== undefined) {
+    // One comparison at a time: uploads meanwhile keep using the cached zip.
+    cached.checkedAt = performance.now();
+    const [then, now] = await Promise.all([cached.listing.catch(() => ''), listingOf(dir)]);
+    if (zipped.get(dir) !== cached) return reusedZip(dir, revalidateMs);
+    if (then === now) return cached.zip;
   }
-  return bytes;
+  const fresh = zipNow(dir);
+  // A failed read must not be remembered.
+  fresh.zip.catch(() => {
+    if (zipped.get(dir) === fresh) zipped.delete(dir);
+  });
+  zipped.set(dir, fresh);
+  return fresh.zip;
 }
 
 export async function buildUploadForm(request: UploadRequest): Promise<FormData> {
-  const info = await stat(request.source).catch((cause: unknown) => {
-    throw new RolloutError('INPUT_INVALID', `cannot upload ${request.source}: not readable`, { cause });
-  });
+  // A directory zipped before needs no stat: the cache knows it (and compares its listing now and then).
+  const reused = request.reuseZip === true && zipped.has(request.source);
+  const info = reused
+    ? undefined
+    : await stat(request.source).catch((cause: unknown) => {
+        throw new RolloutError('INPUT_INVALID', `cannot upload ${request.source}: not readable`, { cause });
+      });
   const form = new FormData();
-  if (info.isDirectory()) {
-    const bytes = await zipDirectory(request.source, request.reuseZip === true);
-    form.append('file', new Blob([bytes], { type: 'application/zip' }), 'zipped_transfer.zip');
+  if (info === undefined || info.isDirectory()) {
+    const zip =
+      request.reuseZip === true
+        ? await reusedZip(request.source, request.revalidateMs ?? DEFAULT_REVALIDATE_MS)
+        : new Blob([zipSync(await zippableTree(request.source))], { type: 'application/zip' });
+    form.append('file', zip, 'zipped_transfer.zip');
     form.append('target_path', request.targetPath);
     form.append('unzip', 'true');
   } else {
@@ -72,4 +105,18 @@ async function zippableTree(dir: string): Promise<Zippable> {
     }
   }
   return tree;
+}
+
+/** Every entry under `dir` with its size and modification time, in a stable order: what a zip of it depends on. */
+async function listingOf(dir: string, prefix = ''): Promise<string> {
+  const lines: string[] = [];
+  const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const entry of entries) {
+    const path = join(dir, entry.name);
+    const info = await stat(path).catch(() => undefined);
+    if (info === undefined) continue;
+    if (info.isDirectory() && !entry.isSymbolicLink()) lines.push(`${prefix}${entry.name}/`, await listingOf(path, `${prefix}${entry.name}/`));
+    else lines.push(`${prefix}${entry.name} ${info.size} ${info.mtimeMs}`);
+  }
+  return lines.join('\n');
 }
