@@ -1,6 +1,7 @@
 // Tool call → command line (tools spec §2.1): the spec's table, error observations, value rendering.
 import { accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TOOL_BUNDLE_DIR, TOOL_INSTALL_DIR, TOOL_INSTALL_ROOT } from './bundle-paths.js';
 import { pyRepr, pyStrip } from './python-text.js';
@@ -135,5 +136,23 @@ describe('bundle paths', () => {
       expect(() => accessSync(join(TOOL_BUNDLE_DIR, 'bin', name), constants.X_OK)).not.toThrow();
     }
     expect(TOOL_INSTALL_DIR).toBe(`${TOOL_INSTALL_ROOT}/bin`);
+  });
+});
+
+describe('toolCallToCommand: the plain bash call', () => {
+  it('converts `{command}` exactly as the general path does (which a JSON-string argument takes)', () => {
+    const command = fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.constantFrom('', '  ', '\n ls \n', '<command>', '{{value}}', "echo 'a' \"b\"", '\u00a0x\u2028'));
+    fc.assert(
+      fc.property(fc.constantFrom('bash', 'execute_bash'), command, (name, text) => {
+        const general = toolCallToCommand({ name, arguments: JSON.stringify({ command: text }) });
+        expect(toolCallToCommand({ name, arguments: { command: text } })).toStrictEqual(general);
+        // Extra or other arguments are not the plain call: the general path decides them as before.
+        expect(toolCallToCommand({ name, arguments: { command: text, timeout: 5 } })).toStrictEqual(
+          toolCallToCommand({ name, arguments: JSON.stringify({ command: text, timeout: 5 }) }),
+        );
+      }),
+      { numRuns: 500 },
+    );
+    expect(commandOf('bash', { command: 1 })).toBe('1');
   });
 });

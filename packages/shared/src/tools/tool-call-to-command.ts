@@ -77,6 +77,27 @@ function normaliseExecuteBash(values: Record<string, unknown>): Step<Record<stri
   return { values: normalised };
 }
 
+/**
+ * The command of the most common call, `bash`/`execute_bash` with exactly one string `command` argument,
+ * whose rendering is the value itself (signature `<command>`, format `{{value}}`, no quoting): what the
+ * general path below gives for it, without its checks and template work (a replayed trajectory converts one
+ * call per step). Anything else: undefined.
+ */
+function plainBashCommand(call: ToolCallInput): string | undefined {
+  if (call.name !== 'bash' && call.name !== 'execute_bash') return undefined;
+  const args = call.arguments;
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) return undefined;
+  let command: unknown;
+  let keys = 0;
+  for (const key in args) {
+    if (!Object.hasOwn(args, key)) continue;
+    keys += 1;
+    if (key !== 'command') return undefined;
+    command = args[key];
+  }
+  return keys === 1 && typeof command === 'string' ? command : undefined;
+}
+
 function quoteIfNeeded(value: string, spec: ToolSpec): string {
   return spec.quoteStrings ? shellQuote(value) : value;
 }
@@ -101,6 +122,8 @@ function renderArgument(format: string, value: unknown, spec: ToolSpec): string 
 }
 
 export function toolCallToCommand(call: ToolCallInput): ToolCommandResult {
+  const plain = plainBashCommand(call);
+  if (plain !== undefined) return { ok: true, command: pyStrip(plain) };
   if (!isToolCallName(call.name)) {
     return parseError(`Command '${call.name}' not found in list of available commands.`);
   }
