@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalQuery, formatXDate, parseQuery, parseXDate, rfc3986Encode, sha256Hex, signRequest, signRequestParts } from './signing.js';
+import { createHmac } from 'node:crypto';
+import { canonicalQuery, deriveSigningKey, formatXDate, parseQuery, parseXDate, rfc3986Encode, sha256Hex, signRequest, signRequestParts } from './signing.js';
 
 const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 
@@ -153,5 +154,24 @@ describe('signing helpers', () => {
     expect(parseXDate('20250102T030405Z')?.toISOString()).toBe('2025-01-02T03:04:05.000Z');
     expect(parseXDate('20251302T030405Z')).toBeUndefined();
     expect(parseXDate('2025-01-02T03:04:05Z')).toBeUndefined();
+  });
+});
+
+describe('deriveSigningKey (the last key is reused)', () => {
+  it('gives the fresh HMAC chain for every secret, date, region and service, also after another key', () => {
+    const fresh = (secret: string, date: string, region: string, service: string): string => {
+      const h = (key: string | Buffer, data: string): Buffer => createHmac('sha256', key).update(data, 'utf8').digest();
+      return h(h(h(h(Buffer.from(secret, 'utf8'), date), region), service), 'request').toString('hex');
+    };
+    const inputs: Array<[string, string, string, string]> = [
+      ['sk-a', '20261201', 'cn-beijing', 'vefaas'],
+      ['sk-a', '20261201', 'cn-beijing', 'vefaas'],
+      ['sk-b', '20261201', 'cn-beijing', 'vefaas'],
+      ['sk-b', '20261202', 'cn-beijing', 'vefaas'],
+      ['sk-b', '20261202', 'cn-shanghai', 'vefaas'],
+      ['sk-b', '20261202', 'cn-shanghai', 'iam'],
+      ['sk-a', '20261201', 'cn-beijing', 'vefaas'],
+    ];
+    for (const input of inputs) expect(deriveSigningKey(...input).toString('hex')).toBe(fresh(...input));
   });
 });

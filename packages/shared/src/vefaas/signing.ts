@@ -119,11 +119,23 @@ export function buildStringToSign(xDate: string, scope: string, canonicalRequest
   return [SIGNING_ALGORITHM, xDate, scope, sha256Hex(canonicalRequest)].join('\n');
 }
 
+/**
+ * The last key derived, reused while secret, date, region and service stay the same (the official SDKs cache
+ * it too): four HMACs per control-plane call otherwise, for a key that changes once a day.
+ */
+let lastKey: { secret: string; shortDate: string; region: string; service: string; key: Buffer } | undefined;
+
 export function deriveSigningKey(secretAccessKey: string, shortDate: string, region: string, service: string): Buffer {
+  const last = lastKey;
+  if (last !== undefined && last.secret === secretAccessKey && last.shortDate === shortDate && last.region === region && last.service === service) {
+    return last.key;
+  }
   const kDate = hmac(Buffer.from(secretAccessKey, 'utf8'), shortDate);
   const kRegion = hmac(kDate, region);
   const kService = hmac(kRegion, service);
-  return hmac(kService, 'request');
+  const key = hmac(kService, 'request');
+  lastKey = { secret: secretAccessKey, shortDate, region, service, key };
+  return key;
 }
 
 export function computeSignature(signingKey: Uint8Array, stringToSign: string): string {
