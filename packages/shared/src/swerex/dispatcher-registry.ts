@@ -5,10 +5,11 @@ const SECOND = 1000;
 /**
  * Pools per origin. A gateway is one origin for thousands of sandboxes, and an undici Pool looks for a free
  * connection by scanning all of its connections on every request: one pool at a thousand busy connections spent
- * ~4 % of a worker's CPU in that scan (bench:concurrency). Requests of one sandbox always go to the same one of
- * these pools (by its instance name), so each pool holds about 1/16 of the connections and still reuses them.
+ * ~4 % of a worker's CPU in that scan (bench:concurrency), 16 pools still ~1.6 %. Requests of one sandbox always
+ * go to the same one of these pools (by its instance name), so each pool holds about 1/64 of the connections
+ * (~16 at concurrency 1,000) and still reuses them.
  */
-export const POOLS_PER_ORIGIN = 16;
+export const POOLS_PER_ORIGIN = 64;
 
 export interface SharedDispatcherOptions {
   /** TCP/TLS connect timeout, separate from the request timeout. @defaultValue 10 s */

@@ -264,7 +264,7 @@ describe('shared dispatchers', () => {
     // The same sandbox always gets the same pool; an origin has at most POOLS_PER_ORIGIN of them.
     expect(clientFor(srv, { instanceName: 'sb-a' }).dispatcher).toBe(a.dispatcher);
     expect(a.dispatcher).toBe(dispatcherFor(srv.url, { shardKey: 'sb-a' }));
-    const many = new Set(Array.from({ length: 200 }, (_, i) => clientFor(srv, { instanceName: `sb-${i}` }).dispatcher));
+    const many = new Set(Array.from({ length: 2000 }, (_, i) => clientFor(srv, { instanceName: `sb-${i}` }).dispatcher));
     expect(many.size).toBe(POOLS_PER_ORIGIN);
     expect(many.has(dispatcherFor(srv.url))).toBe(true);
     expect(new SwerexClient({ baseUrl: 'http://127.0.0.2:1', apiKey: '' }).dispatcher).not.toBe(a.dispatcher);
