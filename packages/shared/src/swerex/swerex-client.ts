@@ -146,6 +146,7 @@ interface Call<S extends z.ZodType> {
   method: 'GET' | 'POST';
   endpoint: string;
   body?: WireRequest['body'];
+  contentType?: string;
   /** HTTP timeout in ms; 0 = none. */
   httpTimeoutMs: number;
   schema: S;
@@ -285,10 +286,10 @@ export class SwerexClient {
 
   /** `POST /upload`: a file under its basename, or a directory zipped and extracted into `targetPath`. */
   async upload(request: UploadRequest, options: CallOptions = {}): Promise<UploadResponse> {
-    // Built once: a FormData of Blobs can be re-sent as-is on a retry.
-    const body = await buildUploadForm(request);
+    // Built once: a FormData of Blobs (or the encoded bytes) can be re-sent as-is on a retry.
+    const { body, contentType } = await buildUploadForm(request);
     const httpTimeoutMs = this.#defaultTimeoutMs;
-    return this.#call({ method: 'POST', endpoint: 'upload', body, schema: EmptyResponseSchema, httpTimeoutMs }, options);
+    return this.#call({ method: 'POST', endpoint: 'upload', body, ...(contentType ? { contentType } : {}), schema: EmptyResponseSchema, httpTimeoutMs }, options);
   }
 
   /** `POST /close`: closes every session's shell on the server (the sandbox keeps running). */
@@ -324,6 +325,7 @@ export class SwerexClient {
       method: call.method,
       endpoint: call.endpoint,
       body: call.body,
+      ...(call.contentType === undefined ? {} : { contentType: call.contentType }),
       requestId,
       timeoutMs: options.timeoutMs ?? call.httpTimeoutMs,
       signal: options.signal,

@@ -35,8 +35,10 @@ export interface WireRequest {
   method: 'GET' | 'POST';
   /** Endpoint name without slash, e.g. `run_in_session`. */
   endpoint: string;
-  /** A string is sent as JSON. */
-  body?: string | FormData;
+  /** A string is sent as JSON; bytes are sent as they are, with `contentType`. */
+  body?: string | FormData | Buffer;
+  /** The content type of a bytes body (a multipart body encoded ahead). */
+  contentType?: string;
   requestId?: string;
   /** Deadline for the whole exchange in ms; 0 = none. */
   timeoutMs: number;
@@ -96,6 +98,7 @@ export class SwerexTransport {
     if (this.instanceName !== undefined) headers['x-faas-instance-name'] = this.instanceName;
     if (request.requestId !== undefined) headers['x-request-id'] = request.requestId;
     if (typeof request.body === 'string') headers['content-type'] = 'application/json';
+    else if (request.contentType !== undefined) headers['content-type'] = request.contentType;
     const startedAt = Date.now();
     // undici's handler interface directly, not `request()`: that one wraps every answer in a Readable stream
     // (read here through an async iterator) and every call in an AbortSignal listener — at a thousand calls a

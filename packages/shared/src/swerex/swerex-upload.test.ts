@@ -91,6 +91,14 @@ describe('upload', () => {
     const hour = 3_600_000;
     await client.upload({ source: src, targetPath: '/t', reuseZip: true, revalidateMs: hour });
     expect(await sent()).toBe('v1');
+    // The encoded body a reused zip is sent as has the parts the FormData has.
+    const form = await formOf(server!.requests.at(-1)!);
+    expect([(form.get('file') as File).name, (form.get('file') as File).type, form.get('target_path'), form.get('unzip')]).toEqual([
+      'zipped_transfer.zip',
+      'application/zip',
+      '/t',
+      'true',
+    ]);
     // Within the revalidation interval the zip is reused as it was.
     await writeFile(join(src, 'tool'), 'v2 (longer)');
     await client.upload({ source: src, targetPath: '/t', reuseZip: true, revalidateMs: hour });

@@ -5,6 +5,7 @@
  *   target_path  destination on the server
  *   unzip        "true" | "false" (a directory is always sent with "true": the server extracts it into target_path)
  */
+import { randomBytes } from 'node:crypto';
 import { openAsBlob } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -32,31 +33,36 @@ export interface UploadRequest {
 
 const DEFAULT_REVALIDATE_MS = 2000;
 
+/** What `/upload` sends: a FormData (undici encodes it), or a multipart body already encoded, with its type. */
+export type UploadBody = { body: FormData; contentType?: undefined } | { body: Buffer; contentType: string };
+
 interface CachedZip {
-  zip: Promise<Blob>;
+  zip: Promise<Uint8Array>;
   /** The directory's listing the zip was made from. */
   listing: Promise<string>;
   checkedAt: number;
+  /** The whole multipart body per target path, encoded once. */
+  bodies: Map<string, { body: Buffer; contentType: string }>;
 }
 
 const zipped = new Map<string, CachedZip>();
 
 function zipNow(dir: string): CachedZip {
   const listing = listingOf(dir);
-  const zip = listing.then(() => zippableTree(dir)).then((tree) => new Blob([zipSync(tree)], { type: 'application/zip' }));
-  return { zip, listing, checkedAt: performance.now() };
+  const zip = listing.then(() => zippableTree(dir)).then((tree) => zipSync(tree));
+  return { zip, listing, checkedAt: performance.now(), bodies: new Map() };
 }
 
 /** The zipped directory, reused while its listing is unchanged. */
-async function reusedZip(dir: string, revalidateMs: number): Promise<Blob> {
+async function reusedZip(dir: string, revalidateMs: number): Promise<CachedZip> {
   const cached = zipped.get(dir);
-  if (cached !== undefined && performance.now() - cached.checkedAt < revalidateMs) return cached.zip;
+  if (cached !== undefined && performance.now() - cached.checkedAt < revalidateMs) return cached;
   if (cached !== undefined) {
     // One comparison at a time: uploads meanwhile keep using the cached zip.
     cached.checkedAt = performance.now();
     const [then, now] = await Promise.all([cached.listing.catch(() => ''), listingOf(dir)]);
     if (zipped.get(dir) !== cached) return reusedZip(dir, revalidateMs);
-    if (then === now) return cached.zip;
+    if (then === now) return cached;
   }
   const fresh = zipNow(dir);
   // A failed read must not be remembered.
@@ -64,10 +70,10 @@ async function reusedZip(dir: string, revalidateMs: number): Promise<Blob> {
     if (zipped.get(dir) === fresh) zipped.delete(dir);
   });
   zipped.set(dir, fresh);
-  return fresh.zip;
+  return fresh;
 }
 
-export async function buildUploadForm(request: UploadRequest): Promise<FormData> {
+export async function buildUploadForm(request: UploadRequest): Promise<UploadBody> {
   // A directory zipped before needs no stat: the cache knows it (and compares its listing now and then).
   const reused = request.reuseZip === true && zipped.has(request.source);
   const info = reused
@@ -77,11 +83,22 @@ export async function buildUploadForm(request: UploadRequest): Promise<FormData>
       });
   const form = new FormData();
   if (info === undefined || info.isDirectory()) {
-    const zip =
-      request.reuseZip === true
-        ? await reusedZip(request.source, request.revalidateMs ?? DEFAULT_REVALIDATE_MS)
-        : new Blob([zipSync(await zippableTree(request.source))], { type: 'application/zip' });
-    form.append('file', zip, 'zipped_transfer.zip');
+    if (request.reuseZip === true) {
+      // The same bytes for every sandbox: encoded once into one buffer (sent in one write, not streamed).
+      const cached = await reusedZip(request.source, request.revalidateMs ?? DEFAULT_REVALIDATE_MS);
+      const zip = await cached.zip;
+      let encoded = cached.bodies.get(request.targetPath);
+      if (encoded === undefined) {
+        encoded = encodeMultipart([
+          { name: 'file', filename: 'zipped_transfer.zip', type: 'application/zip', bytes: zip },
+          { name: 'target_path', value: request.targetPath },
+          { name: 'unzip', value: 'true' },
+        ]);
+        cached.bodies.set(request.targetPath, encoded);
+      }
+      return encoded;
+    }
+    form.append('file', new Blob([zipSync(await zippableTree(request.source))], { type: 'application/zip' }), 'zipped_transfer.zip');
     form.append('target_path', request.targetPath);
     form.append('unzip', 'true');
   } else {
@@ -90,7 +107,24 @@ export async function buildUploadForm(request: UploadRequest): Promise<FormData>
     form.append('target_path', request.targetPath);
     form.append('unzip', request.unzip === true ? 'true' : 'false');
   }
-  return form;
+  return { body: form };
+}
+
+type Part = { name: string; value: string } | { name: string; filename: string; type: string; bytes: Uint8Array };
+
+/** A multipart/form-data body (RFC 7578) of plain-ASCII names, as a FormData of these parts is sent. */
+export function encodeMultipart(parts: readonly Part[]): { body: Buffer; contentType: string } {
+  const boundary = `----rollout-fleet-${randomBytes(16).toString('hex')}`;
+  const chunks: Buffer[] = [];
+  for (const part of parts) {
+    const head =
+      'filename' in part
+        ? `--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"; filename="${part.filename}"\r\nContent-Type: ${part.type}\r\n\r\n`
+        : `--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"\r\n\r\n`;
+    chunks.push(Buffer.from(head, 'utf8'), 'filename' in part ? Buffer.from(part.bytes) : Buffer.from(part.value, 'utf8'), Buffer.from('\r\n'));
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
 /** The directory's contents as fflate's nested tree; symlinked directories are skipped to avoid cycles. */
