@@ -239,9 +239,11 @@ describe('SandboxSupply', () => {
 
 describe('SandboxSupply readiness', () => {
   /**
-   * CreateSandbox answers at once; the instance starts 6 s later. A fixed 250 ms loop would probe ~24 times and,
-   * asking the control plane each time the gateway does not know the instance, Describe as often. With back-off:
-   * probe pauses 100 ms × 1.5ⁿ up to 2 s (about ten probes over 6 s), DescribeSandbox 1 s, 2 s, 4 s apart.
+   * CreateSandbox answers at once; the instance starts 6 s later. A fixed 100 ms loop would probe ~60 times and,
+   * asking the control plane each time the gateway does not know the instance, Describe as often. Paced by the
+   * wait: each probe pause a tenth of the time waited so far, at least 100 ms (about 30 probes over 6 s, the
+   * sandbox found at most 0.6 s late instead of up to 2 s with pauses of 100 ms × 1.5ⁿ), DescribeSandbox 1 s,
+   * 2 s, 4 s apart.
    */
   const COLD_MS = 6_000;
 
@@ -281,14 +283,15 @@ describe('SandboxSupply readiness', () => {
 
   function expectBackedOff({ calls, readyMs }: { calls: Record<string, number>; readyMs: number }): void {
     expect(calls['cp:CreateSandbox']).toBe(1);
-    expect(calls['gw:/is_alive']).toBeGreaterThanOrEqual(4);
-    expect(calls['gw:/is_alive']).toBeLessThanOrEqual(13);
-    // The back-off is capped: the sandbox is taken at most one probe gap (2 s, jittered) after it started.
+    // Pauses grow with the wait: ~11 probes in the first second, ~20 over the next five.
+    expect(calls['gw:/is_alive']).toBeGreaterThanOrEqual(15);
+    expect(calls['gw:/is_alive']).toBeLessThanOrEqual(40);
+    // The sandbox is taken at most a tenth of its start time (one probe gap) after it started, plus set-up.
     expect(readyMs).toBeGreaterThanOrEqual(COLD_MS);
-    expect(readyMs).toBeLessThan(COLD_MS + 2_500 + 1_500);
+    expect(readyMs).toBeLessThan(COLD_MS + 0.1 * COLD_MS + 1_000);
   }
 
-  it('probes a slow cold start with back-off: few /is_alive probes, ready soon after it started', async () => {
+  it('paces /is_alive probes of a slow cold start by the time waited: ready soon after it started, for few probes', async () => {
     const seen = await acquireSlowStart(false);
     expectBackedOff(seen);
     // The gateway said "starting" (503): nothing to ask the control plane.

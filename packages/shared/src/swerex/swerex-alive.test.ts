@@ -82,20 +82,27 @@ describe('waitUntilAlive', () => {
     expect(server!.requests.length).toBeGreaterThan(1);
   });
 
-  it('backs off between probes (growing pauses, capped), instead of polling at a fixed rate', async () => {
+  it('pauses a fraction of the time waited so far between probes (at least intervalMs, at most maxIntervalMs)', async () => {
     const seenAt: number[] = [];
     const client = await clientAnswering((req, res) => {
       seenAt.push(performance.now());
-      return req.index < 7 ? sendJson(res, 503, { message: 'starting' }) : alive(req, res);
+      return req.index < 12 ? sendJson(res, 503, { message: 'starting' }) : alive(req, res);
     });
-    await client.waitUntilAlive({ timeoutMs: 30_000, intervalMs: 20, backoff: 2, maxIntervalMs: 200 });
+    const calledAt = performance.now();
+    await client.waitUntilAlive({ timeoutMs: 30_000, intervalMs: 20, overshoot: 0.5, maxIntervalMs: 200 });
+    expect(seenAt).toHaveLength(13);
     const gaps = seenAt.slice(1).map((t, i) => t - (seenAt[i] as number));
-    // Pauses 20, 40, 80, 160, 200, 200, 200 ms (±20 % jitter; the request itself adds a little).
-    const planned = [20, 40, 80, 160, 200, 200, 200];
-    expect(gaps).toHaveLength(planned.length);
-    gaps.forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual(0.8 * (planned[i] as number) - 2));
-    expect(gaps[3]! + gaps[4]!).toBeGreaterThan(2 * (gaps[0]! + gaps[1]!));
-    expect(Math.max(...gaps)).toBeLessThan(200 * 1.2 + 150);
+    gaps.forEach((gap, i) => {
+      // The pause follows the probe seen at seenAt[i]; the wait so far is at least that probe's time.
+      const waited = (seenAt[i] as number) - calledAt;
+      const planned = Math.min(200, Math.max(20, 0.5 * waited));
+      expect(gap).toBeGreaterThanOrEqual(0.8 * planned - 2);
+      // Jitter only shortens a pause; the probe's own round trip on loopback adds a little.
+      expect(gap).toBeLessThanOrEqual(Math.min(200, Math.max(20, 0.5 * (waited + 15))) + 25);
+    });
+    // It grows with the wait (not a fixed interval) and reaches the cap.
+    expect(gaps.at(-1)!).toBeGreaterThan(3 * gaps[0]!);
+    expect(Math.max(...gaps)).toBeGreaterThanOrEqual(0.8 * 200 - 2);
   });
 
   it('fails fast when the key is rejected', async () => {

@@ -51,6 +51,7 @@ import { fastBashAction, fastResponse } from './fast-models.js';
 import { errorForTransportFailure, type CallContext } from './response-errors.js';
 import { withRetry, type RetryOptions } from '../vefaas/retry-policy.js';
 import { abortableDelay } from './abortable-delay.js';
+import { probePauseMs } from './probe-schedule.js';
 import type { TruncatedField } from './bounded-body.js';
 import { SwerexTransport, type WireRequest, type WireResponse } from './swerex-transport.js';
 import { buildUploadForm, type UploadRequest } from './upload-form.js';
@@ -113,15 +114,15 @@ export interface IsAliveOptions {
 export interface WaitUntilAliveOptions {
   /** Give up after this long with SANDBOX_START_TIMEOUT. */
   timeoutMs: number;
-  /**
-   * Pause after the first probe; each later pause grows by `backoff` up to `maxIntervalMs`, with ±20 % jitter,
-   * so thousands of starting sandboxes do not poll the gateway in lock-step. @defaultValue 100 ms
-   */
+  /** Shortest pause between probes (and the first one). @defaultValue 100 ms */
   intervalMs?: number;
   /** Longest pause between probes. @defaultValue 2 s */
   maxIntervalMs?: number;
-  /** Growth of the pause after each unanswered probe. @defaultValue 1.5 */
-  backoff?: number;
+  /**
+   * Longest pause as a fraction of the time waited so far (probe-schedule.ts): a sandbox that comes up just
+   * after a probe is found at most this fraction of its start time late. @defaultValue 0.1
+   */
+  overshoot?: number;
   /** HTTP timeout of each probe (bounded by the time left). @defaultValue 5 s */
   attemptTimeoutMs?: number;
   signal?: AbortSignal;
@@ -204,12 +205,16 @@ export class SwerexClient {
     return (await this.#probe(options)).response;
   }
 
-  /** Polls `/is_alive` until it answers alive; SANDBOX_START_TIMEOUT with the last message otherwise. */
+  /**
+   * Polls `/is_alive` until it answers alive, pausing a tenth of the time waited so far (probe-schedule.ts);
+   * SANDBOX_START_TIMEOUT with the last message otherwise.
+   */
   async waitUntilAlive(options: WaitUntilAliveOptions): Promise<IsAliveResponse> {
-    const deadline = Date.now() + options.timeoutMs;
-    let intervalMs = options.intervalMs ?? 100;
-    const maxIntervalMs = Math.max(intervalMs, options.maxIntervalMs ?? 2 * SECOND);
-    const backoff = options.backoff ?? 1.5;
+    const started = Date.now();
+    const deadline = started + options.timeoutMs;
+    const minIntervalMs = options.intervalMs ?? 100;
+    const maxIntervalMs = Math.max(minIntervalMs, options.maxIntervalMs ?? 2 * SECOND);
+    const overshoot = options.overshoot ?? 0.1;
     const attemptTimeoutMs = options.attemptTimeoutMs ?? 5 * SECOND;
     let tries = 0;
     let lastMessage: string | undefined;
@@ -224,7 +229,8 @@ export class SwerexClient {
       // A final probe cut short by the overall deadline says less than the answer before it.
       const cutShort = probe.error?.code === 'SWEREX_TIMEOUT' && probeTimeoutMs < attemptTimeoutMs;
       if (!cutShort || lastMessage === undefined) lastMessage = probe.response.message;
-      const left = deadline - Date.now();
+      const now = Date.now();
+      const left = deadline - now;
       if (left <= 0) {
         throw new RolloutError(
           'SANDBOX_START_TIMEOUT',
@@ -233,9 +239,7 @@ export class SwerexClient {
           { details: { instanceName: this.instanceName, tries, lastMessage } },
         );
       }
-      const jittered = intervalMs * (0.8 + 0.4 * Math.random());
-      await abortableDelay(Math.min(jittered, left), options.signal);
-      intervalMs = Math.min(maxIntervalMs, intervalMs * backoff);
+      await abortableDelay(Math.min(probePauseMs(now - started, { minIntervalMs, maxIntervalMs, overshoot }), left), options.signal);
     }
   }
 
