@@ -66,13 +66,16 @@ const faults: FaultConfig = {
   gateway: { latencyMs: { '/run_in_session': { min: Math.round(50 / K), max: Math.round(500 / K) } } },
 };
 
+/** The fleet's burst: below the platform's, room for network jitter (see fleetEnv). */
+const FLEET_BURST = Math.max(1, Math.floor(PLATFORM_BURST / 2));
+
 /** The fleet is told the platform's rate, with a burst below the platform's (room for network jitter). */
 function fleetEnv(extra: Record<string, string>): Record<string, string> {
   return {
     RF_FLEET_MAX_SANDBOXES: String(CAP),
     RF_FLEET_MAX_STARTING: String(CAP),
     RF_FLEET_CREATE_RATE: RATE.toFixed(3),
-    RF_FLEET_CREATE_BURST: String(Math.max(1, Math.floor(PLATFORM_BURST / 2))),
+    RF_FLEET_CREATE_BURST: String(FLEET_BURST),
     RF_FLEET_CREATE_RECOVER_S: String(Math.max(1, Math.round(300 / K))),
     RF_STRAGGLERS: 'false',
     ...extra,
@@ -125,6 +128,16 @@ async function sweep(): Promise<SweepFigures> {
     // Creates admitted per second of the run: where the fleet kept the platform's rate, and where it did not.
     // Each second: leases (slots) held, of which starting, and the platform's sandboxes.
     const perSecond: number[] = [];
+    // When the first and the last create were admitted (20 ms resolution): the start-up before the rate binds,
+    // and the tail after it.
+    const admitted = { first: 0, last: 0, seen: before.createsAdmitted };
+    const edges = setInterval(() => {
+      const now = fleet.host.faults.stats.createsAdmitted;
+      if (now === admitted.seen) return;
+      admitted.seen = now;
+      admitted.last = Date.now();
+      if (admitted.first === 0) admitted.first = admitted.last;
+    }, 20);
     const slots: string[] = [];
     let last = before.createsAdmitted;
     const sampler = setInterval(() => {
@@ -135,7 +148,10 @@ async function sweep(): Promise<SweepFigures> {
         slots.push(`${leases}/${starting}/${counts.total - (counts.Terminating ?? 0)}`),
       );
     }, 1000);
-    const run = await fleet.submitAndWait({ runId, episodes, timeoutMs: 600_000 }).finally(() => clearInterval(sampler));
+    const run = await fleet.submitAndWait({ runId, episodes, timeoutMs: 600_000 }).finally(() => {
+      clearInterval(sampler);
+      clearInterval(edges);
+    });
     const usage = fleet.host.usage();
     const makespanMs = run.lastCommitAt - run.startedAt;
     const creates = fleet.host.faults.stats.createsAdmitted - before.createsAdmitted;
@@ -146,6 +162,11 @@ async function sweep(): Promise<SweepFigures> {
     const total = run.results.map((r) => r.timings.total_ms);
     console.log(`sweep: ${N} episodes × ${STEPS} steps, ${WORKERS} workers × ${CONCURRENCY}, cap ${CAP}, platform ${RATE.toFixed(1)} creates/s (${PER_MINUTE}/min ÷ ${K})`);
     console.log(`  makespan ${s(makespanMs)} (first enqueue → last commit); complete ${run.complete}`);
+    console.log(
+      `  every job enqueued at ${s(run.enqueuedAt - run.startedAt)}; first create admitted at ${s(admitted.first - run.startedAt)}, ` +
+        `last at ${s(admitted.last - run.startedAt)} (ideal at the fleet's rate: ${s((1000 * (N - FLEET_BURST)) / RATE)} after the first); ` +
+        `last commit ${s(run.lastCommitAt - admitted.last)} after the last create`,
+    );
     console.log(`  ideal bound ${ideal.toFixed(2)} s = max(sandbox-seconds ${usage.sandboxSeconds.toFixed(0)} ÷ ${CAP} = ${bySandboxes.toFixed(2)} s, ${N} ÷ ${RATE.toFixed(1)}/s = ${byRate.toFixed(2)} s)`);
     console.log(`  makespan ÷ ideal = ${(makespanMs / 1000 / ideal).toFixed(3)}`);
     console.log(`  creates ${creates} (${usage.created} sandboxes made), platform 429s ${throttled} (${((100 * throttled) / Math.max(1, creates)).toFixed(2)} %), failed ${failedOf(run.results)}`);
