@@ -103,11 +103,24 @@ async function withFleet<T>(env: Record<string, string>, fn: (fleet: BenchFleet)
   }
 }
 
-/** The supply's own account of a scenario (creates by outcome, missed create slots, waits, warm pool events). */
+/**
+ * The supply's own account of a scenario (creates by outcome, missed create slots, waits, warm pool events), and
+ * how late creates went out after their booked slots (the room the fleet's burst must leave below the platform's).
+ */
 async function supplyLine(fleet: BenchFleet): Promise<string> {
-  const counters = await fleet.fleetCounters(['rf_sandbox_creates', 'rf_sandbox_create_slots_missed', 'rf_sandbox_wait_seconds', 'rf_warm_pool']);
+  const counters = await fleet.fleetCounters(['rf_sandbox_creates', 'rf_sandbox_create_slots_missed', 'rf_sandbox_wait_seconds', 'rf_warm_pool', 'rf_sandbox_create_late']);
   const short = (name: string): string => name.replace(/^rf_(sandbox_)?/, '').replace('_total', '');
-  return [...counters].map(([name, value]) => `${short(name)} ${Number.isInteger(value) ? value : value.toFixed(1)}`).join(', ');
+  const late = [...counters].filter(([name]) => name.startsWith('rf_sandbox_create_late_seconds_bucket'));
+  const sent = counters.get('rf_sandbox_create_late_seconds_count') ?? 0;
+  const lateLine = late
+    .filter(([, n]) => n < sent)
+    .map(([name, n]) => `${sent - n} > ${Number(/le=([\d.]+)/.exec(name)?.[1]) * 1000} ms`)
+    .join(', ');
+  const rest = [...counters].filter(([name]) => !name.startsWith('rf_sandbox_create_late'));
+  return (
+    rest.map(([name, value]) => `${short(name)} ${Number.isInteger(value) ? value : value.toFixed(1)}`).join(', ') +
+    `; creates sent late after their booked slot: ${lateLine || `none of ${sent} > 5 ms`} (of ${sent})`
+  );
 }
 
 const failedOf = (results: EpisodeResult[]): number => results.filter((r) => r.status !== 'completed').length;

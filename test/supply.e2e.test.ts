@@ -132,6 +132,15 @@ describe('SandboxSupply', () => {
     expect((await metrics.registry.getSingleMetricAsString('rf_sandbox_creates_total'))).toContain('outcome="ok"} 1');
   });
 
+  it('records how late each create went out after its booked create slot (the room the burst must leave)', async () => {
+    const { supply, metrics } = await supplyWith({ createRatePerS: 20, createBurst: 1 });
+    await Promise.all(Array.from({ length: 3 }, () => acquire(supply)));
+    const late = await metrics.registry.getSingleMetricAsString('rf_sandbox_create_late_seconds');
+    // One observation per create sent; on an idle loop each goes out within a few ms of its slot.
+    expect(late).toContain('rf_sandbox_create_late_seconds_count 3');
+    expect(late).toMatch(/rf_sandbox_create_late_seconds_bucket\{le="1"\} 3/);
+  });
+
   it('adopts the sandbox of a create whose answer was lost, by its label, instead of creating a second one', async () => {
     const { supply, metrics } = await supplyWith({ createTimeoutMs: 400 });
     host.faults.configure({ controlPlane: { lostAnswer: { CreateSandbox: 1 } } });

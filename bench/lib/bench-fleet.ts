@@ -63,7 +63,8 @@ export interface BenchFleet {
   waitFor(o: { runId: string; count: number; timeoutMs: number; startedAt: number }): Promise<RunOutcome>;
   /**
    * The workers' supply counters summed over the fleet, from their next metrics snapshots (published every 5 s):
-   * `name{labels}` → value, for the counters whose name starts with one of `prefixes`.
+   * `name{labels}` → value, for the counters (and histograms: `name_bucket{le=…}`, `name_sum`, `name_count`)
+   * whose name starts with one of `prefixes`.
    */
   fleetCounters(prefixes: readonly string[]): Promise<Map<string, number>>;
   close(): Promise<void>;
@@ -195,10 +196,13 @@ export async function openBenchFleet(o: BenchFleetOptions): Promise<BenchFleet> 
     const registry = await aggregateFleetMetrics(redis, keys, { staleAfterMs: 60_000 });
     const out = new Map<string, number>();
     for (const metric of await registry.getMetricsAsJSON()) {
-      if (String(metric.type) !== 'counter' || !prefixes.some((p) => metric.name.startsWith(p))) continue;
+      const type = String(metric.type);
+      if ((type !== 'counter' && type !== 'histogram') || !prefixes.some((p) => metric.name.startsWith(p))) continue;
       for (const v of metric.values) {
+        // A histogram's values are its buckets (`le`), `_sum` and `_count`, each named by metricName.
+        const name = (v as { metricName?: string }).metricName ?? metric.name;
         const labels = Object.entries(v.labels).map(([k, x]) => `${k}=${String(x)}`).join(',');
-        out.set(labels ? `${metric.name}{${labels}}` : metric.name, v.value);
+        out.set(labels ? `${name}{${labels}}` : name, v.value);
       }
     }
     return out;

@@ -309,13 +309,14 @@ export class SandboxSupply {
       // After a failure the target is picked again: one that keeps failing is drained in favour of the others.
       if (call > 1) slot.target = await this.targets.pick();
       const { target } = slot.target;
-      if (call > 1 || !o.preBooked) await this.#createSlot(slot.target, o);
+      const due = call > 1 || !o.preBooked ? await this.#createSlot(slot.target, o) : undefined;
       const label = `${slot.ticket}.${call}`;
       if (!(await this.leases.update(slot.ticket, slot.owner, { target: slot.target.id, sandbox: '', spec: slot.spec, fields: { label } }))) {
         throw new RolloutError('LEASE_LOST', `the lease of sandbox slot ${slot.ticket} expired before its create`);
       }
       const start = buildStartCommand(request.sandbox.command);
       const createdAt = performance.now();
+      if (due !== undefined) metrics?.createLateSeconds.observe(Math.max(0, createdAt - due) / SECOND);
       try {
         const created = await target.vefaas.createSandbox(
           createSandboxRequest({
@@ -368,8 +369,8 @@ export class SandboxSupply {
     }
   }
 
-  /** Waits for this target's next create slot in the fleet-wide schedule. */
-  async #createSlot(target: SupplyTarget, o: { logger: Logger; giveUpAt: number; signal: AbortSignal }): Promise<void> {
+  /** Waits for this target's next create slot in the fleet-wide schedule; returns when it was due (performance.now()). */
+  async #createSlot(target: SupplyTarget, o: { logger: Logger; giveUpAt: number; signal: AbortSignal }): Promise<number> {
     const waited = performance.now();
     try {
       let rebooked = false;
@@ -390,7 +391,7 @@ export class SandboxSupply {
           this.#o.metrics?.supply.createSlotsMissed.inc();
           continue;
         }
-        return;
+        return due;
       }
     } finally {
       this.#o.metrics?.supply.waitSeconds.inc({ reason: 'rate' }, (performance.now() - waited) / SECOND);

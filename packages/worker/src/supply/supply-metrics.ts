@@ -17,6 +17,11 @@ export interface SupplyMetrics {
   readonly warm: Counter<'event'>;
   /** Create slots given up because this process woke too late to use them (a stalled event loop). */
   readonly createSlotsMissed: Counter;
+  /**
+   * How long after its booked create slot each CreateSandbox went out. Creates booked apart but sent late go
+   * out together: the fleet's burst (RF_FLEET_CREATE_BURST) must stay below the platform's by this × the rate.
+   */
+  readonly createLateSeconds: Histogram;
   /** The fleet's create rate as this process last saw it (AIMD lowers it after 429s). */
   readonly createRate: Gauge<'target'>;
 }
@@ -42,6 +47,12 @@ export function createSupplyMetrics(registry: Registry): SupplyMetrics {
     createSlotsMissed: new Counter({
       name: 'rf_sandbox_create_slots_missed_total',
       help: 'Create slots given up because the process woke too late to use them (stalled event loop); booked again',
+      registers,
+    }),
+    createLateSeconds: new Histogram({
+      name: 'rf_sandbox_create_late_seconds',
+      help: 'How long after its booked create slot each CreateSandbox went out (the burst must leave room for this)',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
       registers,
     }),
     warm: new Counter({ name: 'rf_warm_pool_total', help: 'Warm pool events: hit, discarded (dead on claim), filled, expired (idle), evicted', labelNames: ['event'], registers }),
