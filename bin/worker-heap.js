@@ -16,6 +16,13 @@ import { parse as parseDotenv } from 'dotenv';
 export const HEAP_BASE_MB = 128;
 /** ...plus this per episode slot (`--concurrency` / RF_WORKER_CONCURRENCY): a held 20-step episode is ~60 KB live. */
 export const HEAP_PER_SLOT_KB = 64;
+/**
+ * Young generation of the budgeted worker, MB: twice V8's default (48), so objects of one in-flight request (alive
+ * 50–500 ms) die young instead of being promoted into the smaller old generation. With V8's 48 MB, the 191 MB
+ * budget cost the worker ~20 % more CPU per episode in major collections (bench:concurrency at 1,000: 17.5–18.8
+ * ms vs 13.7–14.8 ms without a budget); with 96 MB, 12.6–14.2 ms.
+ */
+export const HEAP_YOUNG_MB = 96;
 /** RF_WORKER_CONCURRENCY's default (packages/shared/src/config/schema.ts). */
 const DEFAULT_CONCURRENCY = 4;
 const FORWARDED_SIGNALS = ['SIGTERM', 'SIGINT'];
@@ -64,7 +71,7 @@ export function workerHeapBudgetMb(args, env = { ...dotenvOf(), ...process.env }
  * the process's. A thread that ran out of its budget ends the process with code 1 and says what to change.
  */
 export function runInHeapBoundThread(entry, budgetMb, args) {
-  const thread = new Worker(entry, { argv: args, workerData: { heapBudgetMb: budgetMb }, resourceLimits: { maxOldGenerationSizeMb: budgetMb } });
+  const thread = new Worker(entry, { argv: args, workerData: { heapBudgetMb: budgetMb }, resourceLimits: { maxOldGenerationSizeMb: budgetMb, maxYoungGenerationSizeMb: HEAP_YOUNG_MB } });
   // `rollout-fleet worker --help | head`: the thread's output goes through this thread's stdout (as cli/main.ts).
   process.stdout.on('error', (err) => {
     if (err.code === 'EPIPE') process.exit(0);
