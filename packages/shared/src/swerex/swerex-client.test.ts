@@ -238,6 +238,16 @@ describe('SwerexClient HTTP timeouts', () => {
     expect(srv.requests).toHaveLength(1);
   });
 
+  it('logs one debug record per exchange when the logger has debug on, none (not even built) when it is off', async () => {
+    const srv = await serve(happy);
+    const records: object[] = [];
+    const loggerAt = (debug: boolean): SwerexLogger => ({ debug: (obj) => records.push(obj), warn: () => undefined, isLevelEnabled: (level) => debug || level !== 'debug' });
+    await clientFor(srv, { logger: loggerAt(false) }).runInSession({ command: 'true' });
+    expect(records).toHaveLength(0);
+    await clientFor(srv, { logger: loggerAt(true) }).runInSession({ command: 'true' });
+    expect(records).toEqual([expect.objectContaining({ path: '/run_in_session', instanceName: 'sb-123', status: 200 })]);
+  });
+
   it('leaves no listener on the caller\'s signal after a call, answered, failed or timed out', async () => {
     let n = 0;
     const srv = await serve((req, res) => {

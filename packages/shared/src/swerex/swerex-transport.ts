@@ -27,8 +27,6 @@ export interface SwerexTransportOptions {
   maxResponseBytes?: number;
   /** Receives one debug record per exchange (never headers: they hold keys). */
   onExchange?: (record: CallContext & { status: number; ms: number }) => void;
-  /** Whether `onExchange` wants the record now (a logger's level); false skips building it. @defaultValue always */
-  exchangeLogged?: () => boolean;
 }
 
 export interface WireRequest {
@@ -63,7 +61,6 @@ export class SwerexTransport {
   readonly #gatewayKey: string | undefined;
   readonly #rules: GatewayRules | undefined;
   readonly #onExchange: SwerexTransportOptions['onExchange'];
-  readonly #exchangeLogged: () => boolean;
   readonly #maxResponseBytes: number;
   /** Request path (with the pin's query) per endpoint: built once, not parsed again on every request. */
   readonly #paths = new Map<string, string>();
@@ -76,7 +73,6 @@ export class SwerexTransport {
     this.dispatcher = options.dispatcher;
     this.#rules = options.gatewayRules;
     this.#onExchange = options.onExchange;
-    this.#exchangeLogged = options.exchangeLogged ?? (() => true);
     this.#maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   }
 
@@ -118,7 +114,7 @@ export class SwerexTransport {
     );
     try {
       const response = await exchange.done;
-      if (this.#onExchange && this.#exchangeLogged()) this.#onExchange({ ...this.context(request.endpoint, request.requestId), status: response.status, ms: Date.now() - startedAt });
+      if (this.#onExchange) this.#onExchange({ ...this.context(request.endpoint, request.requestId), status: response.status, ms: Date.now() - startedAt });
       return response;
     } catch (thrown) {
       if (caller?.aborted) throw caller.reason;
