@@ -40,7 +40,7 @@ import type { StragglerPolicy } from './episode/stragglers.js';
 import type { EpisodeOutcome } from './metrics/worker-metrics.js';
 import { formatGradingLog, formatStepLog, formatTurnLog, stepProgress, turnProgress, type EpisodeProgress } from './episode/job-progress.js';
 import { untestedDetails } from './grading/grading-details.js';
-import { appendJobLogs } from './episode/job-logs.js';
+import { createJobLogWriter } from './episode/job-logs.js';
 import { ProgressBatcher } from './episode/progress-batcher.js';
 import type { RunActivity } from './episode/run-activity.js';
 
@@ -70,6 +70,8 @@ export type EpisodeProcessor = (job: Job<EpisodeJobData, EpisodeJobReturn>, toke
 type EpisodeJob = Job<EpisodeJobData, EpisodeJobReturn>;
 
 export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
+  // Job-log rows of all running episodes, a pipeline per event-loop turn.
+  const appendLogs = createJobLogWriter(deps.redis);
   return async (job, token, jobSignal) => {
     const startedAt = new Date();
     const ref = refOf(job);
@@ -122,7 +124,7 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
     let retrying = false;
     // Progress and log rows are batched: the step loop never waits for Redis (bench/step-overhead.ts).
     const progress = new ProgressBatcher<EpisodeProgress>(
-      { updateProgress: (p) => job.updateProgress(p), logRows: (rows) => appendJobLogs(deps.redis, job, rows) },
+      { updateProgress: (p) => job.updateProgress(p), logRows: (rows) => appendLogs(job, rows) },
       { logger, ...(deps.progressIntervalMs === undefined ? {} : { intervalMs: deps.progressIntervalMs }) },
     );
     try {

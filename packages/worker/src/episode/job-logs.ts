@@ -9,10 +9,49 @@ import { LuaScript } from '../supply/lua-script.js';
 
 const SCRIPT = LuaScript.load(new URL('./job-logs.lua', import.meta.url));
 
-export async function appendJobLogs(redis: RedisClient, job: Pick<Job, 'id' | 'queueQualifiedName' | 'opts'>, rows: readonly string[]): Promise<number> {
-  if (rows.length === 0 || job.id === undefined) return 0;
+type LoggedJob = Pick<Job, 'id' | 'queueQualifiedName' | 'opts'>;
+
+function scriptArgs(job: LoggedJob, rows: readonly string[]): { keys: string[]; args: string[] } {
   // BullMQ's key of a job: `<prefix>:<queue>:<id>` (queueQualifiedName is `<prefix>:<queue>`).
   const jobKey = `${job.queueQualifiedName}:${job.id}`;
   const keep = job.opts.keepLogs === undefined ? '' : String(job.opts.keepLogs);
-  return Number(await SCRIPT.run(redis, [jobKey, `${jobKey}:logs`], [keep, ...rows]));
+  return { keys: [jobKey, `${jobKey}:logs`], args: [keep, ...rows] };
+}
+
+export async function appendJobLogs(redis: RedisClient, job: Pick<Job, 'id' | 'queueQualifiedName' | 'opts'>, rows: readonly string[]): Promise<number> {
+  if (rows.length === 0 || job.id === undefined) return 0;
+  const { keys, args } = scriptArgs(job, rows);
+  return Number(await SCRIPT.run(redis, keys, args));
+}
+
+/**
+ * `appendJobLogs` for many episodes at once: the appends asked for during one event-loop turn go to Redis as one
+ * pipeline (one socket write) instead of one command each. A thousand running episodes each flush their rows
+ * about once a second, on their own timers; one write per command was a visible share of the worker's CPU.
+ * Each append still answers on its own (its log length, or -1 for a job that is gone).
+ */
+export function createJobLogWriter(redis: RedisClient): (job: LoggedJob, rows: readonly string[]) => Promise<number> {
+  let pending: Array<{ keys: string[]; args: string[]; resolve: (n: number) => void; reject: (err: unknown) => void }> = [];
+  const flush = async (): Promise<void> => {
+    const batch = pending;
+    pending = [];
+    const pipeline = redis.pipeline();
+    for (const item of batch) pipeline.evalsha(SCRIPT.sha, item.keys.length, ...item.keys, ...item.args);
+    const answers = await pipeline.exec().catch((err: unknown) => batch.map((): [unknown, unknown] => [err, null]));
+    batch.forEach((item, i) => {
+      const [err, value] = answers?.[i] ?? [new Error('no answer from the pipeline'), null];
+      if (err === null) item.resolve(Number(value));
+      // A server that does not know the script yet (fresh, restarted): this one append loads it.
+      else if (err instanceof Error && err.message.startsWith('NOSCRIPT')) SCRIPT.run(redis, item.keys, item.args).then((n) => item.resolve(Number(n)), item.reject);
+      else item.reject(err);
+    });
+  };
+  return (job, rows) => {
+    if (rows.length === 0 || job.id === undefined) return Promise.resolve(0);
+    const { keys, args } = scriptArgs(job, rows);
+    return new Promise<number>((resolve, reject) => {
+      if (pending.length === 0) setImmediate(() => void flush());
+      pending.push({ keys, args, resolve, reject });
+    });
+  };
 }
