@@ -3,19 +3,15 @@
 //
 // Why: V8 sizes a process's heap for its default limit (GBs), letting it grow to ~4× the live heap between
 // major collections. A worker at concurrency 1,000 holds ~95 MB live but committed 400+ MB (bench:concurrency).
-// A limit set when the heap is created (like `node --max-old-space-size`) keeps it near the live heap at the
-// same throughput; setting V8 flags after start-up cannot change that limit (and --heap-growing-percent cost
-// throughput). Node 20 cannot re-exec a process in place, and a child process would be a second process to
+// A limit set when the heap is created (like `node --max-old-space-size`) keeps it near the live heap, for more
+// garbage-collection CPU (see workerHeapBudgetMb); setting V8 flags after start-up cannot change that limit (and
+// --heap-growing-percent cost more). Node 20 cannot re-exec a process in place, and a child process would be a second process to
 // account for, so the worker runs in a worker thread of this process created with that limit
 // (`resourceLimits`); this thread only relays signals and the exit code (~9 MB).
 import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { parse as parseDotenv } from 'dotenv';
 
-/** Old-generation budget when RF_WORKER_HEAP_MB is not set: a base for the process... */
-export const HEAP_BASE_MB = 128;
-/** ...plus this per episode slot (`--concurrency` / RF_WORKER_CONCURRENCY): a held 20-step episode is ~60 KB live. */
-export const HEAP_PER_SLOT_KB = 64;
 /**
  * Young generation of the budgeted worker, MB: twice V8's default (48), so objects of one in-flight request (alive
  * 50–500 ms) die young instead of being promoted into the smaller old generation. With V8's 48 MB, the 191 MB
@@ -23,22 +19,11 @@ export const HEAP_PER_SLOT_KB = 64;
  * ms vs 13.7–14.8 ms without a budget); with 96 MB, 12.6–14.2 ms.
  */
 export const HEAP_YOUNG_MB = 96;
-/** RF_WORKER_CONCURRENCY's default (packages/shared/src/config/schema.ts). */
-const DEFAULT_CONCURRENCY = 4;
 const FORWARDED_SIGNALS = ['SIGTERM', 'SIGINT'];
 
 function wholeNumber(raw) {
-  if (raw === undefined || raw.trim() === '') return undefined;
   const n = Number(raw);
   return Number.isInteger(n) && n >= 0 ? n : undefined;
-}
-
-function concurrencyFlag(args) {
-  for (let i = 0; i < args.length; i++) {
-    if (args[i] === '--concurrency') return args[i + 1];
-    if (args[i].startsWith('--concurrency=')) return args[i].slice('--concurrency='.length);
-  }
-  return undefined;
 }
 
 /** The variables of `.env` in the working directory, as the configuration reads them (the environment wins). */
@@ -51,18 +36,19 @@ export function dotenvOf(path = '.env') {
 }
 
 /**
- * MB of old generation for `rollout-fleet worker <args>`, or 0 for V8's own limit (no thread): RF_WORKER_HEAP_MB
- * when set (0 turns the budget off), else HEAP_BASE_MB + HEAP_PER_SLOT_KB × concurrency. Also 0 when the user gave
- * `--max-old-space-size` to node (NODE_OPTIONS or a node flag): theirs wins. Decided here, before the heap
- * exists, from the same environment over `.env` the configuration reads; the configuration (where RF_WORKER_HEAP_MB
- * is declared) validates it: an invalid value gives 0 here and the worker then refuses it with the usual message.
+ * MB of old generation for `rollout-fleet worker`, or 0 for V8's own limit (no thread, the default): RF_WORKER_HEAP_MB.
+ * Off unless set because it costs the worker CPU and event-loop delay (bench:concurrency at 1,000 with 191 MB: 13.1–15.0
+ * ms of CPU per episode vs 11.9–12.0 without, worst window 131–236 ms vs 50–52 ms; RSS 296–298 vs 459–461 MB): an
+ * operator trades them knowingly. Also 0 when the user gave `--max-old-space-size` to node (NODE_OPTIONS or a node
+ * flag): theirs wins. Decided here, before the heap exists, from the same environment over `.env` the configuration
+ * reads; the configuration (where RF_WORKER_HEAP_MB is declared) validates it: an invalid value gives 0 here and the
+ * worker then refuses it with the usual message.
  */
-export function workerHeapBudgetMb(args, env = { ...dotenvOf(), ...process.env }, execArgv = process.execArgv) {
+export function workerHeapBudgetMb(env = { ...dotenvOf(), ...process.env }, execArgv = process.execArgv) {
   const own = [...execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)].some((flag) => /^--max[-_]old[-_]space[-_]size\b/.test(flag));
   if (own) return 0;
-  if (env.RF_WORKER_HEAP_MB !== undefined && env.RF_WORKER_HEAP_MB.trim() !== '') return wholeNumber(env.RF_WORKER_HEAP_MB) ?? 0;
-  const concurrency = wholeNumber(concurrencyFlag(args) ?? env.RF_WORKER_CONCURRENCY) || DEFAULT_CONCURRENCY;
-  return Math.ceil(HEAP_BASE_MB + (concurrency * HEAP_PER_SLOT_KB) / 1024);
+  const raw = env.RF_WORKER_HEAP_MB;
+  return raw === undefined || raw.trim() === '' ? 0 : (wholeNumber(raw) ?? 0);
 }
 
 /**
@@ -89,8 +75,8 @@ export function runInHeapBoundThread(entry, budgetMb, args) {
   thread.on('error', (err) => {
     if (err?.code === 'ERR_WORKER_OUT_OF_MEMORY') {
       console.error(
-        `worker: out of its ${budgetMb} MB heap budget (RF_WORKER_HEAP_MB; default ${HEAP_BASE_MB} MB + ${HEAP_PER_SLOT_KB} KB per episode slot): ` +
-          'raise RF_WORKER_HEAP_MB, lower the concurrency, or set RF_WORKER_HEAP_MB=0 for V8\'s own limit',
+        `worker: out of its ${budgetMb} MB heap budget (RF_WORKER_HEAP_MB): ` +
+          'raise RF_WORKER_HEAP_MB, lower the concurrency, or unset it for V8\'s own limit',
       );
     } else {
       console.error(err);

@@ -13,32 +13,19 @@ import { ROOT, cloudEnvFor, spawnWorker, startHost, stopChild, testEnv, type Hos
 interface WorkerHeap {
   HEAP_YOUNG_MB: number;
   dotenvOf(path: string): Record<string, string>;
-  HEAP_BASE_MB: number;
-  HEAP_PER_SLOT_KB: number;
-  workerHeapBudgetMb(args: string[], env: Record<string, string | undefined>, execArgv: string[]): number;
+  workerHeapBudgetMb(env: Record<string, string | undefined>, execArgv: string[]): number;
 }
 const heap = (await import(pathToFileURL(join(ROOT, 'bin/worker-heap.js')).href)) as WorkerHeap;
-const budget = (args: string[], env: Record<string, string | undefined> = {}, execArgv: string[] = []): number =>
-  heap.workerHeapBudgetMb(['worker', ...args], env, execArgv);
+const budget = (env: Record<string, string | undefined> = {}, execArgv: string[] = []): number => heap.workerHeapBudgetMb(env, execArgv);
 
 describe('worker heap budget', () => {
-  it('is 128 MB plus 64 KB per episode slot, the slots from --concurrency, else RF_WORKER_CONCURRENCY, else 4', () => {
-    expect(heap.HEAP_BASE_MB).toBe(128);
-    expect(heap.HEAP_PER_SLOT_KB).toBe(64);
+  it('is off (0: V8\'s own limit) unless RF_WORKER_HEAP_MB is set; an invalid value is off here (the configuration refuses it)', () => {
+    expect(budget({})).toBe(0);
+    expect(budget({ RF_WORKER_HEAP_MB: '' })).toBe(0); // empty is unset, as in the configuration
+    expect(budget({ RF_WORKER_HEAP_MB: '191', RF_WORKER_CONCURRENCY: '1000' })).toBe(191);
+    expect(budget({ RF_WORKER_HEAP_MB: '0' })).toBe(0);
+    expect(budget({ RF_WORKER_HEAP_MB: 'lots' })).toBe(0);
     expect(heap.HEAP_YOUNG_MB).toBe(96);
-    expect(budget([])).toBe(129); // 128 + 4 × 64 KB, rounded up
-    expect(budget([], { RF_WORKER_CONCURRENCY: '1000' })).toBe(191); // 128 + 62.5
-    expect(budget(['--concurrency', '2000'], { RF_WORKER_CONCURRENCY: '1000' })).toBe(253);
-    expect(budget(['--concurrency=16'])).toBe(129);
-    // Not a concurrency the CLI accepts: the default; the CLI itself then refuses it.
-    expect(budget(['--concurrency', 'many'])).toBe(129);
-  });
-
-  it('is RF_WORKER_HEAP_MB when set, off (0: V8\'s own limit) with 0 or an invalid value', () => {
-    expect(budget([], { RF_WORKER_HEAP_MB: '300', RF_WORKER_CONCURRENCY: '1000' })).toBe(300);
-    expect(budget([], { RF_WORKER_HEAP_MB: '0' })).toBe(0);
-    expect(budget([], { RF_WORKER_HEAP_MB: 'lots' })).toBe(0);
-    expect(budget([], { RF_WORKER_HEAP_MB: '' })).toBe(129); // empty is unset, as in the configuration
   });
 
   it('reads .env as the configuration does (a missing file is no variables)', async () => {
@@ -53,9 +40,9 @@ describe('worker heap budget', () => {
   });
 
   it('is off when node was given --max-old-space-size (NODE_OPTIONS or a node flag): the user\'s limit wins', () => {
-    expect(budget([], { NODE_OPTIONS: '--enable-source-maps --max-old-space-size=512' })).toBe(0);
-    expect(budget([], {}, ['--max_old_space_size=512'])).toBe(0);
-    expect(budget([], { NODE_OPTIONS: '--max-semi-space-size=32' })).toBe(129);
+    expect(budget({ RF_WORKER_HEAP_MB: '191', NODE_OPTIONS: '--enable-source-maps --max-old-space-size=512' })).toBe(0);
+    expect(budget({ RF_WORKER_HEAP_MB: '191' }, ['--max_old_space_size=512'])).toBe(0);
+    expect(budget({ RF_WORKER_HEAP_MB: '191', NODE_OPTIONS: '--max-semi-space-size=32' })).toBe(191);
   });
 });
 
@@ -85,11 +72,11 @@ describe('`rollout-fleet worker` under its heap budget', () => {
     return (JSON.parse(line!) as { heapLimitMb: number }).heapLimitMb;
   }
 
-  it('runs with 128 MB + 64 KB per slot of old generation and 96 MB of young, not V8\'s GBs; 0 turns it off', async () => {
-    const budgeted = await heapLimitOf({ RF_WORKER_CONCURRENCY: '1000' });
+  it('runs with RF_WORKER_HEAP_MB of old generation and 96 MB of young when set, with V8\'s GBs otherwise', async () => {
+    const budgeted = await heapLimitOf({ RF_WORKER_HEAP_MB: '191' });
     expect(budgeted).toBeGreaterThanOrEqual(191 + 96); // old + young generation
     expect(budgeted).toBeLessThan(191 + 96 + 64);
-    expect(await heapLimitOf({ RF_WORKER_CONCURRENCY: '1000', RF_WORKER_HEAP_MB: '0' })).toBeGreaterThan(1000);
+    expect(await heapLimitOf({ RF_WORKER_CONCURRENCY: '1000' })).toBeGreaterThan(1000);
   });
 
   it('exits 1 naming RF_WORKER_HEAP_MB when the worker outgrows its budget', async () => {

@@ -59,8 +59,8 @@ export interface Config {
   worker: {
     /** Episodes run at once per worker process. @defaultValue 4 */
     concurrency: number;
-    /** V8 old-generation budget of a `rollout-fleet worker` process, MB; 0 = V8's own limit. Applied by
-     * bin/worker-heap.js before the heap exists (from the same environment over `.env`); here it is validated. @defaultValue 128 + 64 KB × concurrency */
+    /** V8 old-generation budget of a `rollout-fleet worker` process, MB; unset or 0 = V8's own limit. Applied by
+     * bin/worker-heap.js before the heap exists (from the same environment over `.env`); here it is validated. @defaultValue undefined (none: V8's own limit) */
     heapMb: number | undefined;
     /** Step output kept whole up to this size, then head + tail. @defaultValue 65_536 */
     stepOutputLimitBytes: number;
