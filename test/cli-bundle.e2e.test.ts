@@ -5,12 +5,11 @@
  * dashboard (express, bull-board), and the staleness check refuses a bundle whose sources changed.
  */
 import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, childEnv, cloudEnvFor, collectResults, configOf, episode, openPipeline, startHost, stopChild, testEnv, type Host, type Pipeline } from './support/pipeline-harness.js';
+import { ROOT, childEnv, cloudEnvFor, collectResults, configOf, episode, openPipeline, startHost, runNode, stopChild, testEnv, type CliRun, type Host, type Pipeline } from './support/pipeline-harness.js';
 
 interface CliBundle {
   bundleEntry(dir?: string): string;
@@ -20,14 +19,8 @@ interface CliBundle {
 }
 const cliBundle = (await import(pathToFileURL(join(ROOT, 'bin/cli-bundle.js')).href)) as CliBundle;
 
-async function run(args: string[], env: NodeJS.ProcessEnv = childEnv({})): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stdout, stderr };
+function run(args: string[], env: NodeJS.ProcessEnv = childEnv({})): Promise<CliRun> {
+  return runNode(args, { env });
 }
 
 describe('the built CLI', () => {

@@ -3,8 +3,6 @@
  * runs two worker processes, and exits 0 only when every outcome matches examples/expected.json. On a machine
  * where bubblewrap cannot run, the demo still runs its own examples, without isolation, saying so in one line.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -12,20 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeWith } from '@rollout-fleet/shared/testing';
 import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
 import { createRedis, keysMatching } from '@rollout-fleet/shared';
-import { ROOT, childEnv } from './support/pipeline-harness.js';
+import { childEnv, runNode, type CliRun } from './support/pipeline-harness.js';
 
-async function runDemo(env: Record<string, string>, args: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/demo.ts', ...args], {
-    cwd: ROOT,
+function runDemo(env: Record<string, string>, args: string[] = []): Promise<CliRun> {
+  return runNode(['--import', 'tsx', 'cli/demo.ts', ...args], {
     env: childEnv({ ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}), ...env }),
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stdout, stderr };
 }
 
 function expectEveryOutcome(stdout: string): void {

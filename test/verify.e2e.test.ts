@@ -3,8 +3,6 @@
  * No VEFAAS_* → an embedded vefaas-local; VEFAAS_* pointing at a vefaas-local started here → "cloud" mode
  * over the real signed control plane and gateway route, offline because the host is on loopback.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '@rollout-fleet/shared';
 import { startVefaasLocal, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
 import { describeWith } from '@rollout-fleet/shared/testing';
+import { runNode } from './support/pipeline-harness.js';
 import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -29,14 +28,8 @@ function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', LOG_LEVEL: 'warn', ...extra };
 }
 
-async function verify(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<Finished> {
-  const child = spawn(process.execPath, [CLI, 'verify', ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stdout, stderr };
+function verify(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<Finished> {
+  return runNode([CLI, 'verify', ...args], { env, cwd });
 }
 
 const STEPS = [

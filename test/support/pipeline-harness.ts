@@ -183,15 +183,20 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs `rollout-fleet <args>` to completion. */
-export async function runCli(args: string[], env: Record<string, string>): Promise<CliRun> {
-  const child = spawn(process.execPath, [CLI, ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
+/** Runs `node <args>` to completion and collects what it printed: the tests' one process runner. */
+export async function runNode(args: string[], o: { env: NodeJS.ProcessEnv; cwd?: string }): Promise<CliRun> {
+  const child = spawn(process.execPath, args, { env: o.env, stdio: ['ignore', 'pipe', 'pipe'], cwd: o.cwd ?? ROOT });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const [code] = (await once(child, 'exit')) as [number | null];
   return { code, stdout, stderr };
+}
+
+/** Runs `rollout-fleet <args>` to completion. */
+export async function runCli(args: string[], env: Record<string, string>): Promise<CliRun> {
+  return runNode([CLI, ...args], { env: childEnv(env) });
 }
 
 /** Starts `rollout-fleet worker` as a real child process; its stderr is kept for failure messages. */
