@@ -152,13 +152,18 @@ async function sweep(): Promise<SweepFigures> {
       if (admitted.first === 0) admitted.first = admitted.last;
     }, 20);
     const slots: string[] = [];
+    // Each second: how many creates the fleet is behind its own schedule (its burst at the first create, then the
+    // rate), so the seconds where the makespan is lost stand out (a steady number is a loss taken earlier).
+    const behind: number[] = [];
     let last = before.createsAdmitted;
     const sampler = setInterval(() => {
-      perSecond.push(fleet.host.faults.stats.createsAdmitted - last);
+      const admittedNow = fleet.host.faults.stats.createsAdmitted - before.createsAdmitted;
+      perSecond.push(admittedNow - (last - before.createsAdmitted));
       last = fleet.host.faults.stats.createsAdmitted;
+      if (admitted.first > 0) behind.push(Math.round(Math.min(N, FLEET_BURST + (RATE * (Date.now() - admitted.first)) / 1000) - admittedNow));
       const counts = fleet.host.sandboxCounts();
-      void Promise.all([fleet.redis.zcard(fleet.keys.leases()), fleet.redis.zcard(fleet.keys.starting())]).then(([leases, starting]) =>
-        slots.push(`${leases}/${starting}/${counts.total - (counts.Terminating ?? 0)}`),
+      void Promise.all([fleet.redis.zcard(fleet.keys.leases()), fleet.redis.zcard(fleet.keys.starting()), fleet.redis.zcard(fleet.keys.slotWaiters())]).then(([leases, starting, waiters]) =>
+        slots.push(`${leases}/${starting}/${counts.total - (counts.Terminating ?? 0)}/${waiters}`),
       );
     }, 1000);
     const run = await fleet.submitAndWait({ runId, episodes, timeoutMs: 600_000 }).finally(() => {
@@ -186,7 +191,8 @@ async function sweep(): Promise<SweepFigures> {
     console.log(`  episode total p50 ${s(quantile(total, 0.5))}, p90 ${s(quantile(total, 0.9))}; ${machineLoad()}`);
     console.log(`  supply: ${await supplyLine(fleet)}`);
     console.log(`  creates per second: ${perSecond.join(' ')}`);
-    console.log(`  leases/starting/sandboxes each second: ${slots.join(' ')}`);
+    console.log(`  creates behind the fleet's schedule (burst, then the rate from the first create) each second: ${behind.join(' ')}`);
+    console.log(`  leases/starting/sandboxes/slot waiters each second: ${slots.join(' ')}`);
     return { ratio: makespanMs / 1000 / ideal, failed: failedOf(run.results) + (run.complete ? 0 : N - run.results.length), creates, throttled };
   });
 }
