@@ -199,4 +199,15 @@ describe('submitRun', () => {
     expect(await queue.getJob(`${runId}|e1|0`)).toBeUndefined();
     expect((await getRunStatus({ redis, keys, runId })).cancelled).toBe(true);
   });
+
+  // Last: its 130 waiting jobs would crowd the first page of the queue the tests above read.
+  it('enqueues a short first chunk, so workers start before the whole first chunk is added', async () => {
+    const runId = `r-${randomUUID()}`;
+    const episodes = Array.from({ length: 130 }, (_, i) => episode(runId, `e${i}`));
+    const progress: number[] = [];
+    const summary = await submitRun({ queue, redis, keys, runId, episodes, onProgress: (p) => progress.push(p.done) });
+    expect(summary).toMatchObject({ total: 130, enqueued: 130 });
+    expect(progress).toEqual([64, 130]);
+    expect(await redis.hget(keys.run(runId), 'total')).toBe('130');
+  });
 });

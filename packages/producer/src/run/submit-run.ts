@@ -55,7 +55,7 @@ export interface SubmitRunOptions {
   force?: boolean;
   /** Submit into a cancelled run: clear its cancel flag and run its CANCELLED episodes again. @defaultValue false */
   resume?: boolean;
-  /** Episodes per Redis round trip / addBulk call. @defaultValue 500 */
+  /** Episodes per addBulk call (the first call takes at most 64, so workers start sooner). @defaultValue 500 */
   chunkSize?: number;
   policy?: JobPolicy;
   onProgress?: (progress: SubmitProgress) => void;
@@ -118,18 +118,16 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmitSummar
   await redis.multi().hset(keys.run(runId), 'not_enqueued', 0).set(keys.submitting(runId), '1', 'PX', SUBMITTING_TTL_MS).exec();
   let examined = 0;
   try {
-    const plans: ChunkPlan[] = [];
-    for (let start = 0; start < episodes.length; start += chunkSize) {
-      const plan = await planChunk(options, episodes.slice(start, start + chunkSize), now);
-      plans.push(plan);
-      const total = await redis.scard(keys.runJobs(runId));
-      await redis
-        .multi()
-        .hincrby(keys.run(runId), 'not_enqueued', plan.toAdd.length + plan.toReplace.length)
-        .hset(keys.run(runId), 'total', total)
-        .pexpire(keys.submitting(runId), SUBMITTING_TTL_MS)
-        .exec();
-    }
+    // Every chunk is planned at once (their round trips overlap on the connection), then counted in one step:
+    // the run's total and not_enqueued move together, after every job id is registered, before any is enqueued.
+    const plans = await Promise.all(chunkBounds(episodes.length, chunkSize).map(([start, end]) => planChunk(options, episodes.slice(start, end), now)));
+    const total = await redis.scard(keys.runJobs(runId));
+    await redis
+      .multi()
+      .hincrby(keys.run(runId), 'not_enqueued', plans.reduce((sum, plan) => sum + plan.toAdd.length + plan.toReplace.length, 0))
+      .hset(keys.run(runId), 'total', total)
+      .pexpire(keys.submitting(runId), SUBMITTING_TTL_MS)
+      .exec();
     for (const plan of plans) {
       if (options.signal?.aborted) {
         summary.interrupted = true;
@@ -171,6 +169,22 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmitSummar
   // only repairs a hash an older version or a person left wrong.
   if (options.force || summary.resumed > 0) await new ResultStore(redis, keys).recount(runId);
   return summary;
+}
+
+/**
+ * The first chunk is small, so workers get the run's first jobs after one short addBulk instead of one of a whole
+ * chunk (~70 ms for 500 jobs); the rest go `chunkSize` at a time.
+ */
+const FIRST_CHUNK = 64;
+
+function chunkBounds(length: number, chunkSize: number): Array<[number, number]> {
+  const bounds: Array<[number, number]> = [];
+  for (let start = 0; start < length; ) {
+    const end = Math.min(length, start + (start === 0 ? Math.min(FIRST_CHUNK, chunkSize) : chunkSize));
+    bounds.push([start, end]);
+    start = end;
+  }
+  return bounds;
 }
 
 /** Registers the chunk's job ids (fixing the run's total and its groups' sizes) and works out what to enqueue. */
