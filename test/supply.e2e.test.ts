@@ -39,6 +39,7 @@ let vefaas: VefaasClient;
 let redis: RedisClient;
 const prefixes: string[] = [];
 const held: SuppliedSandbox[] = [];
+const supplies: SandboxSupply[] = [];
 
 beforeAll(async () => {
   host = await startVefaasLocal({ isolation: 'emulated', logger: silent });
@@ -52,6 +53,7 @@ beforeAll(async () => {
 
 afterEach(async () => {
   await Promise.all(held.splice(0).map((s) => s.release()));
+  await Promise.all(supplies.splice(0).map((s) => s.close()));
   host.faults.configure({});
   for (const prefix of prefixes.splice(0)) {
     await deleteKeysMatching(redis, `rf:${prefix}:*`);
@@ -75,7 +77,7 @@ const LIMITS: SupplyLimits = {
   leaseTtlMs: 5_000,
 };
 
-async function supplyWith(limits: Partial<SupplyLimits> = {}, keys?: Keyspace) {
+async function supplyWith(limits: Partial<SupplyLimits> = {}, keys?: Keyspace, slotPollMs = { first: 20, max: 100 }) {
   let keyspace = keys;
   if (!keyspace) {
     const prefix = `{rf-test-${randomUUID()}}`;
@@ -91,8 +93,9 @@ async function supplyWith(limits: Partial<SupplyLimits> = {}, keys?: Keyspace) {
     logger: silent,
     limits: { ...LIMITS, ...limits },
     metrics,
-    slotPollMs: { first: 20, max: 100 },
+    slotPollMs,
   });
+  supplies.push(supply);
   return { supply, metrics, keys: keyspace };
 }
 
@@ -215,6 +218,19 @@ describe('SandboxSupply', () => {
     expect(second.sandboxId).not.toBe(first.sandboxId);
     expect(await supply.leases.counts()).toMatchObject({ live: 1, waiters: 0 });
   });
+
+  it('a release in another process wakes a waiter at once, long before its next poll', async () => {
+    const { supply: holder, keys } = await supplyWith({ maxSandboxes: 1 });
+    // The waiter would poll again only after ten minutes: only the wake can hand it the slot within the test.
+    const { supply: waiter } = await supplyWith({ maxSandboxes: 1, acquireTimeoutMs: 3_600_000 }, keys, { first: 600_000, max: 600_000 });
+    const first = await acquire(holder);
+    const waiting = waiter.acquire({ ...request(), jobId: 'second' });
+    await vi.waitFor(async () => expect((await waiter.leases.counts()).waiters).toBe(1));
+    await first.release();
+    const second = await waiting;
+    held.push(second);
+    expect(await waiter.leases.counts()).toMatchObject({ live: 1, waiters: 0 });
+  }, 20_000);
 
   it('an aborted acquisition rejects with the abort reason and leaks no slot', async () => {
     const { supply } = await supplyWith({ maxSandboxes: 1 });

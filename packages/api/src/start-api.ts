@@ -176,6 +176,7 @@ export async function startApi(options: StartApiOptions): Promise<ApiServer> {
       closing ??= (async () => {
         for (const stop of loops) stop();
         await sessions.closeAll();
+        await supply.close();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await queue.close();

@@ -214,6 +214,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       await warmPool.stop();
       await lookahead.close();
       await supply.releaseAll();
+      await supply.close();
       for (const stop of loops) stop();
       metrics.process.stop();
       watch.close();

@@ -106,6 +106,68 @@ describe('LeaseStore caps', () => {
   });
 });
 
+describe('LeaseStore slot-freed wakes', () => {
+  async function listen(store: LeaseStore): Promise<string[]> {
+    const subscriber = connection();
+    const heard: string[] = [];
+    subscriber.on('message', (channel: string, message: string) => {
+      if (channel === store.slotFreedChannel) heard.push(message);
+    });
+    await subscriber.subscribe(store.slotFreedChannel);
+    return heard;
+  }
+
+  it('a release while acquirers wait publishes one of them; with nobody (or only expired waiters) waiting, nothing', async () => {
+    const keys = keyspace();
+    const store = storeOn(keys);
+    const heard = await listen(store);
+    const quiet = await started(store);
+    expect(await store.release(quiet.ticket, quiet.owner)).toBe(true);
+    const expired = randomUUID();
+    await store.wait(expired, 1);
+    // The waiter's registration lapses on Redis's clock.
+    const at = await store.serverTime();
+    await vi.waitFor(async () => expect(await store.serverTime()).toBeGreaterThan(at + 1), { interval: 1 });
+    const lapsed = await started(store);
+    expect(await store.release(lapsed.ticket, lapsed.owner)).toBe(true);
+    const waiters = [randomUUID(), randomUUID()];
+    for (const waiter of waiters) await store.wait(waiter, 10_000);
+    const freed = await started(store);
+    expect(await store.release(freed.ticket, freed.owner)).toBe(true);
+    // A refused release (not the holder) frees nothing and wakes nobody.
+    const other = await started(store);
+    expect(await store.release(other.ticket, 'someone-else')).toBe(false);
+    // Published after every release above: once it is heard, so is anything they published.
+    await redis.publish(store.slotFreedChannel, 'end');
+    await vi.waitFor(() => expect(heard).toContain('end'));
+    expect(heard).toHaveLength(2);
+    expect(waiters).toContain(heard[0]);
+    expect(await redis.zscore(keys.slotWaiters(), expired)).toBeNull();
+  });
+
+  it('racing releases on four connections while acquirers wait: one wake per release, each naming a waiter', async () => {
+    const keys = keyspace();
+    const stores = Array.from({ length: 4 }, () => storeOn(keys, 60_000, connection()));
+    const heard = await listen(stores[0]!);
+    const waiters = Array.from({ length: 5 }, () => randomUUID());
+    await Promise.all(waiters.map((waiter, i) => stores[i % 4]!.wait(waiter, 60_000)));
+    const slots = await Promise.all(Array.from({ length: 24 }, (_, i) => started(stores[i % 4]!)));
+    const released = await Promise.all(slots.map((slot, i) => stores[(i + 1) % 4]!.release(slot.ticket, slot.owner)));
+    expect(released.every(Boolean)).toBe(true);
+    await vi.waitFor(() => expect(heard).toHaveLength(24));
+    for (const member of heard) expect(waiters).toContain(member);
+    // Once nobody waits, releases are silent again.
+    await Promise.all(waiters.map((waiter) => stores[0]!.unwait(waiter)));
+    const after = await started(stores[1]!);
+    await stores[2]!.release(after.ticket, after.owner);
+    const marker = await started(stores[1]!);
+    await stores[0]!.wait('marker', 60_000);
+    await stores[3]!.release(marker.ticket, marker.owner);
+    await vi.waitFor(() => expect(heard).toHaveLength(25));
+    expect(heard[24]).toBe('marker');
+  });
+});
+
 describe('LeaseStore expiry (liveness is Redis key expiry)', () => {
   it('frees a slot whose holder stops renewing, and dooms its sandbox for the reaper', async () => {
     const keys = keyspace();

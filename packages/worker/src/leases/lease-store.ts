@@ -88,6 +88,11 @@ export class LeaseStore {
     return this.#ttlMs;
   }
 
+  /** The channel `release` publishes a waiter on when it frees a slot while acquirers wait (slot-waker.ts). */
+  get slotFreedChannel(): string {
+    return `${this.#keys.slotBase()}slot-freed`;
+  }
+
   /**
    * Takes a slot if the live and starting caps allow. A warm fill (`warm`) also yields to anyone waiting for
    * a slot, and needs the pool below `poolMax` sandboxes and below `specTarget` of its spec.

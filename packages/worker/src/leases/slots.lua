@@ -24,7 +24,9 @@
         spec ('spec'))
     renew ticket owner ttl                      -> 1 | 0 (lease gone or owned by someone else; never resurrected)
     update ticket owner leaveStarting target sandbox spec [f v]...   -> 1 | 0
-    release ticket owner                        -> 1 | 0 (someone else owns it now)
+    release ticket owner                        -> 1 | 0 (someone else owns it now); a slot freed while
+                                                   acquirers wait publishes one of them, at random, on
+                                                   <base>slot-freed (supply/slot-waker.ts wakes it)
     offer ticket owner spec                     -> 1 | 0 (a warm sandbox is ready: into the pool)
     claim spec owner ttl [f v]...               -> {1,ticket,{lease fields}} | {0}   (oldest of the spec; spec '*' =
                                                    any, the most recently readied: to evict the one wanted last)
@@ -152,6 +154,11 @@ if op == 'release' then
   if redis.call('EXISTS', key) == 1 and not ownedBy(ticket, owner) then return 0 end
   redis.call('DEL', key)
   forget(ticket, false)
+  -- Wake one waiter so the freed slot is used at once, not at its next poll. One, not all: the others would
+  -- only race for the same slot. A hint, not a hand-over: the waiter still reserves like anyone else.
+  redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
+  local waiter = redis.call('ZRANDMEMBER', KEYS[5])
+  if waiter then redis.call('PUBLISH', base .. 'slot-freed', waiter) end
   return 1
 end
 

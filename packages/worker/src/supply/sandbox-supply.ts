@@ -38,6 +38,7 @@ import { adoptOrKill, type AdoptOutcome } from './adopt-or-kill.js';
 import { CreateRateLimiter } from './create-rate-limiter.js';
 import { FLEET_LABEL_KEY, ensureFleetId } from './fleet-id.js';
 import { LeaseKeeper } from './lease-keeper.js';
+import { SlotWaker } from './slot-waker.js';
 import type { SupplyMetrics } from './supply-metrics.js';
 import { TargetPool, type SupplyTarget, type TargetHealthOptions } from './target-pool.js';
 
@@ -137,6 +138,7 @@ export class SandboxSupply {
   readonly targets: TargetPool;
   readonly #o: SandboxSupplyOptions;
   readonly #held = new Set<Holder>();
+  readonly #waker: SlotWaker;
 
   constructor(options: SandboxSupplyOptions & { fleetId: string }) {
     this.#o = options;
@@ -149,6 +151,7 @@ export class SandboxSupply {
       recoverS: limits.createRecoverS,
     });
     this.targets = new TargetPool(options.redis, options.keys, options.targets, options.targetHealth);
+    this.#waker = new SlotWaker({ redis: options.redis, channel: this.leases.slotFreedChannel, logger: options.logger });
   }
 
   get workerId(): string {
@@ -171,6 +174,16 @@ export class SandboxSupply {
     const giveUpAt = Date.now() + this.#o.limits.acquireTimeoutMs;
     const spec = specKey(request.sandbox, request.tools);
     const owner = randomUUID();
+    try {
+      return await this.#acquireLoop({ request, logger, started, giveUpAt, spec, owner });
+    } finally {
+      this.#waker.unregister(owner);
+    }
+  }
+
+  /** Warm claim, else a slot (waiting for one while the caps are full), then the create: `acquire` minus clean-up. */
+  async #acquireLoop(o: { request: SandboxRequest; logger: Logger; started: number; giveUpAt: number; spec: string; owner: string }): Promise<SuppliedSandbox> {
+    const { request, logger, started, giveUpAt, spec, owner } = o;
     let slotPauseMs = this.#o.slotPollMs?.first ?? 100;
     let waiting = false;
     for (;;) {
@@ -192,6 +205,7 @@ export class SandboxSupply {
         fields: this.#fields(request),
       });
       if (reserved.ok) {
+        this.#waker.unregister(owner);
         if (waiting) await this.leases.unwait(owner);
         waiting = false;
         try {
@@ -206,23 +220,31 @@ export class SandboxSupply {
       // A full live cap with idle warm sandboxes of other specs: one of them makes room. The acquirer counts as
       // waiting first, so no warm fill takes the slot the eviction frees (evict, refill, evict… wastes creates).
       if (reserved.reason === 'live' && reserved.ready > 0) {
+        this.#waker.register(owner);
         await this.leases.wait(owner, 3 * slotPauseMs + 5 * SECOND);
         waiting = true;
         if (await this.#evictOne(logger)) continue;
       }
       if (Date.now() + slotPauseMs > giveUpAt) throw this.#timeout(logger, started, `the fleet's sandbox caps stayed full (${reserved.reason})`);
+      this.#waker.register(owner);
       await this.leases.wait(owner, 3 * slotPauseMs + 5 * SECOND);
       waiting = true;
       const waited = performance.now();
-      await abortableDelay(slotPauseMs * (0.75 + Math.random() / 2), request.signal);
+      // Until a release anywhere in the fleet wakes this waiter (slot-waker.ts), or the poll comes round.
+      const woken = await this.#waker.sleep(owner, slotPauseMs * (0.75 + Math.random() / 2), request.signal);
       this.#o.metrics?.supply.waitSeconds.inc({ reason: 'slot' }, (performance.now() - waited) / SECOND);
-      slotPauseMs = Math.min(this.#o.slotPollMs?.max ?? 2 * SECOND, slotPauseMs * 2);
+      if (!woken) slotPauseMs = Math.min(this.#o.slotPollMs?.max ?? 2 * SECOND, slotPauseMs * 2);
     }
   }
 
   /** Releases every sandbox this process holds (shutdown). */
   async releaseAll(): Promise<void> {
     await Promise.allSettled([...this.#held].map((h) => h.release()));
+  }
+
+  /** Stops listening for freed slots (the supply's own Redis connection); after `releaseAll` at shutdown. */
+  async close(): Promise<void> {
+    await this.#waker.close();
   }
 
   /**
