@@ -12,7 +12,7 @@
  *
  *   npm run bench:fleet -- [--episodes 2000] [--workers 4] [--concurrency 60] [--cap 200] [--compress 10]
  *                          [--steps 20] [--per-minute 500] [--batches 8] [--batch 256] [--pause-s 30]
- *                          [--scenario all|sweep|rl]
+ *                          [--scenario all|sweep|rl] [--worker-exec-argv='--cpu-prof --cpu-prof-dir=/tmp/prof']
  *
  * Last line: {"makespan_ratio":…,"prefetch_ratio":…,"failed":…,"throttled_ratio":…}
  */
@@ -35,6 +35,7 @@ const { values } = parseArgs({
     batch: { type: 'string', default: '256' },
     'pause-s': { type: 'string', default: '30' },
     scenario: { type: 'string', default: 'all' },
+    'worker-exec-argv': { type: 'string', default: '' },
   },
 });
 const N = Number(values.episodes);
@@ -94,7 +95,8 @@ function episode(runId: string, id: string, image: string): Episode {
 }
 
 async function withFleet<T>(env: Record<string, string>, fn: (fleet: BenchFleet) => Promise<T>): Promise<T> {
-  const fleet = await openBenchFleet({ isolation: 'emulated', host: { faults }, env: fleetEnv(env) });
+  const workerExecArgv = values['worker-exec-argv'].split(' ').filter((arg) => arg !== '');
+  const fleet = await openBenchFleet({ isolation: 'emulated', host: { faults }, env: fleetEnv(env), workerExecArgv });
   try {
     await fleet.startWorkers({ count: WORKERS, concurrency: CONCURRENCY, processes: true });
     return await fn(fleet);
