@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { announceDemand, EpisodeSchema, type Episode, type EpisodeResult } from '@rollout-fleet/shared';
 import type { FaultConfig } from '@rollout-fleet/vefaas-local';
 import { openBenchFleet, type BenchFleet } from './lib/bench-fleet.js';
+import { cpuSeconds } from './lib/proc-cpu.js';
 import { machineLoad, mean, quantile } from './lib/stats.js';
 
 const { values } = parseArgs({
@@ -140,6 +141,9 @@ async function sweep(): Promise<SweepFigures> {
     const runId = `fleet-sweep-${Date.now()}`;
     const episodes = Array.from({ length: N }, (_, i) => episode(runId, `e${i}`, `img-${i % 50}`));
     const before = { ...fleet.host.faults.stats };
+    // CPU per episode: the worker processes, and this process (vefaas-local, the bench's own Redis reads).
+    const workerCpu = async (): Promise<number> => (await Promise.all(fleet.workerPids().map(cpuSeconds))).reduce((a, b) => a + b, 0);
+    const cpuBefore = { workers: await workerCpu(), host: process.cpuUsage() };
     // Creates admitted per second of the run: where the fleet kept the platform's rate, and where it did not.
     // Each second: leases (slots) held, of which starting, and the platform's sandboxes.
     const perSecond: number[] = [];
@@ -172,6 +176,7 @@ async function sweep(): Promise<SweepFigures> {
       clearInterval(sampler);
       clearInterval(edges);
     });
+    const cpu = { workers: (await workerCpu()) - cpuBefore.workers, host: process.cpuUsage(cpuBefore.host) };
     const usage = fleet.host.usage();
     const makespanMs = run.lastCommitAt - run.startedAt;
     const creates = fleet.host.faults.stats.createsAdmitted - before.createsAdmitted;
@@ -190,6 +195,10 @@ async function sweep(): Promise<SweepFigures> {
     console.log(`  ideal bound ${ideal.toFixed(2)} s = max(sandbox-seconds ${usage.sandboxSeconds.toFixed(0)} ÷ ${CAP} = ${bySandboxes.toFixed(2)} s, ${N} ÷ ${RATE.toFixed(1)}/s = ${byRate.toFixed(2)} s)`);
     console.log(`  makespan ÷ ideal = ${(makespanMs / 1000 / ideal).toFixed(3)}`);
     console.log(`  creates ${creates} (${usage.created} sandboxes made), platform 429s ${throttled} (${((100 * throttled) / Math.max(1, creates)).toFixed(2)} %), failed ${failedOf(run.results)}`);
+    console.log(
+      `  CPU per episode: workers ${((1000 * cpu.workers) / N).toFixed(2)} ms, vefaas-local + bench ${((cpu.host.user + cpu.host.system) / 1000 / N).toFixed(2)} ms ` +
+        `(${(cpu.workers / (makespanMs / 1000)).toFixed(2)} and ${((cpu.host.user + cpu.host.system) / 1e6 / (makespanMs / 1000)).toFixed(2)} cores over the makespan)`,
+    );
     console.log(`  episode total p50 ${s(quantile(total, 0.5))}, p90 ${s(quantile(total, 0.9))}; ${machineLoad()}`);
     console.log(`  supply: ${await supplyLine(fleet)}`);
     console.log(`  creates per second: ${perSecond.join(' ')}`);
