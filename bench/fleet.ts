@@ -17,7 +17,7 @@
  * Last line: {"makespan_ratio":…,"prefetch_ratio":…,"failed":…,"throttled_ratio":…}
  */
 import { parseArgs } from 'node:util';
-import { announceDemand, EpisodeSchema, type Episode, type EpisodeResult } from '@rollout-fleet/shared';
+import { announceDemand, EpisodeSchema, specKey, type Episode, type EpisodeResult } from '@rollout-fleet/shared';
 import type { FaultConfig } from '@rollout-fleet/vefaas-local';
 import { openBenchFleet, type BenchFleet } from './lib/bench-fleet.js';
 import { cpuSeconds } from './lib/proc-cpu.js';
@@ -232,12 +232,22 @@ async function rl(pool: boolean): Promise<RlFigures> {
       // The trainer trains on the previous batch meanwhile.
       await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
       const batch = batches[b]!;
-      const running = fleet.submitAndWait({ runId: batch[0]!.run_id, episodes: batch, timeoutMs: 300_000 });
+      const mine = new Set(batch.map((e) => specKey(e.sandbox, e.tools)));
+      const atSubmit = await poolState(fleet, mine);
+      const trace: string[] = [];
+      const warmIds = atSubmit.sandboxes;
+      const sampler = setInterval(() => void poolState(fleet, mine).then((p) => {
+        trace.push(p.line);
+        for (const id of p.sandboxes) warmIds.add(id);
+      }), 250);
+      const running = fleet.submitAndWait({ runId: batch[0]!.run_id, episodes: batch, timeoutMs: 300_000 }).finally(() => clearInterval(sampler));
       // It knows the next batch already: announce it while this one runs.
       const next = batches[b + 1];
       if (next) await announceDemand({ redis: fleet.redis, keys: fleet.keys, runId: next[0]!.run_id, episodes: next });
       const run = await running;
       makespans.push(run.lastCommitAt - run.startedAt);
+      console.log(`  batch ${b}: ${s(run.lastCommitAt - run.startedAt)}; at submit ${atSubmit.line}; ${phases(run.results, run.startedAt, warmIds)}`);
+      console.log(`    every 250 ms (leases/starting/waiters, this batch's pool ready+warming, other specs' ready+warming): ${trace.join(' ')}`);
       failed += failedOf(run.results) + (run.complete ? 0 : batch.length - run.results.length);
     }
     const creates = fleet.host.faults.stats.createsAdmitted - before.createsAdmitted;
@@ -246,6 +256,41 @@ async function rl(pool: boolean): Promise<RlFigures> {
     console.log(`  supply: ${await supplyLine(fleet)}`);
     return { meanMs: mean(makespans), failed, creates, throttled };
   });
+}
+
+/** Leases, starting, waiters, and the pool's ready/warming sandboxes of `mine` (this batch's specs) vs the rest. */
+async function poolState(fleet: BenchFleet, mine: Set<string>): Promise<{ line: string; sandboxes: Set<string> }> {
+  const [leases, starting, waiters, pool] = await Promise.all([
+    fleet.redis.zcard(fleet.keys.leases()),
+    fleet.redis.zcard(fleet.keys.starting()),
+    fleet.redis.zcard(fleet.keys.slotWaiters()),
+    fleet.redis.hgetall(fleet.keys.pool()),
+  ]);
+  const n = { mineReady: 0, mineWarming: 0, otherReady: 0, otherWarming: 0 };
+  for (const entry of Object.values(pool)) {
+    const [spec, state] = entry.split('\t');
+    const ours = mine.has(spec ?? '');
+    if (state === 'ready') n[ours ? 'mineReady' : 'otherReady'] += 1;
+    else n[ours ? 'mineWarming' : 'otherWarming'] += 1;
+  }
+  const pipeline = fleet.redis.pipeline();
+  for (const ticket of Object.keys(pool)) pipeline.hget(`${fleet.keys.slotBase()}lease:${ticket}`, 'sandbox');
+  const ids = ((await pipeline.exec()) ?? []).map(([, id]) => id).filter((id): id is string => typeof id === 'string' && id !== '');
+  return { line: `${leases}/${starting}/${waiters} ${n.mineReady}+${n.mineWarming} ${n.otherReady}+${n.otherWarming}`, sandboxes: new Set(ids) };
+}
+
+/** When each episode started, got its sandbox and ended (s after submit), warm (from the pool) and cold apart. */
+function phases(results: EpisodeResult[], startedAt: number, warmIds: Set<string>): string {
+  const warm = results.filter((r) => r.sandbox_id !== null && warmIds.has(r.sandbox_id));
+  const cold = results.filter((r) => r.sandbox_id === null || !warmIds.has(r.sandbox_id));
+  const startOf = (r: EpisodeResult): number => Date.parse(r.attempts.at(-1)?.started_at ?? '') - startedAt;
+  const heldOf = (r: EpisodeResult): number => startOf(r) + r.timings.sandbox_acquire_ms;
+  const endOf = (r: EpisodeResult): number => Date.parse(r.finished_at) - startedAt;
+  const q = (xs: number[], ...ps: number[]): string => (xs.length ? ps.map((p) => (quantile(xs, p) / 1000).toFixed(2)).join('/') : '-');
+  const line = (rs: EpisodeResult[]): string =>
+    `start ${q(rs.map(startOf), 0, 0.5, 1)}, held ${q(rs.map(heldOf), 0, 0.5, 1)}, acquire ${q(rs.map((r) => r.timings.sandbox_acquire_ms), 0.5, 1)}, ` +
+    `replay ${q(rs.map((r) => r.timings.replay_ms), 0.5, 1)}, end ${q(rs.map(endOf), 0, 0.25, 0.5, 1)}`;
+  return `warm ${warm.length}: ${line(warm)}; cold ${cold.length}: ${line(cold)} (min/p50/max; end min/p25/p50/max)`;
 }
 
 console.log(`bench:fleet on emulated vefaas-local, latencies ÷ ${K}; ${machineLoad()}`);
