@@ -224,6 +224,34 @@ describe('WarmPool', () => {
     expect(await fleetSandboxes(supply)).not.toContain(deadSandbox);
   });
 
+  it('a claim costs one round trip to the sandbox and no control-plane call while its lifetime has room; a short one is extended at once', async () => {
+    const { keys, supply, pool } = await setup({ maxSize: 2 });
+    await announceDemand({ redis, keys, runId: 'r', episodes: episodes('r', 'img-l', 2) });
+    await vi.waitFor(async () => {
+      await pool.tick();
+      expect((await supply.leases.counts()).ready).toBe(2);
+    }, { timeout: 10_000, interval: 50 });
+    const [e] = episodes('r', 'img-l', 1);
+    const claim = async (): Promise<Record<string, number>> => {
+      const before = host.faults.calls;
+      const sandbox = await supply.acquire({ sandbox: e!.sandbox, tools: e!.tools, role: 'main', runId: 'r', jobId: 'j', deadline: Date.now() + 3_600_000, logger: silent });
+      held.push(sandbox);
+      expect(sandbox.warm).toBe(true);
+      const after = host.faults.calls;
+      return Object.fromEntries(Object.entries(after).map(([k, n]) => [k, n - (before[k] ?? 0)]).filter(([, n]) => n !== 0));
+    };
+    // The filler recorded the platform lifetime it asked for (several minutes): nothing to extend yet.
+    const roomy = await claim();
+    expect(Object.keys(roomy).filter((k) => k.startsWith('gw:'))).toHaveLength(1);
+    expect(Object.values(roomy).reduce((a, b) => a + b, 0)).toBe(1);
+    // The other one's lifetime ends within the keeper's margin: its claimer extends it right away.
+    const [last] = await supply.leases.pool();
+    await redis.hset(`${keys.slotBase()}lease:${last!.ticket}`, 'expires', String(Date.now() + 60_000));
+    const before = host.faults.calls['cp:SetSandboxTimeout'] ?? 0;
+    await claim();
+    await vi.waitFor(() => expect(host.faults.calls['cp:SetSandboxTimeout'] ?? 0).toBe(before + 1), { timeout: 5_000, interval: 20 });
+  });
+
   it('kills warm sandboxes nobody claims within the idle time', async () => {
     const { keys, supply, pool, metrics } = await setup({ maxSize: 3, idleMs: 200 });
     await announceDemand({ redis, keys, runId: 'idle', episodes: episodes('idle', 'img-e', 3) });

@@ -247,18 +247,22 @@ export class AgentEnv implements AsyncDisposable {
   }
 
   /**
-   * Is this sandbox still usable? `/is_alive` and a trivial command in the session, each bounded by
-   * `timeoutMs`. Used before handing out a sandbox that waited in a pool.
+   * Is this sandbox still usable? One round trip: a trivial command in its session, bounded by `timeoutMs`
+   * and not retried. It answers only if the server is up and the session works, so it subsumes `/is_alive`
+   * (a second round trip per claim: an RL batch claims ~200 pool sandboxes at once). Used before handing out
+   * a sandbox that waited in a pool.
    */
   async probe(options: { timeoutMs?: number } = {}): Promise<boolean> {
     const timeoutMs = options.timeoutMs ?? 5 * SECOND_MS;
+    const signal = this.#o.signal;
     try {
-      const alive = await this.#client().isAlive({ timeoutMs, ...(this.#o.signal ? { signal: this.#o.signal } : {}) });
-      if (!alive.is_alive) return false;
-      const result = await this.run('true', { timeoutS: Math.max(1, Math.ceil(timeoutMs / SECOND_MS)) });
-      return !result.timedOut && result.exitCode === 0;
+      const observation = await this.#client().runInSession(
+        { action_type: 'bash', session: this.#session, command: 'true', timeout: Math.max(1, Math.ceil(timeoutMs / SECOND_MS)), check: 'silent' },
+        { timeoutMs, retries: 0, ...(signal ? { signal } : {}) },
+      );
+      return observation.exit_code === 0;
     } catch (err) {
-      if (this.#o.signal?.aborted) throw err;
+      if (signal?.aborted) throw err;
       return false;
     }
   }

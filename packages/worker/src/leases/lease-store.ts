@@ -22,6 +22,12 @@ export interface LeaseFields {
   label?: string;
   /** SWE-ReX token of a warm sandbox, so whoever claims it can talk to it. Never logged. */
   auth?: string;
+  /**
+   * Epoch ms (the creating process's estimate, taken before CreateSandbox: never late) at which the platform ends
+   * a warm sandbox's lifetime, so whoever claims it calls SetSandboxTimeout only when that is near. Clock skew
+   * between workers is negligible against the keeper's five-minute margin; lease liveness never depends on it.
+   */
+  expires?: string;
 }
 
 export interface Lease extends LeaseFields {

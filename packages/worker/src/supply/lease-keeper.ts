@@ -8,6 +8,8 @@ import { RolloutError, coerceError, type Logger } from '@rollout-fleet/shared';
 import type { LeaseStore } from '../leases/lease-store.js';
 
 const MINUTE_MS = 60_000;
+/** The platform lifetime is extended once it would end within this margin before the holder's deadline. */
+export const LIFETIME_MARGIN_MS = 5 * MINUTE_MS;
 
 export interface LeaseKeeperOptions {
   leases: LeaseStore;
@@ -68,7 +70,7 @@ export class LeaseKeeper {
         this.#o.onLost(new RolloutError('LEASE_LOST', `the lease of sandbox slot ${this.#o.ticket} expired or was taken over`));
         return;
       }
-      const margin = 5 * MINUTE_MS;
+      const margin = LIFETIME_MARGIN_MS;
       if (this.#expiresAt - now() < margin && this.#deadline + margin > this.#expiresAt) {
         const seconds = Math.ceil((this.#deadline + margin - now()) / 1000);
         const expireAt = await this.#o.extendLifetime(seconds);

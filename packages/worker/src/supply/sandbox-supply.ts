@@ -37,7 +37,7 @@ import { LeaseStore, type Lease, type LeaseFields, type SandboxRole } from '../l
 import { adoptOrKill, type AdoptOutcome } from './adopt-or-kill.js';
 import { CreateRateLimiter } from './create-rate-limiter.js';
 import { FLEET_LABEL_KEY, ensureFleetId } from './fleet-id.js';
-import { LeaseKeeper } from './lease-keeper.js';
+import { LIFETIME_MARGIN_MS, LeaseKeeper } from './lease-keeper.js';
 import { SlotWaker } from './slot-waker.js';
 import type { SupplyMetrics } from './supply-metrics.js';
 import { TargetPool, type SupplyTarget, type TargetHealthOptions } from './target-pool.js';
@@ -280,13 +280,15 @@ export class SandboxSupply {
     const lost = new AbortController();
     const signal = request.signal ? AbortSignal.any([request.signal, lost.signal]) : lost.signal;
     const lifetimeS = lifetimeFor(request.sandbox, request.deadline);
+    // Counted from before the create: the platform's own count starts later, so this is never late.
+    const expiresAt = Date.now() + lifetimeS * SECOND;
     let env: AgentEnv | undefined;
     const keeper = new LeaseKeeper({
       leases: this.leases,
       ticket: slot.ticket,
       owner: slot.owner,
       logger: o.logger,
-      expiresAt: Date.now() + lifetimeS * SECOND,
+      expiresAt,
       deadline: request.deadline,
       extendLifetime: async (seconds) => env?.extendLifetime(seconds),
       onLost: (err) => lost.abort(err),
@@ -307,7 +309,7 @@ export class SandboxSupply {
       await env.ready();
       await env.installTools(request.tools);
       this.#o.metrics?.sandboxCreateSeconds.observe((performance.now() - created.createdAt) / SECOND);
-      const fields: LeaseFields = request.role === 'warm' ? { auth: created.authToken } : {};
+      const fields: LeaseFields = request.role === 'warm' ? { auth: created.authToken, expires: String(expiresAt) } : {};
       await this.leases.update(slot.ticket, slot.owner, { target: slot.target.id, sandbox: sandboxId, spec: slot.spec, leaveStarting: true, fields });
       signal.throwIfAborted();
       this.#o.metrics?.supply.acquireSeconds.observe({ source: 'cold' }, (performance.now() - o.started) / SECOND);
@@ -452,18 +454,22 @@ export class SandboxSupply {
       await this.#discard(slot, { env, sandboxId: lease.sandbox, logger: o.logger });
       return 'retry';
     }
+    // The filler recorded when the platform ends the sandbox's lifetime; unknown (an older filler): assume it may
+    // be short, so the first beat extends it.
+    const expiresAt = Number(lease.expires) || Date.now();
     const keeper = new LeaseKeeper({
       leases: this.leases,
       ticket: lease.ticket,
       owner: o.owner,
       logger: o.logger,
-      // Unknown here (another process created it): assume the lifetime may be short, so the first beat extends it.
-      expiresAt: Date.now(),
+      expiresAt,
       deadline: request.deadline,
       extendLifetime: (seconds) => env.extendLifetime(seconds),
       onLost: (err) => lost.abort(err),
     });
-    void keeper.beat();
+    // The claim renewed the lease already: beat now only if the lifetime must be extended now. A batch's claims
+    // come ~200 at once; a SetSandboxTimeout each would load the control plane just as their episodes start.
+    if (expiresAt - Date.now() < LIFETIME_MARGIN_MS) void keeper.beat();
     this.#o.metrics?.supply.warm.inc({ event: 'hit' });
     this.#o.metrics?.supply.acquireSeconds.observe({ source: 'warm' }, (performance.now() - o.started) / SECOND);
     return this.#hold({ slot, env, sandboxId: lease.sandbox, keeper, lost, request, warm: true, started: o.started });
