@@ -79,7 +79,7 @@ function episodes(runId: string, image: string, count: number): Episode[] {
   );
 }
 
-async function setup(o: { limits?: Partial<SupplyLimits>; maxSize?: number; idleMs?: number; queue?: Queue<EpisodeJobData>; prefix?: string } = {}) {
+async function setup(o: { limits?: Partial<SupplyLimits>; maxSize?: number; idleMs?: number; queue?: Queue<EpisodeJobData>; prefix?: string; slotPollMs?: { first: number; max: number } } = {}) {
   const prefix = o.prefix ?? `{rf-test-${randomUUID()}}`;
   prefixes.push(prefix);
   const keys: Keyspace = createKeyspace(prefix);
@@ -92,7 +92,7 @@ async function setup(o: { limits?: Partial<SupplyLimits>; maxSize?: number; idle
     logger: silent,
     limits: { ...LIMITS, ...o.limits },
     metrics,
-    slotPollMs: { first: 20, max: 100 },
+    slotPollMs: o.slotPollMs ?? { first: 20, max: 100 },
   });
   const pool = new WarmPool({
     supply,
@@ -164,6 +164,32 @@ describe('WarmPool', () => {
     for (let i = 0; i < 5; i++) await pool.tick();
     expect(await supply.leases.counts()).toMatchObject({ live: 6, ready: 3, warming: 0 });
     expect((await fleetSandboxes(supply)).length).toBeLessThanOrEqual(6);
+  });
+
+  it('a cold acquirer evicts only after one pause: the warm sandbox a job starting alongside claims is not taken from it', async () => {
+    const { keys, supply, pool, metrics } = await setup({ maxSize: 1, limits: { maxSandboxes: 2 }, slotPollMs: { first: 1_000, max: 1_000 } });
+    const [x] = episodes('x', 'img-x', 1);
+    const cold = (e: Episode) => ({ sandbox: e.sandbox, tools: e.tools, role: 'main' as const, runId: e.run_id, jobId: e.episode_id, deadline: Date.now() + 60_000, logger: silent });
+    const other = await supply.acquire(cold(x!));
+    await announceDemand({ redis, keys, runId: 'batch', episodes: episodes('batch', 'img-w', 1) });
+    await vi.waitFor(async () => {
+      await pool.tick();
+      expect(await supply.leases.counts()).toMatchObject({ live: 2, ready: 1 });
+    }, { timeout: 10_000, interval: 50 });
+    // The live cap is full (one cold sandbox, one ready warm one): a job of another image starts and has to wait.
+    const [late] = episodes('batch', 'img-late', 1);
+    const waiting = supply.acquire(cold(late!));
+    await vi.waitFor(async () => expect((await supply.leases.counts()).waiters).toBe(1), { timeout: 5_000, interval: 5 });
+    // Meanwhile the job the warm sandbox was made for starts and claims it.
+    const [w] = episodes('batch', 'img-w', 1);
+    const claimed = await supply.acquire(cold(w!));
+    held.push(claimed);
+    expect(claimed.warm).toBe(true);
+    await other.release();
+    const created = await waiting;
+    held.push(created);
+    expect(created.warm).toBe(false);
+    expect(await metrics.registry.getSingleMetricAsString('rf_warm_pool_total')).not.toContain('event="evicted"');
   });
 
   it('fills spec after spec in the order the demand comes, each up to its demand, not spread over every spec', async () => {

@@ -217,9 +217,12 @@ export class SandboxSupply {
           continue;
         }
       }
-      // A full live cap with idle warm sandboxes of other specs: one of them makes room. The acquirer counts as
-      // waiting first, so no warm fill takes the slot the eviction frees (evict, refill, evict… wastes creates).
-      if (reserved.reason === 'live' && reserved.ready > 0) {
+      // A full live cap with idle warm sandboxes of other specs: one of them makes room — once this acquirer has
+      // waited one pause. Jobs that started with it are claiming those sandboxes right now (an RL batch starts
+      // ~200 jobs at once on a pool made for them): evicting one then only sends its job to the back of the queue
+      // for a slot, and wastes a create. The acquirer counts as waiting first, so no warm fill takes the slot
+      // the eviction frees (evict, refill, evict… wastes creates).
+      if (reserved.reason === 'live' && reserved.ready > 0 && waiting) {
         this.#waker.register(owner);
         await this.leases.wait(owner, 3 * slotPauseMs + 5 * SECOND);
         waiting = true;
