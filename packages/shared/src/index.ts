@@ -169,6 +169,8 @@ export { classifyGatewayResponse } from './swerex/classify-gateway-response.js';
 export type { GatewayRules, GatewayVerdict, ResponseHeaders } from './swerex/classify-gateway-response.js';
 export { POOLS_PER_ORIGIN, closeSharedDispatchers, dispatcherFor } from './swerex/dispatcher-registry.js';
 export { abortableDelay } from './swerex/abortable-delay.js';
+export { linkedAbort } from './abort/linked-abort.js';
+export type { LinkedAbort } from './abort/linked-abort.js';
 export type { SharedDispatcherOptions } from './swerex/dispatcher-registry.js';
 export type { UploadRequest } from './swerex/upload-form.js';
 export {

@@ -19,6 +19,7 @@ import {
   buildFailedResult,
   childLogger,
   coerceError,
+  linkedAbort,
   parseJobId,
   toFailure,
   type Attempt,
@@ -116,7 +117,6 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
       deadlineTimer ??= setTimeout(() => deadlineControl.abort(new RolloutError('ATTEMPT_DEADLINE', 'attempt bound')), boundMs);
       return { deadline: Date.now() + boundMs, episodeDeadline: Date.now() + deadlineMs };
     };
-    const signal = AbortSignal.any([deadline, deps.shutdown, watched.signal, ...(jobSignal ? [jobSignal] : [])]);
     let sandboxId: string | null = null;
     const started = performance.now();
     const jobId = job.id ?? '';
@@ -127,6 +127,9 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
       { updateProgress: (p) => job.updateProgress(p), logRows: (rows) => appendLogs(job, rows) },
       { logger, ...(deps.progressIntervalMs === undefined ? {} : { intervalMs: deps.progressIntervalMs }) },
     );
+    // Disposed in the finally: the shutdown signal lives as long as the worker.
+    const attemptAbort = linkedAbort([deadline, deps.shutdown, watched.signal, jobSignal]);
+    const signal = attemptAbort.signal;
     try {
       const { outcome, traces } = await runWithBackup(deps, {
         episode,
@@ -201,6 +204,7 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
       throw err;
     } finally {
       clearTimeout(deadlineTimer);
+      attemptAbort.dispose();
       await progress.close();
       await deps.activity?.finish(episode.run_id, jobId, retrying).catch((err: unknown) => log.warn({ err }, 'could not update run counters'));
       watched.stop();

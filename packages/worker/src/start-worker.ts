@@ -5,6 +5,7 @@
  * then hand the rest back (their sandboxes are killed on the way out).
  */
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { Queue, Worker } from 'bullmq';
 import {
@@ -85,6 +86,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const targets = (options.targets ?? [{ id: 'default', target }]).map((t) => ({ ...t, target: capped(t.target) }));
   const supply = await createSandboxSupply({ redis, keys, targets, workerId, logger, limits: supplyLimitsFrom(config), metrics });
   const shutdown = new AbortController();
+  // Every running episode listens to it (linkedAbort in the processor): concurrency 1,000 is no listener leak.
+  setMaxListeners(0, shutdown.signal);
   const activity = new RunActivity(redis, keys, workerId);
   await activity.heartbeat(WORKER_ALIVE_TTL_MS);
   const results = new ResultStore(redis, keys, { retentionS: config.worker.resultRetentionDays * 24 * 60 * 60 });

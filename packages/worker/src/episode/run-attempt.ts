@@ -14,6 +14,7 @@ import {
   PolicyClient,
   RolloutError,
   coerceError,
+  linkedAbort,
   toFailure,
   toolProfile,
   type AgentEnv,
@@ -23,6 +24,7 @@ import {
   type Fidelity,
   type GradingDetails,
   type GradingReport,
+  type LinkedAbort,
   type Logger,
   type Policy,
   type PolicyRunInfo,
@@ -126,12 +128,15 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
   const { episode } = input;
   const timings = { sandboxAcquireMs: 0, replayMs: 0, gradeMs: 0 };
   // A lost lease stops the attempt like a cancel does: the sandbox may be reaped under us.
-  const lost = new AbortController();
-  input = { ...input, signal: AbortSignal.any([input.signal, lost.signal]) };
+  const lost = linkedAbort([input.signal]);
+  input = { ...input, signal: lost.signal };
   // A policy episode needs its endpoint's key before any sandbox is spent on it.
   const requester = episode.policy ? turnRequesterFor(deps, episode.policy, input.logger) : undefined;
   const acquired = performance.now();
-  const main = await openEnv(deps, input, input.role ?? 'main', lost);
+  const main = await openEnv(deps, input, input.role ?? 'main', lost).catch((err: unknown) => {
+    lost.dispose();
+    throw err;
+  });
   let evalBox: EvalSandbox | undefined;
   try {
     input.onSandbox?.(main.sandboxId, input.role === 'backup');
@@ -221,19 +226,21 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
       const box = evalBox as EvalSandbox;
       box.control.abort(new RolloutError('INTERNAL', 'the grading sandbox is not needed'));
       await box.box.then((b) => b.release(), () => undefined);
+      box.control.dispose();
     }
+    lost.dispose();
   }
 }
 
 /** A grading sandbox on its way from the supply; `control` stops its acquisition when it is not needed. */
 interface EvalSandbox {
   box: Promise<SuppliedSandbox>;
-  control: AbortController;
+  control: LinkedAbort;
 }
 
-function startEvalSandbox(deps: AttemptDeps, input: AttemptInput, lost: AbortController): EvalSandbox {
-  const control = new AbortController();
-  const box = openEnv(deps, { ...input, signal: AbortSignal.any([input.signal, control.signal]) }, 'eval', lost);
+function startEvalSandbox(deps: AttemptDeps, input: AttemptInput, lost: LinkedAbort): EvalSandbox {
+  const control = linkedAbort([input.signal]);
+  const box = openEnv(deps, { ...input, signal: control.signal }, 'eval', lost);
   // Awaited when grading starts; until then a failure must not become an unhandled rejection.
   box.catch(() => undefined);
   return { box, control };
@@ -418,7 +425,7 @@ const NO_SHELL = {
  * A started sandbox with the episode's tools, from the fleet's supply: leased from creation to kill, with
  * heartbeat and lifetime guard. A lost lease aborts the attempt through `lost` (the sandbox may be reaped).
  */
-export async function openEnv(deps: AttemptDeps, input: AttemptInput, role: SandboxRole, lost: AbortController): Promise<SuppliedSandbox> {
+export async function openEnv(deps: AttemptDeps, input: AttemptInput, role: SandboxRole, lost: Pick<AbortController, 'abort'>): Promise<SuppliedSandbox> {
   const { episode, logger } = input;
   return deps.supply.acquire({
     sandbox: episode.sandbox,

@@ -5,7 +5,7 @@
  * the result — the processor commits it, and the exactly-once commit still decides against any other
  * execution — and the other is aborted (ATTEMPT_SUPERSEDED) and its sandbox killed. Both are recorded.
  */
-import { RolloutError, abortableDelay, coerceError, toFailure, type Failure } from '@rollout-fleet/shared';
+import { RolloutError, abortableDelay, coerceError, linkedAbort, toFailure, type Failure, type LinkedAbort } from '@rollout-fleet/shared';
 import { runAttempt, type AttemptDeps, type AttemptInput, type AttemptOutcome } from './run-attempt.js';
 import type { StragglerPolicy } from './stragglers.js';
 
@@ -26,7 +26,7 @@ export interface RacedAttempt {
 
 interface Runner {
   backup: boolean;
-  control: AbortController;
+  control: LinkedAbort;
   sandboxId: string | null;
   startedAt: Date;
   done: Promise<AttemptOutcome>;
@@ -44,7 +44,7 @@ export async function runWithBackup(
 ): Promise<RacedAttempt> {
   const attempt = deps.runAttempt ?? runAttempt;
   const start = (backup: boolean): Runner => {
-    const control = new AbortController();
+    const control = linkedAbort([input.signal]);
     // Progress shows the primary's steps; a backup shows in the logs and in the result's attempts.
     const { onStep, onTurn, ...rest } = input;
     const reporting = backup ? rest : { ...rest, ...(onStep ? { onStep } : {}), ...(onTurn ? { onTurn } : {}) };
@@ -52,16 +52,17 @@ export async function runWithBackup(
     runner.done = attempt(deps, {
       ...reporting,
       role: backup ? 'backup' : 'main',
-      signal: AbortSignal.any([input.signal, control.signal]),
+      signal: control.signal,
       onSandbox: (id) => {
         runner.sandboxId = id;
         input.onSandbox?.(id, backup);
       },
     });
-    runner.done.then(
-      () => (runner.settled = true),
-      () => (runner.settled = true),
-    );
+    const settle = (): void => {
+      runner.settled = true;
+      control.dispose();
+    };
+    runner.done.then(settle, settle);
     return runner;
   };
   const trace = (r: Runner, failure: Failure | null): AttemptTrace => ({
