@@ -61,7 +61,7 @@ describe('`rollout-fleet worker` under its heap budget', () => {
    * Starts a worker, waits for its "V8 heap limit" line, stops it; its limit in MB. (SIGTERM through the thread and
    * the exit code: worker-health.e2e.test.ts.)
    */
-  async function heapLimitOf(extra: Record<string, string>): Promise<number> {
+  async function heapLineOf(extra: Record<string, string>): Promise<{ heapLimitMb: number; heapGrowthPercent: number }> {
     const child = spawnWorker({ ...testEnv(), ...cloudEnvFor(host.handle), LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...extra });
     try {
       await vi.waitFor(() => expect(child.log()).toContain('"heapLimitMb"'), { timeout: 30_000, interval: 50 });
@@ -69,8 +69,14 @@ describe('`rollout-fleet worker` under its heap budget', () => {
       await stopChild(child);
     }
     const line = child.log().split('\n').find((l) => l.includes('"heapLimitMb"'));
-    return (JSON.parse(line!) as { heapLimitMb: number }).heapLimitMb;
+    return JSON.parse(line!) as { heapLimitMb: number; heapGrowthPercent: number };
   }
+  const heapLimitOf = async (extra: Record<string, string>): Promise<number> => (await heapLineOf(extra)).heapLimitMb;
+
+  it('sets V8\'s heap growth between major collections when RF_WORKER_HEAP_GROWTH_PERCENT is set (unset: V8\'s own)', async () => {
+    expect((await heapLineOf({ RF_WORKER_HEAP_GROWTH_PERCENT: '60' })).heapGrowthPercent).toBe(60);
+    expect((await heapLineOf({})).heapGrowthPercent).toBe(0);
+  });
 
   it('runs with RF_WORKER_HEAP_MB of old generation and 96 MB of young when set, with V8\'s GBs otherwise', async () => {
     const budgeted = await heapLimitOf({ RF_WORKER_HEAP_MB: '191' });

@@ -4,7 +4,7 @@
  * period (RF_SHUTDOWN_GRACE_S), hand the rest back, kill their sandboxes, exit 0. `--health-port` serves
  * /healthz (liveness) and /readyz (readiness: running, not stopping, Redis answers) for orchestrators.
  */
-import { getHeapStatistics } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import type { Command } from 'commander';
 import type { RunningWorker } from '@rollout-fleet/worker';
 import { EXIT } from '../exit-codes.js';
@@ -43,6 +43,9 @@ async function runWorker(flags: WorkerFlags): Promise<number> {
   try {
     const context = loadContext();
     const { logger } = context;
+    // Before the episodes' heap exists: V8 reads this at every major collection (RF_WORKER_HEAP_GROWTH_PERCENT).
+    const growth = context.config.worker.heapGrowthPercent;
+    if (growth > 0) setFlagsFromString(`--heap-growing-percent=${growth}`);
     if (flags.freshEval && flags.inPlaceEval) {
       console.error('worker: --fresh-eval and --in-place-eval contradict each other; give one');
       return EXIT.USAGE;
@@ -73,7 +76,8 @@ async function runWorker(flags: WorkerFlags): Promise<number> {
     const opened = await openTarget(config, logger);
     logger.info(`sandboxes from ${opened.description}`);
     // The budget bin/worker-heap.js gave this worker (RF_WORKER_HEAP_MB), as V8 reports it: old + young generation.
-    logger.info({ heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20) }, `V8 heap limit ${Math.round(getHeapStatistics().heap_size_limit / 2 ** 20)} MB`);
+    const heapLimitMb = Math.round(getHeapStatistics().heap_size_limit / 2 ** 20);
+    logger.info({ heapLimitMb, heapGrowthPercent: growth }, `V8 heap limit ${heapLimitMb} MB, growth between major collections ${growth > 0 ? `${growth} %` : 'V8\'s own'}`);
     const running = await startWorker({
       config,
       target: opened.target,

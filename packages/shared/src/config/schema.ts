@@ -33,6 +33,7 @@ export const EnvSchema = z.object({
   RF_QUEUE: text('episodes'),
   RF_WORKER_CONCURRENCY: positiveInt(4),
   RF_WORKER_HEAP_MB: optionalNonNegativeInt(),
+  RF_WORKER_HEAP_GROWTH_PERCENT: nonNegativeInt(0),
   RF_FLEET_CREATE_RATE: positiveNumber(8),
   RF_FLEET_CREATE_BURST: positiveInt(8),
   RF_FLEET_CREATE_RECOVER_S: positiveInt(300),
@@ -142,6 +143,7 @@ function toConfig(env: Env): Config {
     worker: {
       concurrency: env.RF_WORKER_CONCURRENCY,
       heapMb: env.RF_WORKER_HEAP_MB,
+      heapGrowthPercent: env.RF_WORKER_HEAP_GROWTH_PERCENT,
       stepOutputLimitBytes: env.RF_STEP_OUTPUT_LIMIT_BYTES,
       swerexMaxResponseBytes: env.RF_SWEREX_MAX_RESPONSE_BYTES,
       attempts: env.RF_ATTEMPTS,

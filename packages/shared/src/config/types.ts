@@ -62,6 +62,12 @@ export interface Config {
     /** V8 old-generation budget of a `rollout-fleet worker` process, MB; unset or 0 = V8's own limit. Applied by
      * bin/worker-heap.js before the heap exists (from the same environment over `.env`); here it is validated. @defaultValue undefined (none: V8's own limit) */
     heapMb: number | undefined;
+    /**
+     * How far V8 lets the worker's heap grow past what survived its last major collection before the next one,
+     * percent (V8's `--heap-growing-percent`, set by `rollout-fleet worker` at start); 0 = V8's own choice (up to
+     * 300 % for a heap with a GB limit). Opt-in: it trades event-loop delay and CPU for RSS. @defaultValue 0
+     */
+    heapGrowthPercent: number;
     /** Step output kept whole up to this size, then head + tail. @defaultValue 65_536 */
     stepOutputLimitBytes: number;
     /** Longest output kept from one SWE-ReX answer while it is read (head + marker + tail beyond), bytes. @defaultValue 16 MiB */
