@@ -272,7 +272,9 @@ describe('WarmPool', () => {
     expect(Object.values(roomy).reduce((a, b) => a + b, 0)).toBe(1);
     // The other one's lifetime ends within the keeper's margin: its claimer extends it right away.
     const [last] = await supply.leases.pool();
-    await redis.hset(`${keys.slotBase()}lease:${last!.ticket}`, 'expires', String(Date.now() + 60_000));
+    const [seconds, micros] = await redis.time();
+    const serverNow = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    await redis.hset(`${keys.slotBase()}lease:${last!.ticket}`, 'lifetime_ends_at', String(serverNow + 60_000));
     const before = host.faults.calls['cp:SetSandboxTimeout'] ?? 0;
     await claim();
     await vi.waitFor(() => expect(host.faults.calls['cp:SetSandboxTimeout'] ?? 0).toBe(before + 1), { timeout: 5_000, interval: 20 });

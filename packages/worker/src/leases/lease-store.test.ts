@@ -253,6 +253,34 @@ describe('LeaseStore warm pool', () => {
     expect(await store.claim('img-x', randomUUID())).toBeUndefined();
   });
 
+  it('keeps a warm sandbox\'s lifetime as a point in server time and hands a claimer what is left of it', async () => {
+    const keys = keyspace();
+    const store = storeOn(keys);
+    const serverMs = async (): Promise<number> => {
+      const [seconds, micros] = await redis.time();
+      return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    };
+    const warm = await started(store, { warm: true, spec: 'img-t' });
+    const before = await serverMs();
+    await store.update(warm.ticket, warm.owner, { target: 'default', sandbox: 'sb-t', spec: 'img-t', fields: { lifetime_left_ms: '600000' } });
+    const after = await serverMs();
+    const endsAt = Number((await store.get(warm.ticket))?.lifetime_ends_at);
+    expect(endsAt).toBeGreaterThanOrEqual(before + 600_000);
+    expect(endsAt).toBeLessThanOrEqual(after + 600_000);
+    await store.offer(warm.ticket, warm.owner, 'img-t');
+    const claimBefore = await serverMs();
+    const claimed = await store.claim('img-t', randomUUID());
+    const claimAfter = await serverMs();
+    // What is left by the server's clock at the claim: no writer's or reader's epoch is involved.
+    expect(Number(claimed?.lifetime_left_ms)).toBeLessThanOrEqual(endsAt - claimBefore);
+    expect(Number(claimed?.lifetime_left_ms)).toBeGreaterThanOrEqual(endsAt - claimAfter);
+    // A warm sandbox whose filler recorded no lifetime: the claimer is told nothing (and extends at once).
+    const bare = await started(store, { warm: true, spec: 'img-u' });
+    await store.update(bare.ticket, bare.owner, { target: 'default', sandbox: 'sb-u', spec: 'img-u' });
+    await store.offer(bare.ticket, bare.owner, 'img-u');
+    expect((await store.claim('img-u', randomUUID()))?.lifetime_left_ms).toBeUndefined();
+  });
+
   it('claim and withdraw race for an idle warm sandbox: exactly one wins', async () => {
     const keys = keyspace();
     for (let round = 0; round < 10; round++) {

@@ -23,11 +23,12 @@ export interface LeaseFields {
   /** SWE-ReX token of a warm sandbox, so whoever claims it can talk to it. Never logged. */
   auth?: string;
   /**
-   * Epoch ms (the creating process's estimate, taken before CreateSandbox: never late) at which the platform ends
-   * a warm sandbox's lifetime, so whoever claims it calls SetSandboxTimeout only when that is near. Clock skew
-   * between workers is negligible against the keeper's five-minute margin; lease liveness never depends on it.
+   * Milliseconds left of a warm sandbox's platform lifetime (the creating process's estimate, counted from before
+   * CreateSandbox: never late). slots.lua keeps it as a point in Redis server time (`lifetime_ends_at`) and a
+   * claim returns what is left at that moment, so whoever claims the sandbox calls SetSandboxTimeout only when the
+   * end is near, and no two machines' clocks are ever compared.
    */
-  expires?: string;
+  lifetime_left_ms?: string;
 }
 
 export interface Lease extends LeaseFields {
@@ -40,6 +41,8 @@ export interface Lease extends LeaseFields {
   sandbox: string;
   /** Server ms at which a warm sandbox became ready (warm pool only). */
   ready_at?: string;
+  /** Server ms at which the platform ends a warm sandbox's lifetime (from `lifetime_left_ms`). */
+  lifetime_ends_at?: string;
 }
 
 export type ReserveOutcome =

@@ -51,8 +51,17 @@ local function split(text)
   return parts
 end
 
+-- A warm sandbox's remaining platform lifetime comes as a duration (`lifetime_left_ms`, measured on the writer's
+-- own clock) and is kept as a point in server time (`lifetime_ends_at`); a claim hands back what is left then. So
+-- a claimer on another machine learns when the lifetime ends without comparing two machines' clocks.
 local function setFields(key, from)
-  for i = from, #ARGV, 2 do redis.call('HSET', key, ARGV[i], ARGV[i + 1]) end
+  for i = from, #ARGV, 2 do
+    if ARGV[i] == 'lifetime_left_ms' then
+      redis.call('HSET', key, 'lifetime_ends_at', now + tonumber(ARGV[i + 1]))
+    else
+      redis.call('HSET', key, ARGV[i], ARGV[i + 1])
+    end
+  end
 end
 
 -- Drops a ticket from every index; with doom, queues its sandbox (if it got one) for the reaper.
@@ -206,7 +215,13 @@ if op == 'claim' then
       redis.call('HSET', leaseKey(ticket), 'owner', owner)
       setFields(leaseKey(ticket), 6)
       extend(ticket, ttl)
-      return {1, ticket, redis.call('HGETALL', leaseKey(ticket))}
+      local fields = redis.call('HGETALL', leaseKey(ticket))
+      local ends = tonumber(redis.call('HGET', leaseKey(ticket), 'lifetime_ends_at'))
+      if ends then
+        fields[#fields + 1] = 'lifetime_left_ms'
+        fields[#fields + 1] = tostring(ends - now)
+      end
+      return {1, ticket, fields}
     end
     forget(ticket, true)
   end

@@ -312,7 +312,7 @@ export class SandboxSupply {
       await env.ready();
       await env.installTools(request.tools);
       this.#o.metrics?.sandboxCreateSeconds.observe((performance.now() - created.createdAt) / SECOND);
-      const fields: LeaseFields = request.role === 'warm' ? { auth: created.authToken, expires: String(expiresAt) } : {};
+      const fields: LeaseFields = request.role === 'warm' ? { auth: created.authToken, lifetime_left_ms: String(Math.max(0, expiresAt - Date.now())) } : {};
       await this.leases.update(slot.ticket, slot.owner, { target: slot.target.id, sandbox: sandboxId, spec: slot.spec, leaveStarting: true, fields });
       signal.throwIfAborted();
       this.#o.metrics?.supply.acquireSeconds.observe({ source: 'cold' }, (performance.now() - o.started) / SECOND);
@@ -457,9 +457,10 @@ export class SandboxSupply {
       await this.#discard(slot, { env, sandboxId: lease.sandbox, logger: o.logger });
       return 'retry';
     }
-    // The filler recorded when the platform ends the sandbox's lifetime; unknown (an older filler): assume it may
-    // be short, so the first beat extends it.
-    const expiresAt = Number(lease.expires) || Date.now();
+    // What is left of the sandbox's platform lifetime, by the Redis clock at the claim (the filler recorded it);
+    // unknown (an older filler): assume it may be short, so the first beat extends it.
+    const left = Number(lease.lifetime_left_ms ?? Number.NaN);
+    const expiresAt = Date.now() + (Number.isFinite(left) ? left : 0);
     const keeper = new LeaseKeeper({
       leases: this.leases,
       ticket: lease.ticket,
