@@ -20,7 +20,10 @@ export interface LeaseKeeperOptions {
   expiresAt: number;
   /** Epoch ms until which the holder needs the sandbox. */
   deadline: number;
-  /** SetSandboxTimeout for `seconds` from now; resolves to the new ExpireAt (or undefined before a sandbox exists). */
+  /**
+   * SetSandboxTimeout for `seconds` from now; resolves to the platform's new ExpireAt, or undefined when nothing was
+   * extended (no sandbox yet). The keeper counts the new end itself (see `beat`).
+   */
   extendLifetime: (seconds: number) => Promise<string | undefined>;
   /** Ownership is lost; the holder should stop. Called at most once. */
   onLost: (err: RolloutError) => void;
@@ -72,11 +75,14 @@ export class LeaseKeeper {
       }
       const margin = LIFETIME_MARGIN_MS;
       if (this.#expiresAt - now() < margin && this.#deadline + margin > this.#expiresAt) {
-        const seconds = Math.ceil((this.#deadline + margin - now()) / 1000);
+        const sentAt = now();
+        const seconds = Math.ceil((this.#deadline + margin - sentAt) / 1000);
         const expireAt = await this.#o.extendLifetime(seconds);
         if (expireAt === undefined) return;
-        const parsed = Date.parse(expireAt);
-        this.#expiresAt = Number.isNaN(parsed) ? now() + seconds * 1000 : parsed;
+        // Counted on this machine's clock from before the call, not taken from the platform's ExpireAt: the
+        // platform counts from when it gets the call (and rounds up), so this is never late, and no two machines'
+        // clocks are compared.
+        this.#expiresAt = sentAt + seconds * 1000;
       }
     } catch (thrown) {
       this.#o.logger.warn({ err: coerceError(thrown) }, 'lease heartbeat failed');
