@@ -18,14 +18,8 @@ function scriptArgs(job: LoggedJob, rows: readonly string[]): { keys: string[]; 
   return { keys: [jobKey, `${jobKey}:logs`], args: [keep, ...rows] };
 }
 
-export async function appendJobLogs(redis: RedisClient, job: Pick<Job, 'id' | 'queueQualifiedName' | 'opts'>, rows: readonly string[]): Promise<number> {
-  if (rows.length === 0 || job.id === undefined) return 0;
-  const { keys, args } = scriptArgs(job, rows);
-  return Number(await SCRIPT.run(redis, keys, args));
-}
-
 /**
- * `appendJobLogs` for many episodes at once: the appends asked for during one event-loop turn go to Redis as one
+ * Appends job-log rows for many episodes at once: the appends asked for during one event-loop turn go to Redis as one
  * pipeline (one socket write) instead of one command each. A thousand running episodes each flush their rows
  * about once a second, on their own timers; one write per command was a visible share of the worker's CPU.
  * Each append still answers on its own (its log length, or -1 for a job that is gone).
