@@ -216,10 +216,12 @@ if op == 'claim' then
       setFields(leaseKey(ticket), 6)
       extend(ticket, ttl)
       local fields = redis.call('HGETALL', leaseKey(ticket))
-      local ends = tonumber(redis.call('HGET', leaseKey(ticket), 'lifetime_ends_at'))
-      if ends then
-        fields[#fields + 1] = 'lifetime_left_ms'
-        fields[#fields + 1] = tostring(ends - now)
+      for i = 1, #fields, 2 do
+        if fields[i] == 'lifetime_ends_at' then
+          fields[#fields + 1] = 'lifetime_left_ms'
+          fields[#fields + 1] = tostring(tonumber(fields[i + 1]) - now)
+          break
+        end
       end
       return {1, ticket, fields}
     end
