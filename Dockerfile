@@ -9,6 +9,7 @@ COPY packages/shared/package.json packages/shared/
 COPY packages/vefaas-local/package.json packages/vefaas-local/
 COPY packages/producer/package.json packages/producer/
 COPY packages/worker/package.json packages/worker/
+COPY packages/api/package.json packages/api/
 # --ignore-scripts: the sources `prepare` bundles are copied only below (esbuild's own install check is rerun).
 RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm rebuild esbuild
 COPY . .
