@@ -18,10 +18,10 @@ class Runtime(object):
         self.sessions[request.session] = session
         return session.start()
 
-    def run_in_session(self, action):
+    def run_in_session(self, action, stall=None):
         if action.session not in self.sessions:
             raise SessionDoesNotExistError("session {!r} does not exist".format(action.session))
-        return self.sessions[action.session].run(action)
+        return self.sessions[action.session].run(action, stall)
 
     def close_session(self, request):
         if request.session not in self.sessions:

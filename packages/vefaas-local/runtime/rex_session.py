@@ -18,6 +18,7 @@ from rex_errors import (
     NonZeroExitCodeError,
 )
 from rex_pty import PtyProcess
+import rex_stall
 
 PS1 = "SHELLPS1PREFIX"
 UNIQUE_STRING = "UNIQUESTRING29234"
@@ -89,12 +90,13 @@ class BashSession(object):
         self.shell.expect([PS1], self.request.startup_timeout)
         return {"output": clean_output(self.shell.before), "session_type": "bash"}
 
-    def run(self, action):
+    def run(self, action, stall=None):
+        """`stall`: the vefaas-local `shellStall` fault for this request (rex_stall.py), or None."""
         if action.action_type == "bash_interrupt":
             return self._interrupt(action)
         if action.is_interactive_command or action.is_interactive_quit:
             return self._run_interactive(action)
-        observation = self._run_normal(action)
+        observation = self._run_normal(action, stall)
         if action.check == "raise" and observation["exit_code"] != 0:
             message = "Command {!r} failed with exit code {}. Here is the output:\n{!r}".format(
                 action.command, observation["exit_code"], observation["output"]
@@ -104,7 +106,7 @@ class BashSession(object):
             raise NonZeroExitCodeError(message)
         return observation
 
-    def _run_normal(self, action):
+    def _run_normal(self, action, stall=None):
         shell = self.shell
         check_bash_syntax(action.command)
         try:
@@ -122,6 +124,8 @@ class BashSession(object):
         output = clean_output(shell.before)
         if action.check == "ignore":
             return _observation(output, None, matched)
+        if rex_stall.applies(stall, action.command):
+            rex_stall.freeze(shell.pid, stall["ms"])
         try:
             shell.sendline("\necho {}$?{}".format(_EXIT_PREFIX, _EXIT_SUFFIX))
             try:

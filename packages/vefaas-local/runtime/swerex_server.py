@@ -26,6 +26,7 @@ from rex_http import Handler, TcpServer, UnixServer, log  # noqa: E402
 from rex_multipart import boundary_of, parse_multipart  # noqa: E402
 from rex_path_alias import PathAliases, parse_alias  # noqa: E402
 from rex_runtime import Runtime  # noqa: E402
+import rex_stall  # noqa: E402
 
 VERSION = "1.4.0"
 _STORED_STATUSES = (200, 404, 405, 422)
@@ -174,7 +175,8 @@ class App(object):
         return self.runtime.create_session(self._union(req, models.CREATE_SESSION_UNION))
 
     def _run_in_session(self, req):
-        return self.runtime.run_in_session(self._union(req, models.ACTION_UNION))
+        stall = rex_stall.parse(req.headers.get(rex_stall.HEADER))
+        return self.runtime.run_in_session(self._union(req, models.ACTION_UNION), stall)
 
     def _close_session(self, req):
         return self.runtime.close_session(self._union(req, models.CLOSE_SESSION_UNION))

@@ -81,6 +81,27 @@ export const FaultConfigSchema = z.strictObject({
       unknownToGateway: z.boolean().optional(),
     })
     .optional(),
+  /**
+   * The sandbox's shell freezes (every process of its terminal stopped) for `ms` right after a command's prompt
+   * came back, when the SWE-ReX server goes on to fetch the exit code: a starved CPU at the worst moment. The
+   * reference's 1 s exit-code wait runs out (exit_code null) and the late exit code and prompt stay in the
+   * terminal for the next command (a desynced session). Commands run with `check: "ignore"` have no exit-code
+   * step and are not affected. Socket sandboxes only (the in-process emulation ignores it).
+   */
+  shellStall: z
+    .strictObject({
+      /** Probability per /run_in_session request (among the commands `match` selects). */
+      rate: Rate,
+      /** How long the shell stays frozen. @defaultValue 1500 */
+      ms: LatencySpecSchema.optional(),
+      /** Only commands in which this regular expression (Python `re.search`) finds a match; unset = every command. */
+      match: z
+        .string()
+        .min(1)
+        .refine((source) => isRegExp(source), 'not a valid regular expression')
+        .optional(),
+    })
+    .optional(),
   terminating: z
     .strictObject({
       /** Probability that a killed sandbox stays `Terminating` for `stuckMs` before it disappears. */
@@ -90,6 +111,15 @@ export const FaultConfigSchema = z.strictObject({
     })
     .optional(),
 });
+
+function isRegExp(source: string): boolean {
+  try {
+    new RegExp(source);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export type FaultConfig = z.infer<typeof FaultConfigSchema>;
 export type LatencySpec = z.infer<typeof LatencySpecSchema>;

@@ -79,3 +79,19 @@ describe('FaultController', () => {
     expect(() => parseFaultConfig({ gateway: { errorRate: 2 } })).toThrow(/gateway.errorRate/);
   });
 });
+
+describe('FaultController shellStall', () => {
+  it('stalls /run_in_session only, with the configured time and match', () => {
+    const controller = new FaultController({ shellStall: { rate: 1, ms: 2000, match: 'stall-me' } });
+    expect(controller.gateway('/execute').shellStall).toBeNull();
+    expect(controller.gateway('/run_in_session').shellStall).toEqual({ ms: 2000, match: 'stall-me' });
+    expect(new FaultController({ shellStall: { rate: 1 } }).gateway('/run_in_session').shellStall).toEqual({ ms: 1500 });
+    expect(controller.stats.shellStalls).toBe(1);
+  });
+
+  it('refuses a match that is not a regular expression, and unknown keys', () => {
+    expect(() => parseFaultConfig({ shellStall: { rate: 1, match: '(' } })).toThrow(/shellStall\.match: not a valid regular expression/);
+    expect(() => parseFaultConfig({ shellStall: { rate: 1, seconds: 2 } })).toThrow(/shellStall/);
+    expect(() => parseFaultConfig({ shellStall: { rate: 2 } })).toThrow(/shellStall\.rate/);
+  });
+});

@@ -30,7 +30,18 @@ export interface ControlPlaneFault extends RequestFault {
 export interface GatewayFault extends RequestFault {
   /** Kill the instance while the request is in flight. */
   killInstance: boolean;
+  /** Freeze the sandbox's shell before the exit code is fetched (`/run_in_session` only). */
+  shellStall: ShellStall | null;
 }
+
+/** What the sandbox's SWE-ReX server is told to do (header, see runtime/rex_stall.py). */
+export interface ShellStall {
+  ms: number;
+  /** Only commands this regular expression matches. */
+  match?: string;
+}
+
+const SHELL_STALL_MS = 1500;
 
 export interface ColdStartFault {
   delayMs: number;
@@ -58,6 +69,7 @@ export class FaultController {
     hangs: 0,
     throttled: 0,
     instanceDeaths: 0,
+    shellStalls: 0,
     lostAnswers: 0,
     coldStartTimeouts: 0,
     createsAdmitted: 0,
@@ -131,7 +143,8 @@ export class FaultController {
       ? { status: cfg.errorStatus ?? 502, code: 'GatewayError', message: 'injected fault: bad gateway' }
       : null;
     if (error && !hang) this.counters.gatewayErrors++;
-    return { ...this.count({ latencyMs, hang, error }), killInstance };
+    const shellStall = path === '/run_in_session' ? this.shellStall() : null;
+    return { ...this.count({ latencyMs, hang, error }), killInstance, shellStall };
   }
 
   /**
@@ -174,6 +187,14 @@ export class FaultController {
     const timeout = this.roll('cold-start:timeout', cfg.timeoutRate ?? 0);
     if (timeout) this.counters.coldStartTimeouts++;
     return { delayMs, timeout };
+  }
+
+  private shellStall(): ShellStall | null {
+    const cfg = this.current.shellStall;
+    if (!cfg || !this.roll('gw:/run_in_session:stall', cfg.rate)) return null;
+    this.counters.shellStalls++;
+    const ms = cfg.ms === undefined ? SHELL_STALL_MS : this.latency('gw:/run_in_session:stall-ms', cfg.ms);
+    return { ms, ...(cfg.match === undefined ? {} : { match: cfg.match }) };
   }
 
   /** Does the gateway answer for a Starting instance as for an unknown one (coldStart.unknownToGateway)? */

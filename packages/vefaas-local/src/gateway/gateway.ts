@@ -26,6 +26,8 @@ const SECOND = 1000;
 const HOP_BY_HOP = new Set([
   'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'expect',
 ]);
+/** Tells the sandbox's server to freeze its shell before fetching the exit code (fault `shellStall`). */
+const SHELL_STALL_HEADER = 'x-vefaas-local-shell-stall';
 const INLINE_BODY_LIMIT = 64 * 1024 * 1024;
 
 export interface DeadInstanceResponse {
@@ -95,6 +97,7 @@ export function createGateway(deps: GatewayDeps) {
     if (record.slowMs !== undefined && record.slowMs > 0) await sleep(record.slowMs);
     const forwardPath = buildForwardPath(path, url, settings.key !== null);
     const headers = forwardHeaders(req, settings.key !== null && authorization !== undefined);
+    if (fault.shellStall) headers[SHELL_STALL_HEADER] = JSON.stringify(fault.shellStall);
     if (fault.killInstance) {
       logger.info({ sandboxId: pin, path }, 'injected instance death');
       // An in-process instance answers synchronously, so it must die first; a real one dies mid-request.
@@ -175,6 +178,8 @@ function forwardHeaders(req: IncomingMessage, stripAuthorization: boolean): Reco
   for (const [name, value] of Object.entries(req.headers)) {
     if (value === undefined || HOP_BY_HOP.has(name)) continue;
     if (stripAuthorization && name === 'authorization') continue;
+    // Only the fault controller may ask a sandbox to stall (runtime/rex_stall.py).
+    if (name === SHELL_STALL_HEADER) continue;
     headers[name] = value;
   }
   return headers;
