@@ -239,6 +239,8 @@ export { EDITOR_HISTORY_FILE, TOOL_BUNDLE_DIR, TOOL_INSTALL_DIR, TOOL_INSTALL_RO
 export { AGENT_ENV_LABEL_KEY, AgentEnv, DEFAULT_SESSION_ENV } from './agent-env/agent-env.js';
 export type { AgentEnvOptions, AttachOptions, ReadyOptions, RunResult, StartTimings, VefaasTarget } from './agent-env/agent-env.js';
 export { checkSandboxEnvNames, createSandboxRequest } from './agent-env/create-request.js';
+export { setupStatus } from './agent-env/session-setup.js';
+export type { SetupOutcome } from './agent-env/session-setup.js';
 export { specKey } from './agent-env/spec-key.js';
 export { DEFAULT_START_COMMAND, buildStartCommand } from './agent-env/start-command.js';
 export type { StartCommand } from './agent-env/start-command.js';
@@ -260,7 +262,7 @@ export { encodeTurnTokens, expandPromptIds } from './policy/turn-tokens.js';
 export type { FullTurnIds } from './policy/turn-tokens.js';
 export { openAiExportOf, trainingRecordsOf } from './policy/export-records.js';
 export type { OpenAiExportRecord, TrainingRecord } from './policy/export-records.js';
-export { SWE_AGENT_INSTALL_ROOT, enterRepoDirCommand, enteredRepoDir, sweAgentSessionCommand, sweAgentSetupCommand } from './agent-env/agent-tools.js';
+export { SWE_AGENT_INSTALL_ROOT, sweAgentSessionCommand, sweAgentSetupCommand } from './agent-env/agent-tools.js';
 export { SWE_AGENT_SIGNATURES, guardMultilineAction, sweAgentActionCommand, sweAgentActionFor, sweAgentToolNames } from './tools/swe-agent-actions.js';
 export { RETRY_TOKEN, V1_SUBMISSION_MARKER, hasV1Submission, splitlinesJoin, sweAgentObservation } from './fidelity/agent-view.js';
 export type { AgentView } from './fidelity/agent-view.js';

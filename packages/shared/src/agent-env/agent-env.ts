@@ -19,6 +19,7 @@ import { SwerexRuntimeError } from '../swerex/swerex-runtime-error.js';
 import { TOOL_INSTALL_DIR } from '../tools/bundle-paths.js';
 import { checkSandboxEnvNames, createSandboxRequest } from './create-request.js';
 import { TOOL_PATH_EXPORT, installToolBundle } from './install-tools.js';
+import { markCommand, setupStatus, type SetupOutcome } from './session-setup.js';
 import { buildStartCommand } from './start-command.js';
 
 const SECOND_MS = 1000;
@@ -88,6 +89,12 @@ export interface StartTimings {
 }
 
 const FIRST_SESSION = 'default';
+/**
+ * Sessions tried before a set-up whose outcome stays unknown is given up: a slow sandbox does not leave three
+ * fresh sessions in a row without an answer, a shell that prints prompts out of turn (a poisoned ~/.bashrc) does.
+ */
+const SESSION_ATTEMPTS = 3;
+const SETUP_TIMEOUT_S = 60;
 
 /**
  * Metadata key every sandbox of an AgentEnv carries, with a value unique to that AgentEnv: when CreateSandbox
@@ -194,13 +201,13 @@ export class AgentEnv implements AsyncDisposable {
       ...(signal ? { signal } : {}),
     });
     try {
-      await swerex.createSession({ session: this.#session, startup_timeout: 10 }, signal ? { signal } : {});
+      await this.#openSession({ first: true });
     } catch (thrown) {
       // Nothing of the model's has run yet: a shell that will not start is the sandbox's fault.
-      if (!(thrown instanceof SwerexRuntimeError)) throw thrown;
-      throw new RolloutError('SANDBOX_START_FAILED', `the bash session did not start: ${thrown.message}`, { cause: thrown });
+      const err = coerceError(thrown);
+      if (!(thrown instanceof SwerexRuntimeError) && err.code !== 'SESSION_SETUP_AMBIGUOUS') throw err;
+      throw new RolloutError('SANDBOX_START_FAILED', `the bash session did not start: ${err.message}`, { cause: thrown });
     }
-    await this.#mustRun(this.#envExports());
     this.#ready = true;
   }
 
@@ -208,25 +215,54 @@ export class AgentEnv implements AsyncDisposable {
    * Replaces a session the model broke (see `RunResult.sessionLost`) with a new one in the same sandbox, set
    * up as the first one was (environment variables, tools on PATH). Throws SESSION_RESTART_FAILED (model) when
    * the sandbox answers but no working shell comes up — the model can poison what a new shell reads
-   * (~/.bashrc) — and the transport's infra errors when the sandbox does not answer at all.
+   * (~/.bashrc) — and the transport's infra errors when the sandbox does not answer at all. A set-up whose
+   * outcome is unknown (a stalled sandbox) is retried in a fresh session; only a shell that leaves
+   * SESSION_ATTEMPTS sessions in a row unreadable is the model's doing.
+   *
+   * `setup` runs in each new session after ours (the recorded agent's own: repository directory, its tools); it
+   * should read its commands with `runSetup` and throw SESSION_SETUP_AMBIGUOUS (`setupStatus`) when it cannot.
    */
-  async restartSession(): Promise<void> {
-    const swerex = this.#client();
-    const signal = this.#o.signal;
-    const old = this.#session;
-    this.#restarts += 1;
-    this.#session = `rf-session-${this.#restarts}`;
-    // The old shell may be gone or wedged; closing it only reaps it, so failures do not matter.
-    await swerex.closeSession(old, { timeoutMs: 5 * SECOND_MS, retries: 0 }).catch(() => undefined);
+  async restartSession(options: { setup?: () => Promise<void> } = {}): Promise<void> {
+    this.#client();
     try {
-      await swerex.createSession({ session: this.#session, startup_timeout: 10 }, signal ? { signal } : {});
-      await this.#mustRun(this.#envExports());
-      // The tools stay installed in the sandbox; a new shell only needs them on its PATH.
-      await this.#mustRun(`if [ -d ${TOOL_INSTALL_DIR} ]; then ${TOOL_PATH_EXPORT}; fi`);
+      await this.#openSession({ first: false, ...(options.setup ? { setup: options.setup } : {}) });
     } catch (thrown) {
       const err = coerceError(thrown);
-      if (!(thrown instanceof SwerexRuntimeError) && err.code !== 'SANDBOX_START_FAILED' && err.class !== 'model') throw err;
+      const modelSide = thrown instanceof SwerexRuntimeError || err.code === 'SESSION_SETUP_AMBIGUOUS' || err.code === 'SANDBOX_START_FAILED' || err.class === 'model';
+      if (!modelSide) throw err;
       throw new RolloutError('SESSION_RESTART_FAILED', `a new bash session would not start: ${err.message}`, { cause: thrown });
+    }
+  }
+
+  /**
+   * Opens a session and sets it up; a start the server refuses (a 511: the shell did not come up in time, or
+   * died) or a set-up whose outcome is unknown discards that session and tries a fresh one, SESSION_ATTEMPTS in
+   * all. A set-up command that ran and failed is final (thrown at once); so are transport errors.
+   */
+  async #openSession(o: { first: boolean; setup?: () => Promise<void> }): Promise<void> {
+    const swerex = this.#client();
+    const signal = this.#o.signal;
+    for (let attempt = 1; ; attempt += 1) {
+      if (!o.first || attempt > 1) {
+        const old = this.#session;
+        this.#restarts += 1;
+        this.#session = `rf-session-${this.#restarts}`;
+        // The old shell may be gone, wedged or out of step; closing it only reaps it, so failures do not matter.
+        await swerex.closeSession(old, { timeoutMs: 5 * SECOND_MS, retries: 0 }).catch(() => undefined);
+      }
+      try {
+        await swerex.createSession({ session: this.#session, startup_timeout: 10 }, signal ? { signal } : {});
+        await this.#mustSetUp(this.#envExports(), 'the session environment');
+        // The tools stay installed in the sandbox; a new shell only needs them on its PATH.
+        if (!o.first) await this.#mustSetUp(`if [ -d ${TOOL_INSTALL_DIR} ]; then ${TOOL_PATH_EXPORT}; fi`, 'the tools on PATH');
+        await o.setup?.();
+        return;
+      } catch (thrown) {
+        const err = coerceError(thrown);
+        const unknown = thrown instanceof SwerexRuntimeError || err.code === 'SESSION_SETUP_AMBIGUOUS';
+        if (!unknown || attempt >= SESSION_ATTEMPTS || signal?.aborted) throw thrown;
+        this.#o.logger?.warn({ err, session: this.#session, attempt }, 'a new bash session could not be set up; trying a fresh one');
+      }
     }
   }
 
@@ -243,7 +279,8 @@ export class AgentEnv implements AsyncDisposable {
   /** The session's environment line: the defaults every sandbox gets, then the episode's own variables. */
   #envExports(): string {
     const env = { ...DEFAULT_SESSION_ENV, ...this.#o.sandbox.env };
-    return Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)}`).join('\n');
+    // One line (one prompt): see session-setup.ts.
+    return Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)}`).join(' && ');
   }
 
   /**
@@ -274,7 +311,19 @@ export class AgentEnv implements AsyncDisposable {
 
   /** Uploads the tool bundle, makes it executable and puts it on the session's PATH. */
   async installTools(names: readonly ToolName[]): Promise<void> {
-    await installToolBundle({ swerex: this.#client(), names, run: (cmd) => this.#mustRun(cmd) });
+    await installToolBundle({ swerex: this.#client(), names, run: (cmd) => this.#mustSetUp(cmd, 'the tool set-up') });
+  }
+
+  /**
+   * Runs one of our own one-line set-up commands in the session and reads its outcome from an end marker instead
+   * of SWE-ReX's exit-code fetch, which a slow sandbox can miss (session-setup.ts). `ran: false` when the marker
+   * did not come back: the session is out of step (or the command timed out) and the outcome is unknown.
+   */
+  async runSetup(command: string, options: { timeoutS?: number } = {}): Promise<SetupOutcome> {
+    const marked = markCommand(command);
+    const result = await this.#runIn(marked.command, { timeoutS: options.timeoutS ?? SETUP_TIMEOUT_S, check: 'ignore' });
+    if (result.timedOut || result.sessionLost) return { ran: false, output: result.output };
+    return marked.read(result.output);
   }
 
   /** Runs a command in the session and returns its output (throws on a timeout). */
@@ -288,13 +337,17 @@ export class AgentEnv implements AsyncDisposable {
 
   /** Runs a command; a timeout interrupts it and keeps the session usable (`timedOut: true`). */
   async run(command: string, options: { timeoutS?: number } = {}): Promise<RunResult> {
+    return this.#runIn(command, { timeoutS: options.timeoutS ?? this.#defaultTimeoutS(), check: 'silent' });
+  }
+
+  async #runIn(command: string, o: { timeoutS: number; check: 'silent' | 'ignore' }): Promise<RunResult> {
     const swerex = this.#client();
-    const timeoutS = options.timeoutS ?? this.#defaultTimeoutS();
+    const timeoutS = o.timeoutS;
     const started = performance.now();
     const signal = this.#o.signal;
     try {
       const observation = await swerex.runInSession(
-        { action_type: 'bash', session: this.#session, command, timeout: timeoutS, check: 'silent' },
+        { action_type: 'bash', session: this.#session, command, timeout: timeoutS, check: o.check },
         { retries: 1, ...(signal ? { signal } : {}) },
       );
       const outputBytes = observation.truncated?.['output']?.totalBytes;
@@ -421,12 +474,14 @@ export class AgentEnv implements AsyncDisposable {
     }
   }
 
-  async #mustRun(command: string): Promise<string> {
-    const result = await this.run(command, { timeoutS: 60 });
-    if (result.timedOut || result.exitCode !== 0) {
-      throw new RolloutError('SANDBOX_START_FAILED', `setup command failed (exit ${result.exitCode}): ${result.output.slice(0, 500)}`);
+  /** A set-up command that must succeed: unknown outcome → SESSION_SETUP_AMBIGUOUS, non-zero → SANDBOX_START_FAILED. */
+  async #mustSetUp(command: string, what: string): Promise<string> {
+    const outcome = await this.runSetup(command);
+    const status = setupStatus(outcome, what);
+    if (status !== 0) {
+      throw new RolloutError('SANDBOX_START_FAILED', `${what} failed (exit ${status}): ${outcome.output.slice(0, 500)}`);
     }
-    return result.output;
+    return outcome.output;
   }
 
   #newClient(sandboxId: string, authToken: string): SwerexClient {

@@ -11,18 +11,6 @@ import { TOOL_INSTALL_ROOT } from '../tools/bundle-paths.js';
 /** Where the SWE-agent bundles sit inside the sandbox (uploaded with the rest of the tool bundle). */
 export const SWE_AGENT_INSTALL_ROOT = `${TOOL_INSTALL_ROOT}/swe-agent`;
 
-/** Output marker of a successful `cd`, so the check does not depend on the exit code alone. */
-const ENTERED = 'rollout-fleet: repo dir ok';
-
-/** `cd` into the repository; prints ENTERED only when it is a directory that could be entered. */
-export function enterRepoDirCommand(repoDir: string): string {
-  return `cd -- ${shellQuote(repoDir)} && echo ${shellQuote(ENTERED)}`;
-}
-
-export function enteredRepoDir(output: string): boolean {
-  return output.includes(ENTERED);
-}
-
 /**
  * PATH, variables and a fresh registry for the bundles, in SWE-agent's install order (each bundle is prepended,
  * so a later bundle's tool wins a name clash, e.g. `edit`).

@@ -60,6 +60,13 @@ export const ERROR_CODES = {
   STEP_TIMEOUT: { class: 'model', retryable: false, hint: 'a step exceeded its step timeout; recorded as an observation' },
   TOOL_ERROR: { class: 'model', retryable: false, hint: 'a tool call was unknown or malformed; recorded as an observation' },
   SESSION_RESTART_FAILED: { class: 'model', retryable: false, hint: 'after the model broke its shell no new session would start (e.g. a poisoned ~/.bashrc); later steps were not run' },
+  // One of our set-up commands in a new session gave no readable outcome (its end marker never came back): a
+  // sandbox too slow for the session, or a shell that prints prompts out of turn. AgentEnv replaces the session
+  // (3 in all) and only then decides: SANDBOX_START_FAILED at the first start, SESSION_RESTART_FAILED after a restart.
+  SESSION_SETUP_AMBIGUOUS: { class: 'infra', retryable: true, hint: 'a set-up command in a new bash session gave no readable outcome; the session is replaced' },
+  // The end-of-episode sync never saw its marker while the sandbox itself answered: the model's shell prints
+  // prompts out of turn or its last command still runs. The patch is taken as the tree stands and graded.
+  SESSION_OUT_OF_SYNC: { class: 'model', retryable: false, hint: 'the shell never caught up with the commands sent to it before the patch was taken (prompts printed out of turn, a command still running); graded on the tree as it stood' },
   EPISODE_DEADLINE: { class: 'model', retryable: false, hint: 'the steps used up the episode deadline; the rest was not run and the patch so far was graded' },
   ATTEMPT_DEADLINE: { class: 'infra', retryable: true, hint: 'the attempt overran its hard bound (episode deadline + sandbox starts + grading); retried' },
   PATCH_EXTRACTION_FAILED: { class: 'model', retryable: false, hint: 'the patch could not be taken from the repository the model left (deleted .git, full disk, huge patch); graded as no patch' },

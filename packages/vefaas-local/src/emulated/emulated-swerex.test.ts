@@ -29,4 +29,11 @@ describe('EmulatedSwerex', () => {
     expect(response.status).toBe(200);
     expect(JSON.parse(response.body.toString())).toMatchObject({ exit_code: 0 });
   });
+
+  it("prints echo and printf output, so our set-up markers come back (session-setup.ts)", async () => {
+    const server = new EmulatedSwerex('tok');
+    await server.handle(post('/create_session', { session: 'default', session_type: 'bash' }));
+    const response = await server.handle(runInSession(`export A='x' && echo hi ; printf 'RF_SETUP_%s_%s\\n' n0nce "$?"`));
+    expect(JSON.parse(response.body.toString())).toMatchObject({ output: 'hi\nRF_SETUP_n0nce_0\n', exit_code: 0 });
+  });
 });

@@ -3,8 +3,8 @@
  *   GET / · GET /is_alive · POST /create_session /run_in_session /close_session /execute /read_file
  *   /write_file /upload /close; X-API-Key on every path (401); X-Request-ID single-slot replay;
  *   404/405/422 FastAPI shapes; runtime errors as 511 {"swerexception":{message,class_path,traceback,extra_info}}.
- * Commands are not run: `echo ARGS` prints ARGS, `sleep N` (alone) waits N seconds, everything else prints
- * nothing and exits 0. Files live in a map. Meant for fleet-scale benchmarks of the control plane and gateway
+ * Commands are not run: `echo ARGS` prints ARGS, `printf FORMAT ARGS` in a session fills `%s` and `\n` (`$?` is 0), `sleep N`
+ * (alone) waits N seconds, everything else prints nothing and exits 0. Files live in a map. Meant for fleet-scale benchmarks of the control plane and gateway
  * (and tests that need an episode to take time), not for grading.
  */
 import { abortableDelay } from '@rollout-fleet/shared';
@@ -128,7 +128,7 @@ export class EmulatedSwerex {
     const observation = { output: '', exit_code: 0 as number | null, failure_reason: '', expect_string: 'SHELLPS1PREFIX', session_type: 'bash' };
     if (body['action_type'] === 'bash_interrupt') return ok(observation);
     if (typeof body['command'] !== 'string') return missingField('command', body);
-    observation.output = echoOutput(body['command']);
+    observation.output = echoOutput(body['command'], { printf: true });
     if (body['check'] === 'ignore') observation.exit_code = null;
     return ok(observation);
   }
@@ -178,14 +178,25 @@ function sleepSeconds(request: InlineRequest): number {
   return match ? Math.min(3600, Number(match[1])) : 0;
 }
 
-/** `echo a b` → "a b\n"; several lines or `;`-joined echos concatenate; anything else prints nothing. */
-function echoOutput(command: string): string {
+/**
+ * `echo a b` → "a b\n"; in sessions also `printf 'x_%s\n' a "$?"` → "x_a\n" (our set-up markers, session-setup.ts;
+ * `/execute` scripts keep printing nothing, so the repository probe finds no repository); several lines or
+ * `;`-joined commands concatenate; anything else prints nothing.
+ */
+function echoOutput(command: string, o: { printf?: boolean } = {}): string {
   let out = '';
   for (const part of command.split(/\n|;|&&/)) {
     const match = /^\s*echo(?:\s+(.*?))?\s*$/.exec(part);
     if (match) out += unquote(match[1] ?? '') + '\n';
+    const printf = /^\s*printf\s+(.*?)\s*$/.exec(part);
+    if (printf && o.printf) out += printfOutput(printf[1] ?? '');
   }
   return out;
+}
+
+function printfOutput(argText: string): string {
+  const [format = '', ...args] = (argText.match(/'[^']*'|"[^"]*"|\S+/g) ?? []).map((arg) => unquote(arg).replaceAll('$?', '0'));
+  return format.replace(/%s/g, () => args.shift() ?? '').replaceAll('\\n', '\n');
 }
 
 function unquote(text: string): string {

@@ -4,14 +4,19 @@
  * the model made impossible is the model's doing, while a sandbox that stops answering stays infra.
  */
 import { describe, expect, it } from 'vitest';
-import { EpisodeSchema, RolloutError, SwerexRuntimeError, coerceError, type Episode } from '@rollout-fleet/shared';
+import { EpisodeSchema, RolloutError, SwerexRuntimeError, coerceError, type Episode, type SetupOutcome } from '@rollout-fleet/shared';
 import { agentShell, recordedAgentFor, type RestartableSession } from './recorded-agent.js';
 
 const episode = (extra: Record<string, unknown> = {}): Episode =>
   EpisodeSchema.parse({ run_id: 'r', episode_id: 'e', instance_id: 'i', sandbox: { image: 'pyutils' }, repo_dir: '/work dir/repo', ...extra });
 
-/** A session that records what ran in it; `answer` decides each command's output (or throws). */
-function session(answer: (command: string) => string | Error = (c) => (c.startsWith('cd ') ? 'rollout-fleet: repo dir ok\n' : '')): RestartableSession & {
+const ok: SetupOutcome = { ran: true, status: 0, output: '' };
+
+/**
+ * A session that records what ran in it; `answer` decides each set-up command's outcome (or throws). Its restart
+ * runs the agent's set-up once (AgentEnv's own retries in fresh sessions are tested in agent-env.test.ts).
+ */
+function session(answer: (command: string) => SetupOutcome | Error = () => ok): RestartableSession & {
   log: string[];
   restartError?: Error;
 } {
@@ -19,15 +24,20 @@ function session(answer: (command: string) => string | Error = (c) => (c.startsW
     log: [] as string[],
     restartError: undefined as Error | undefined,
     run: async (command: string) => {
+      s.log.push(`run: ${command}`);
+      return { output: '', exitCode: 0, durationMs: 1, timedOut: false };
+    },
+    runSetup: async (command: string) => {
       s.log.push(command);
       const out = answer(command);
       if (out instanceof Error) throw out;
-      return { output: out, exitCode: 0, durationMs: 1, timedOut: false };
+      return out;
     },
     readFile: async () => '',
-    restartSession: async () => {
+    restartSession: async (options: { setup?: () => Promise<void> } = {}) => {
       s.log.push('<restart>');
       if (s.restartError) throw s.restartError;
+      await options.setup?.();
     },
   };
   return s;
@@ -37,7 +47,7 @@ describe('agentShell: a new session is set up as the first one was', () => {
   it('our own tools: the new session goes back into repo_dir', async () => {
     const s = session();
     await agentShell(s, recordedAgentFor(episode())).restartSession?.();
-    expect(s.log).toEqual(['<restart>', "cd -- '/work dir/repo' && echo 'rollout-fleet: repo dir ok'"]);
+    expect(s.log).toEqual(['<restart>', "cd -- '/work dir/repo'"]);
   });
 
   it("SWE-agent's tools: back into repo_dir with the bundle's variables and PATH, the registry left as it was", async () => {
@@ -56,9 +66,17 @@ describe('agentShell: a new session is set up as the first one was', () => {
   });
 
   it('a repository the model removed: the restart fails as the model’s doing (SESSION_RESTART_FAILED)', async () => {
-    const s = session((c) => (c.startsWith('cd ') ? 'bash: cd: No such file or directory\n' : ''));
+    const s = session((c) => (c.startsWith('cd ') ? { ran: true, status: 1, output: 'bash: cd: No such file or directory\n' } : ok));
     const err = await agentShell(s, recordedAgentFor(episode())).restartSession?.().then(() => undefined, (e: unknown) => coerceError(e));
     expect(err).toMatchObject({ code: 'SESSION_RESTART_FAILED', class: 'model' });
+    expect(err?.message).toContain('No such file or directory');
+  });
+
+  it('a set-up whose outcome stays unknown (no end marker) is given to the restart to retry, and ends as the model’s doing', async () => {
+    const s = session(() => ({ ran: false, output: 'SHELLPS1PREFIX' }));
+    const err = await agentShell(s, recordedAgentFor(episode())).restartSession?.().then(() => undefined, (e: unknown) => coerceError(e));
+    expect(err).toMatchObject({ code: 'SESSION_RESTART_FAILED', class: 'model' });
+    expect((err?.cause as RolloutError | undefined)?.code).toBe('SESSION_SETUP_AMBIGUOUS');
   });
 
   it('a set-up command the server refused is the model’s doing too', async () => {

@@ -6,8 +6,6 @@
  */
 import {
   RolloutError,
-  enterRepoDirCommand,
-  enteredRepoDir,
   hasV1Submission,
   recordingFormatFor,
   shellQuote,
@@ -18,10 +16,12 @@ import {
   sweAgentSetupCommand,
   SwerexRuntimeError,
   coerceError,
+  setupStatus,
   toolCallToCommand,
   type AgentView,
   type Episode,
   type RecordingFormat,
+  type SetupOutcome,
   type SweAgentToolBundle,
   type ToolCall,
 } from '@rollout-fleet/shared';
@@ -30,6 +30,8 @@ import type { StepShell, ToCommand } from './step-executor.js';
 /** The session operations the set-up needs (AgentEnv provides them). */
 export interface AgentSession {
   run(command: string, options: { timeoutS: number }): Promise<{ output: string; exitCode: number | null; timedOut: boolean }>;
+  /** One of our own one-line set-up commands, read from an end marker (AgentEnv.runSetup, session-setup.ts). */
+  runSetup(command: string, options: { timeoutS: number }): Promise<SetupOutcome>;
   readFile(path: string): Promise<string>;
 }
 
@@ -54,20 +56,20 @@ const SETUP_TIMEOUT_S = 60;
 /** Where SWE-agent 1.x's `submit` writes the patch the agent then reads (HOME is /root in sandboxes). */
 export const SWE_AGENT_PATCH_FILE = '/root/model.patch';
 
+/** `cd` into the repository; an unknown outcome (no end marker) throws SESSION_SETUP_AMBIGUOUS (setupStatus). */
 async function enterRepoDir(session: AgentSession, repoDir: string): Promise<void> {
-  const ran = await session.run(enterRepoDirCommand(repoDir), { timeoutS: SETUP_TIMEOUT_S });
-  if (ran.timedOut || !enteredRepoDir(ran.output)) {
-    throw new RolloutError('REPO_DIR_MISSING', `repo_dir ${repoDir} is not a directory in this sandbox: ${ran.output.trim().slice(0, 300)}`, {
+  const outcome = await session.runSetup(`cd -- ${shellQuote(repoDir)}`, { timeoutS: SETUP_TIMEOUT_S });
+  if (setupStatus(outcome, `entering repo_dir ${repoDir}`) !== 0) {
+    throw new RolloutError('REPO_DIR_MISSING', `repo_dir ${repoDir} is not a directory in this sandbox: ${outcome.output.trim().slice(0, 300)}`, {
       details: { repoDir },
     });
   }
 }
 
 async function mustRun(session: AgentSession, command: string, what: string): Promise<void> {
-  const ran = await session.run(command, { timeoutS: SETUP_TIMEOUT_S });
-  if (ran.timedOut || ran.exitCode !== 0) {
-    throw new RolloutError('SANDBOX_START_FAILED', `${what} failed (exit ${ran.exitCode}): ${ran.output.slice(0, 500)}`);
-  }
+  const outcome = await session.runSetup(command, { timeoutS: SETUP_TIMEOUT_S });
+  const status = setupStatus(outcome, what);
+  if (status !== 0) throw new RolloutError('SANDBOX_START_FAILED', `${what} failed (exit ${status}): ${outcome.output.slice(0, 500)}`);
 }
 
 const plain: AgentView['rules'] = [];
@@ -105,7 +107,8 @@ function sweAgent(episode: Episode, bundle: SweAgentToolBundle): RecordedAgent {
       if (bundle.version !== '0.7') return;
       // The 0.7 agent exported the stripped action after every step; the scroll warning reads it.
       const action = (call.action ?? '').trim();
-      await session.run(`export LAST_ACTION=${shellQuote(action)}`, { timeoutS: SETUP_TIMEOUT_S });
+      // Read by its marker, not the exit-code fetch: a stall there would leave the model's session out of step.
+      await session.runSetup(`export LAST_ACTION=${shellQuote(action)}`, { timeoutS: SETUP_TIMEOUT_S });
     },
     observation: async (session, output) => {
       const needsFile = !bundle.version.startsWith('0.') && bundle.version !== '1.0-dev' && hasV1Submission(output);
@@ -140,7 +143,8 @@ export function recordedAgentFor(episode: Episode): RecordedAgent {
 /** The sandbox operations the step shell needs (AgentEnv provides them). */
 export interface RestartableSession extends AgentSession {
   run: StepShell['run'];
-  restartSession(): Promise<void>;
+  /** A new session set up by us and then by `setup`, fresh sessions tried while a set-up's outcome is unknown. */
+  restartSession(options?: { setup?: () => Promise<void> }): Promise<void>;
 }
 
 /**
@@ -153,14 +157,14 @@ export function agentShell(session: RestartableSession, agent: RecordedAgent): S
   return {
     run: (command, options) => session.run(command, options),
     restartSession: async () => {
-      await session.restartSession();
-      try {
-        await agent.restore(session);
-      } catch (thrown) {
+      // The agent's set-up runs inside the restart, so a session it cannot read is replaced like one ours cannot.
+      await session.restartSession({ setup: () => agent.restore(session) }).catch((thrown: unknown) => {
         const err = coerceError(thrown);
-        if (!(thrown instanceof SwerexRuntimeError) && err.code !== 'REPO_DIR_MISSING' && err.code !== 'SANDBOX_START_FAILED' && err.class !== 'model') throw err;
+        if (err.code === 'SESSION_RESTART_FAILED') throw err;
+        const modelSide = thrown instanceof SwerexRuntimeError || err.code === 'REPO_DIR_MISSING' || err.code === 'SANDBOX_START_FAILED' || err.code === 'SESSION_SETUP_AMBIGUOUS' || err.class === 'model';
+        if (!modelSide) throw err;
         throw new RolloutError('SESSION_RESTART_FAILED', `the new bash session could not be set up again: ${err.message}`, { cause: thrown });
-      }
+      });
     },
   };
 }
