@@ -19,7 +19,7 @@ import { SwerexRuntimeError } from '../swerex/swerex-runtime-error.js';
 import { TOOL_INSTALL_DIR } from '../tools/bundle-paths.js';
 import { checkSandboxEnvNames, createSandboxRequest } from './create-request.js';
 import { TOOL_PATH_EXPORT, installToolBundle } from './install-tools.js';
-import { markCommand, setupStatus, type SetupOutcome } from './session-setup.js';
+import { FALLBACK_PATH_PREFIX, markCommand, setupStatus, type SetupOutcome } from './session-setup.js';
 import { buildStartCommand } from './start-command.js';
 
 const SECOND_MS = 1000;
@@ -82,6 +82,13 @@ export interface RunResult {
   /** The output's true size (UTF-8 bytes) when it was cut to head + marker + tail while being read. */
   outputBytes?: number;
 }
+
+/**
+ * How `settle()` found the session: `in-step` — its first marker came back at once; `caught-up` — it was out of
+ * step (answering at stale prompts) and has now run everything sent to it; `ended` — the shell is gone, so nothing
+ * sent to it can still run; `out-of-sync` — no marker came back while the sandbox answered (see settle()).
+ */
+export type SettleOutcome = 'in-step' | 'caught-up' | 'ended' | 'out-of-sync';
 
 export interface StartTimings {
   createMs: number;
@@ -324,6 +331,42 @@ export class AgentEnv implements AsyncDisposable {
     const result = await this.#runIn(marked.command, { timeoutS: options.timeoutS ?? SETUP_TIMEOUT_S, check: 'ignore' });
     if (result.timedOut || result.sessionLost) return { ran: false, output: result.output };
     return marked.read(result.output);
+  }
+
+  /**
+   * Waits until the session has run every command sent to it — the model's last one included — so what is read
+   * from the sandbox next (the patch) reflects them all. A session left a prompt behind (a missed exit-code fetch
+   * on a stalled sandbox, a model printing prompts) answers a command at a stale prompt before running it: the
+   * model's last step may have "returned" before it ran. First a marker on the prompt path (`check: "ignore"`, so
+   * no exit-code fetch): back at once when the session is in step. Otherwise markers sent with SWE-ReX's fallback
+   * terminator, whose wait skips stale prompts: bash runs its input in order, so our marker means everything
+   * before it has run. `rounds` of those (each bounded by `timeoutS`; a timeout interrupts what still runs),
+   * then `out-of-sync`: the sandbox answered but the shell never printed our marker — prompts or fallback
+   * terminators printed out of turn, a command that ignores Ctrl-C: the model's doing.
+   */
+  async settle(options: { timeoutS: number; rounds?: number }): Promise<SettleOutcome> {
+    const fast = await this.#marked(':', options.timeoutS);
+    if (fast !== 'unknown') return fast === 'ran' ? 'in-step' : 'ended';
+    for (let round = 0; round < (options.rounds ?? 2); round += 1) {
+      const caught = await this.#marked(FALLBACK_PATH_PREFIX, options.timeoutS);
+      if (caught !== 'unknown') return caught === 'ran' ? 'caught-up' : 'ended';
+    }
+    return 'out-of-sync';
+  }
+
+  async #marked(command: string, timeoutS: number): Promise<'ran' | 'ended' | 'unknown'> {
+    const marked = markCommand(command);
+    let result: RunResult;
+    try {
+      result = await this.#runIn(marked.command, { timeoutS, check: 'ignore' });
+    } catch (thrown) {
+      // The server refused: no such session (a restart that failed) — nothing can still run in it.
+      if (thrown instanceof SwerexRuntimeError) return 'ended';
+      throw thrown;
+    }
+    if (result.sessionLost === 'ended') return 'ended';
+    if (result.timedOut || result.sessionLost) return 'unknown';
+    return marked.read(result.output).ran ? 'ran' : 'unknown';
   }
 
   /** Runs a command in the session and returns its output (throws on a timeout). */

@@ -35,6 +35,7 @@ import {
 } from '@rollout-fleet/shared';
 import { extractPatch, probeRepository, type RepoBase } from '../grading/extract-patch.js';
 import { gradeInSandbox, gradingPhaseOf, type SandboxGrade } from '../grading/grade-in-sandbox.js';
+import { settleBeforeExtraction } from '../grading/settle-before-extraction.js';
 import { untestedDetails } from '../grading/grading-details.js';
 import type { WorkerMetrics } from '../metrics/worker-metrics.js';
 import type { SandboxRole, SandboxSupply, SuppliedSandbox } from '../supply/sandbox-supply.js';
@@ -199,6 +200,10 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
     timings.replayMs = performance.now() - replayStarted;
 
     const gradeStarted = performance.now();
+    // The patch must reflect every command the steps sent: the shell may still be catching up with them.
+    const outOfSync = episode.model_patch === undefined && base !== null
+      ? await settleBeforeExtraction(main.env, { stepTimeoutS: episode.limits.step_timeout_s, logger: input.logger })
+      : null;
     const graded = await grade(deps, input, {
       main,
       repoDir,
@@ -212,7 +217,7 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
     return {
       steps,
       ...graded,
-      failure: stopped ?? graded.failure,
+      failure: stopped ?? graded.failure ?? outOfSync,
       sandboxId: main.sandboxId,
       timings,
       ...(policy ? { policy } : {}),
