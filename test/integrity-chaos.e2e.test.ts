@@ -145,7 +145,10 @@ describe('outcome integrity under random crashes and races', () => {
       expect(Object.values(counts).reduce((a, b) => a + b, 0)).toBe(0);
     };
     try {
-      await vi.waitFor(settled, { timeout: 150_000, interval: 250 });
+      await vi.waitFor(settled, { timeout: 150_000, interval: 250 }).catch(async (err: unknown) => {
+        // A run that does not settle says which job it waits for and what that job last did.
+        throw new Error(`${(err as Error).message}\n${await unsettled(pipeline, all)}`, { cause: err });
+      });
     } finally {
       controller.abort();
       await racing.catch(() => undefined);
@@ -179,6 +182,21 @@ describe('outcome integrity under random crashes and races', () => {
     for (const e of all) expect(await pipeline.store.state({ runId: RUN, episodeId: e.episode_id, sampleIndex: 0 })).toMatchObject({ current: { status: expect.any(String) } });
   }, 240_000);
 });
+
+/** The jobs still pending and the episodes without a result, with each pending job's state and last log lines. */
+async function unsettled(pipeline: Pipeline, all: Episode[]): Promise<string> {
+  const lines: string[] = [];
+  const indexed = await pipeline.redis.hkeys(pipeline.keys.resultIndex(RUN));
+  lines.push(`episodes without a result: ${all.map((e) => e.episode_id).filter((id) => !indexed.some((key) => key.includes(id))).join(', ') || 'none'}`);
+  for (const job of await pipeline.queue.getJobs(['active', 'waiting', 'delayed', 'prioritized', 'waiting-children'])) {
+    const state = await job.getState();
+    const { logs } = await pipeline.queue.getJobLogs(job.id ?? '', -20, -1);
+    const age = job.processedOn ? `${Math.round((Date.now() - job.processedOn) / 1000)} s since it started` : 'not started';
+    lines.push(`job ${job.id} (${job.name}): ${state}, ${job.attemptsMade} attempt(s) made, ${age}, progress ${JSON.stringify(job.progress)}`);
+    for (const log of logs) lines.push(`  log: ${log}`);
+  }
+  return lines.join('\n');
+}
 
 function expectAllowed(r: EpisodeResult, kind: Kind, context: string): void {
   const where = `${r.episode_id} (${kind}): ${context}: ${JSON.stringify({ status: r.status, reward: r.reward, failure: r.failure })}`;
