@@ -7,7 +7,10 @@
  * Order matters. A job that is not running is retracted first and re-added after, so no worker can take the
  * new job while the old result still stands (it would return that result and complete). A running job gets its
  * new payload first and is retracted after; the worker running it sees the generation move (EpisodeWatch),
- * stops and hands the job back, and it runs again with the new payload.
+ * stops and hands the job back, and it runs again with the new payload — unless it had already committed its
+ * result and was finishing: it then completes with the result retracted and nothing would run it again (the run
+ * stays one result short for good). So a running job is watched until it leaves `active`; one that completed or
+ * failed meanwhile is removed and enqueued again.
  */
 import type { Job, Queue } from 'bullmq';
 import {
@@ -40,6 +43,14 @@ export interface ReplaceSummary {
 }
 
 const REMOVABLE = new Set(['waiting', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed', 'unknown']);
+/**
+ * How long a running job is watched after its retract. Finishing after a commit takes a few Redis round trips;
+ * a job still active after this is running (its worker hands it back) or its worker died (it stalls and re-runs).
+ */
+const FINISHING_WATCH_MS = 2000;
+const FINISHING_POLL_MS = 50;
+
+type JobToAdd = { name: string; data: EpisodeJobData; opts: ReturnType<typeof jobOptionsFor> & { jobId: string } };
 
 export async function replaceEpisodes(options: ReplaceEpisodesOptions): Promise<ReplaceSummary> {
   const { queue, redis, keys, runId } = options;
@@ -47,7 +58,8 @@ export async function replaceEpisodes(options: ReplaceEpisodesOptions): Promise<
   const now = options.now ?? (() => new Date());
   const jobOptions = jobOptionsFor(options.policy);
   const summary: ReplaceSummary = { enqueued: 0, restarted: 0 };
-  const toAdd: Array<{ name: string; data: EpisodeJobData; opts: ReturnType<typeof jobOptionsFor> & { jobId: string } }> = [];
+  const toAdd: JobToAdd[] = [];
+  const running: Array<{ job: Job<EpisodeJobData>; add: JobToAdd }> = [];
   for (const episode of options.episodes) {
     const ref = { runId, episodeId: episode.episode_id, sampleIndex: episode.sample_index };
     const id = jobIdFor(runId, episode.episode_id, episode.sample_index);
@@ -55,9 +67,11 @@ export async function replaceEpisodes(options: ReplaceEpisodesOptions): Promise<
     const data: EpisodeJobData = { episode: { ...episode, run_id: runId }, enqueued_at: now().toISOString(), attempts: previous?.attempts ?? [] };
     const job = await queue.getJob(id);
     const state = job ? await job.getState() : 'missing';
+    const add: JobToAdd = { name: jobNameFor(episode.instance_id, episode.sample_index), data, opts: { ...jobOptions, jobId: id } };
     if (job && !REMOVABLE.has(state)) {
       await job.updateData(data);
       await store.retract(ref);
+      running.push({ job, add });
       summary.restarted += 1;
       continue;
     }
@@ -65,10 +79,16 @@ export async function replaceEpisodes(options: ReplaceEpisodesOptions): Promise<
     if (job && !(await removed(job))) {
       // It started between the two looks: it runs in the old generation, so it will stop and re-run with this.
       await job.updateData(data);
+      running.push({ job, add });
       summary.restarted += 1;
       continue;
     }
-    toAdd.push({ name: jobNameFor(episode.instance_id, episode.sample_index), data, opts: { ...jobOptions, jobId: id } });
+    toAdd.push(add);
+  }
+  for (const { job, add } of await finishedMeanwhile(running)) {
+    if (!(await removed(job))) continue;
+    toAdd.push(add);
+    summary.restarted -= 1;
   }
   if (toAdd.length > 0) {
     await redis.sadd(keys.runJobs(runId), ...toAdd.map((j) => j.opts.jobId));
@@ -76,6 +96,21 @@ export async function replaceEpisodes(options: ReplaceEpisodesOptions): Promise<
   }
   summary.enqueued = toAdd.length;
   return summary;
+}
+
+/** The running jobs that completed or failed (in the generation before the retract) within FINISHING_WATCH_MS. */
+async function finishedMeanwhile<T extends { job: Job<EpisodeJobData> }>(running: T[]): Promise<T[]> {
+  const finished: T[] = [];
+  let watching = running;
+  const until = Date.now() + FINISHING_WATCH_MS;
+  while (watching.length > 0) {
+    const states = await Promise.all(watching.map((r) => r.job.getState()));
+    finished.push(...watching.filter((_, i) => states[i] === 'completed' || states[i] === 'failed'));
+    watching = watching.filter((_, i) => states[i] === 'active');
+    if (watching.length === 0 || Date.now() >= until) break;
+    await new Promise((resolve) => setTimeout(resolve, FINISHING_POLL_MS));
+  }
+  return finished;
 }
 
 /** Removes a job that is not running; false when it is (BullMQ refuses to remove a locked job). */
