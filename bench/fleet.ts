@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { announceDemand, EpisodeSchema, specKey, type Episode, type EpisodeResult } from '@rollout-fleet/shared';
 import type { FaultConfig } from '@rollout-fleet/vefaas-local';
 import { openBenchFleet, type BenchFleet } from './lib/bench-fleet.js';
+import type { HostProcess } from './lib/host-process.js';
 import { cpuSeconds } from './lib/proc-cpu.js';
 import { machineLoad, mean, quantile } from './lib/stats.js';
 
@@ -61,6 +62,9 @@ const RATE = (PER_MINUTE / 60) * K;
 const PLATFORM_BURST = Math.max(1, Math.round(RATE));
 const SAMPLES_PER_INSTANCE = 8;
 
+/** vefaas-local runs in its own process, as the cloud is a separate system (bench/lib/host-process.ts). */
+type Fleet = BenchFleet<HostProcess>;
+
 const faults: FaultConfig = {
   seed: 11,
   throttle: { ratePerSecond: RATE, burst: PLATFORM_BURST },
@@ -95,9 +99,9 @@ function episode(runId: string, id: string, image: string): Episode {
   });
 }
 
-async function withFleet<T>(env: Record<string, string>, fn: (fleet: BenchFleet) => Promise<T>): Promise<T> {
+async function withFleet<T>(env: Record<string, string>, fn: (fleet: Fleet) => Promise<T>): Promise<T> {
   const workerExecArgv = values['worker-exec-argv'].split(' ').filter((arg) => arg !== '');
-  const fleet = await openBenchFleet({ isolation: 'emulated', host: { faults }, env: fleetEnv(env), workerExecArgv });
+  const fleet = await openBenchFleet({ isolation: 'emulated', host: { faults }, env: fleetEnv(env), workerExecArgv, hostProcess: true });
   try {
     await fleet.startWorkers({ count: WORKERS, concurrency: CONCURRENCY, processes: true });
     return await fn(fleet);
@@ -110,7 +114,7 @@ async function withFleet<T>(env: Record<string, string>, fn: (fleet: BenchFleet)
  * The supply's own account of a scenario (creates by outcome, missed create slots, waits, warm pool events), and
  * how late creates went out after their booked slots (the room the fleet's burst must leave below the platform's).
  */
-async function supplyLine(fleet: BenchFleet): Promise<string> {
+async function supplyLine(fleet: Fleet): Promise<string> {
   const counters = await fleet.fleetCounters(['rf_sandbox_creates', 'rf_sandbox_create_slots_missed', 'rf_sandbox_wait_seconds', 'rf_warm_pool', 'rf_sandbox_create_late']);
   const short = (name: string): string => name.replace(/^rf_(sandbox_)?/, '').replace('_total', '');
   const late = [...counters].filter(([name]) => name.startsWith('rf_sandbox_create_late_seconds_bucket'));
@@ -140,47 +144,47 @@ async function sweep(): Promise<SweepFigures> {
   return withFleet({ RF_WARM_POOL_MAX: '0' }, async (fleet) => {
     const runId = `fleet-sweep-${Date.now()}`;
     const episodes = Array.from({ length: N }, (_, i) => episode(runId, `e${i}`, `img-${i % 50}`));
-    const before = { ...fleet.host.faults.stats };
-    // CPU per episode: the worker processes, and this process (vefaas-local, the bench's own Redis reads).
+    const before = (await fleet.host.stats()).faults;
+    // CPU per episode: the worker processes, and this process (the bench's own Redis reads and enqueueing) and
+    // vefaas-local's.
     const workerCpu = async (): Promise<number> => (await Promise.all(fleet.workerPids().map(cpuSeconds))).reduce((a, b) => a + b, 0);
-    const cpuBefore = { workers: await workerCpu(), host: process.cpuUsage() };
+    const hostCpu = async (): Promise<number> => (fleet.host.pid === undefined ? 0 : cpuSeconds(fleet.host.pid));
+    const cpuBefore = { workers: await workerCpu(), host: await hostCpu(), bench: process.cpuUsage() };
     // Creates admitted per second of the run: where the fleet kept the platform's rate, and where it did not.
     // Each second: leases (slots) held, of which starting, and the platform's sandboxes.
     const perSecond: number[] = [];
-    // When the first and the last create were admitted (20 ms resolution): the start-up before the rate binds,
-    // and the tail after it.
-    const admitted = { first: 0, last: 0, seen: before.createsAdmitted };
-    const edges = setInterval(() => {
-      const now = fleet.host.faults.stats.createsAdmitted;
-      if (now === admitted.seen) return;
-      admitted.seen = now;
-      admitted.last = Date.now();
-      if (admitted.first === 0) admitted.first = admitted.last;
-    }, 20);
     const slots: string[] = [];
     // Each second: how many creates the fleet is behind its own schedule (its burst at the first create, then the
     // rate), so the seconds where the makespan is lost stand out (a steady number is a loss taken earlier).
     const behind: number[] = [];
     let last = before.createsAdmitted;
+    const sample = async (): Promise<void> => {
+      const [host, leases, starting, waiters] = await Promise.all([
+        fleet.host.stats(),
+        fleet.redis.zcard(fleet.keys.leases()),
+        fleet.redis.zcard(fleet.keys.starting()),
+        fleet.redis.zcard(fleet.keys.slotWaiters()),
+      ]);
+      const admittedNow = host.faults.createsAdmitted - before.createsAdmitted;
+      perSecond.push(host.faults.createsAdmitted - last);
+      last = host.faults.createsAdmitted;
+      if (host.creates.first > 0) behind.push(Math.round(Math.min(N, FLEET_BURST + (RATE * (Date.now() - host.creates.first)) / 1000) - admittedNow));
+      slots.push(`${leases}/${starting}/${host.counts.total - (host.counts.Terminating ?? 0)}/${waiters}`);
+    };
+    // One sample at a time, in order, one a second.
+    let sampling = Promise.resolve();
     const sampler = setInterval(() => {
-      const admittedNow = fleet.host.faults.stats.createsAdmitted - before.createsAdmitted;
-      perSecond.push(admittedNow - (last - before.createsAdmitted));
-      last = fleet.host.faults.stats.createsAdmitted;
-      if (admitted.first > 0) behind.push(Math.round(Math.min(N, FLEET_BURST + (RATE * (Date.now() - admitted.first)) / 1000) - admittedNow));
-      const counts = fleet.host.sandboxCounts();
-      void Promise.all([fleet.redis.zcard(fleet.keys.leases()), fleet.redis.zcard(fleet.keys.starting()), fleet.redis.zcard(fleet.keys.slotWaiters())]).then(([leases, starting, waiters]) =>
-        slots.push(`${leases}/${starting}/${counts.total - (counts.Terminating ?? 0)}/${waiters}`),
-      );
+      sampling = sampling.then(sample);
     }, 1000);
-    const run = await fleet.submitAndWait({ runId, episodes, timeoutMs: 600_000 }).finally(() => {
-      clearInterval(sampler);
-      clearInterval(edges);
-    });
-    const cpu = { workers: (await workerCpu()) - cpuBefore.workers, host: process.cpuUsage(cpuBefore.host) };
-    const usage = fleet.host.usage();
+    const run = await fleet.submitAndWait({ runId, episodes, timeoutMs: 600_000 }).finally(() => clearInterval(sampler));
+    await sampling;
+    const cpu = { workers: (await workerCpu()) - cpuBefore.workers, host: (await hostCpu()) - cpuBefore.host, bench: process.cpuUsage(cpuBefore.bench) };
+    const after = await fleet.host.stats();
+    const { usage } = after;
+    const admitted = after.creates;
     const makespanMs = run.lastCommitAt - run.startedAt;
-    const creates = fleet.host.faults.stats.createsAdmitted - before.createsAdmitted;
-    const throttled = fleet.host.faults.stats.throttled - before.throttled;
+    const creates = after.faults.createsAdmitted - before.createsAdmitted;
+    const throttled = after.faults.throttled - before.throttled;
     const bySandboxes = usage.sandboxSeconds / CAP;
     const byRate = N / RATE;
     const ideal = Math.max(bySandboxes, byRate);
@@ -195,9 +199,11 @@ async function sweep(): Promise<SweepFigures> {
     console.log(`  ideal bound ${ideal.toFixed(2)} s = max(sandbox-seconds ${usage.sandboxSeconds.toFixed(0)} ÷ ${CAP} = ${bySandboxes.toFixed(2)} s, ${N} ÷ ${RATE.toFixed(1)}/s = ${byRate.toFixed(2)} s)`);
     console.log(`  makespan ÷ ideal = ${(makespanMs / 1000 / ideal).toFixed(3)}`);
     console.log(`  creates ${creates} (${usage.created} sandboxes made), platform 429s ${throttled} (${((100 * throttled) / Math.max(1, creates)).toFixed(2)} %), failed ${failedOf(run.results)}`);
+    const benchS = (cpu.bench.user + cpu.bench.system) / 1e6;
+    const cores = (seconds: number): string => (seconds / (makespanMs / 1000)).toFixed(2);
     console.log(
-      `  CPU per episode: workers ${((1000 * cpu.workers) / N).toFixed(2)} ms, vefaas-local + bench ${((cpu.host.user + cpu.host.system) / 1000 / N).toFixed(2)} ms ` +
-        `(${(cpu.workers / (makespanMs / 1000)).toFixed(2)} and ${((cpu.host.user + cpu.host.system) / 1e6 / (makespanMs / 1000)).toFixed(2)} cores over the makespan)`,
+      `  CPU per episode: workers ${((1000 * cpu.workers) / N).toFixed(2)} ms, vefaas-local ${((1000 * cpu.host) / N).toFixed(2)} ms, bench ${((1000 * benchS) / N).toFixed(2)} ms ` +
+        `(${cores(cpu.workers)}, ${cores(cpu.host)} and ${cores(benchS)} cores over the makespan)`,
     );
     console.log(`  episode total p50 ${s(quantile(total, 0.5))}, p90 ${s(quantile(total, 0.9))}; ${machineLoad()}`);
     console.log(`  supply: ${await supplyLine(fleet)}`);
@@ -224,7 +230,7 @@ async function rl(pool: boolean): Promise<RlFigures> {
       return Array.from({ length: BATCH }, (_, i) => episode(runId, `i${Math.floor(i / SAMPLES_PER_INSTANCE)}-s${i % SAMPLES_PER_INSTANCE}`, `rl-${stamp}-b${b}-i${Math.floor(i / SAMPLES_PER_INSTANCE)}`));
     };
     const batches = Array.from({ length: BATCHES }, (_, b) => batchOf(b));
-    const before = { ...fleet.host.faults.stats };
+    const before = (await fleet.host.stats()).faults;
     const makespans: number[] = [];
     let failed = 0;
     await announceDemand({ redis: fleet.redis, keys: fleet.keys, runId: batches[0]![0]!.run_id, episodes: batches[0]! });
@@ -250,8 +256,9 @@ async function rl(pool: boolean): Promise<RlFigures> {
       console.log(`    every 250 ms (leases/starting/waiters, this batch's pool ready+warming, other specs' ready+warming): ${trace.join(' ')}`);
       failed += failedOf(run.results) + (run.complete ? 0 : batch.length - run.results.length);
     }
-    const creates = fleet.host.faults.stats.createsAdmitted - before.createsAdmitted;
-    const throttled = fleet.host.faults.stats.throttled - before.throttled;
+    const after = (await fleet.host.stats()).faults;
+    const creates = after.createsAdmitted - before.createsAdmitted;
+    const throttled = after.throttled - before.throttled;
     console.log(`rl ${pool ? 'with' : 'without'} warm pool: ${BATCHES} batches × ${BATCH} (pause ${s(PAUSE_MS)}): makespans ${makespans.map((m) => (m / 1000).toFixed(2)).join(' ')} s; mean ${s(mean(makespans))}; creates ${creates}, 429s ${throttled}, failed ${failed}; ${machineLoad()}`);
     console.log(`  supply: ${await supplyLine(fleet)}`);
     return { meanMs: mean(makespans), failed, creates, throttled };
@@ -259,7 +266,7 @@ async function rl(pool: boolean): Promise<RlFigures> {
 }
 
 /** Leases, starting, waiters, and the pool's ready/warming sandboxes of `mine` (this batch's specs) vs the rest. */
-async function poolState(fleet: BenchFleet, mine: Set<string>): Promise<{ line: string; sandboxes: Set<string> }> {
+async function poolState(fleet: Fleet, mine: Set<string>): Promise<{ line: string; sandboxes: Set<string> }> {
   const [leases, starting, waiters, pool] = await Promise.all([
     fleet.redis.zcard(fleet.keys.leases()),
     fleet.redis.zcard(fleet.keys.starting()),

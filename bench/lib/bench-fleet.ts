@@ -33,6 +33,7 @@ import {
 import { submitRun } from '@rollout-fleet/producer';
 import { startVefaasLocal, type HostIsolation, type VefaasLocalHandle, type VefaasLocalOptions } from '@rollout-fleet/vefaas-local';
 import { aggregateFleetMetrics, startWorker, type RunningWorker } from '@rollout-fleet/worker';
+import { startHostProcess, type HostInfo, type HostProcess } from './host-process.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 export const IMAGES_DIR = `${root}examples/images`;
@@ -40,8 +41,9 @@ export const IMAGES_DIR = `${root}examples/images`;
 export const SMALL_IMAGE = 'python';
 const SHUTDOWN_GRACE_S = 10;
 
-export interface BenchFleet {
-  host: VefaasLocalHandle;
+/** The host as the fleet sees it: vefaas-local in this process (default) or in its own (`hostProcess`). */
+export interface BenchFleet<H extends HostInfo = VefaasLocalHandle> {
+  host: H;
   vefaas: VefaasClient;
   redis: RedisClient;
   keys: Keyspace;
@@ -103,11 +105,19 @@ export interface BenchFleetOptions {
   workerExecArgv?: string[];
   /** Redis to use instead of REDIS_URL / 127.0.0.1:6379 (a private server whose server-wide stats are the run's). */
   redisUrl?: string;
+  /**
+   * vefaas-local in its own process (`host` then only tells figures through `stats()`); `host` options must then be
+   * plain data. The cloud is a separate system: embedded, it answers from the bench's event loop, busy enqueueing.
+   */
+  hostProcess?: boolean;
 }
 
-export async function openBenchFleet(o: BenchFleetOptions): Promise<BenchFleet> {
+export async function openBenchFleet(o: BenchFleetOptions & { hostProcess: true }): Promise<BenchFleet<HostProcess>>;
+export async function openBenchFleet(o: BenchFleetOptions & { hostProcess?: false }): Promise<BenchFleet>;
+export async function openBenchFleet(o: BenchFleetOptions): Promise<BenchFleet<HostProcess | VefaasLocalHandle>> {
   const found: FoundRedis = await findRedis(o.redisUrl ?? process.env.REDIS_URL);
-  const host = await startVefaasLocal({ ...o.host, isolation: o.isolation, imagesDir: IMAGES_DIR });
+  const hostOptions = { ...o.host, isolation: o.isolation, imagesDir: IMAGES_DIR };
+  const host = o.hostProcess ? await startHostProcess(hostOptions) : await startVefaasLocal(hostOptions);
   const vefaas = createVefaasClient({
     endpoint: host.controlPlaneUrl,
     region: host.region,
