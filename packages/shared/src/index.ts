@@ -236,6 +236,7 @@ export {
 } from './tools/tool-catalogue.js';
 export type { OpenAiToolSchema, ToolArgumentSpec, ToolCallName, ToolSpec } from './tools/tool-catalogue.js';
 export { EDITOR_HISTORY_FILE, TOOL_BUNDLE_DIR, TOOL_INSTALL_DIR, TOOL_INSTALL_ROOT } from './tools/bundle-paths.js';
+export { TOOL_BUNDLE_UPLOAD, prepareToolBundleUpload } from './tools/tool-bundle-upload.js';
 export { AGENT_ENV_LABEL_KEY, AgentEnv, DEFAULT_SESSION_ENV } from './agent-env/agent-env.js';
 export type { AgentEnvOptions, AttachOptions, ReadyOptions, RunResult, SettleOutcome, StartTimings, VefaasTarget } from './agent-env/agent-env.js';
 export { checkSandboxEnvNames, createSandboxRequest } from './agent-env/create-request.js';

@@ -13,6 +13,7 @@ import {
   createKeyspace,
   createRedis,
   jobSecrets,
+  prepareToolBundleUpload,
   scrubFromLogs,
   type Config,
   type EpisodeJobData,
@@ -117,6 +118,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     watch,
   });
 
+  // Zipped once per process and blocking the event loop while it zips: done before jobs arrive, not amid the first
+  // sandboxes' set-ups. Best effort: a bundle that cannot be read fails the set-ups that need it, as before.
+  await prepareToolBundleUpload().catch((err: unknown) => logger.warn({ err }, 'could not prepare the tool bundle upload; the first sandbox will'));
   // BullMQ leaves connections it did not create open on close(); we own this one and close it ourselves.
   // BullMQ requires maxRetriesPerRequest: null on a worker's connection: the 'blocking' role.
   const workerConnection = createRedis(config.redis, { role: 'blocking', connectionName: `rf-worker-queue:${workerId}` });
