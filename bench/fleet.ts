@@ -192,7 +192,8 @@ async function sweep(): Promise<SweepFigures> {
     console.log(`sweep: ${N} episodes × ${STEPS} steps, ${WORKERS} workers × ${CONCURRENCY}, cap ${CAP}, platform ${RATE.toFixed(1)} creates/s (${PER_MINUTE}/min ÷ ${K})`);
     console.log(`  makespan ${s(makespanMs)} (first enqueue → last commit); complete ${run.complete}`);
     console.log(
-      `  every job enqueued at ${s(run.enqueuedAt - run.startedAt)}; first create admitted at ${s(admitted.first - run.startedAt)}, ` +
+      `  every job enqueued at ${s(run.enqueuedAt - run.startedAt)}; first episode started at ${s(Math.min(...run.results.map((r) => Date.parse(r.attempts[0]?.started_at ?? '') || Infinity)) - run.startedAt)}, ` +
+        `first create admitted at ${s(admitted.first - run.startedAt)}, ` +
         `last at ${s(admitted.last - run.startedAt)} (ideal at the fleet's rate: ${s((1000 * (N - FLEET_BURST)) / RATE)} after the first); ` +
         `last commit ${s(run.lastCommitAt - admitted.last)} after the last create`,
     );
