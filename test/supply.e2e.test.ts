@@ -4,7 +4,8 @@
  * adopted by its label (never created twice), 429s lower the fleet rate without failing anyone, full caps are
  * waited for (and time out as SANDBOX_ACQUIRE_TIMEOUT), lost leases and idle sessions are reported.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   AGENT_ENV_LABEL_KEY,
@@ -218,6 +219,33 @@ describe('SandboxSupply', () => {
     expect(second.sandboxId).not.toBe(first.sandboxId);
     expect(await supply.leases.counts()).toMatchObject({ live: 1, waiters: 0 });
   });
+
+  it('an attempt for a slot is one slots.lua call: warm claim, reservation and the waiter entry go together', async () => {
+    // No poll within the test: the waiter tries again only when the release wakes it.
+    const { supply } = await supplyWith({ maxSandboxes: 1, acquireTimeoutMs: 3_600_000 }, undefined, { first: 600_000, max: 600_000 });
+    const first = await acquire(supply);
+    const slotsSha = createHash('sha1').update(readFileSync(new URL('../packages/worker/src/leases/slots.lua', import.meta.url), 'utf8')).digest('hex');
+    const ops: string[] = [];
+    const evalsha = redis.evalsha.bind(redis) as (...args: unknown[]) => unknown;
+    const spy = vi.spyOn(redis, 'evalsha').mockImplementation(((...args: unknown[]) => {
+      // slots.lua's arguments: its sha, 7 keys, the key base, then the op.
+      if (args[0] === slotsSha) ops.push(String(args[10]));
+      return evalsha(...args);
+    }) as RedisClient['evalsha']);
+    try {
+      const waiting = supply.acquire({ ...request(), jobId: 'second' });
+      await vi.waitFor(async () => expect((await supply.leases.counts()).waiters).toBe(1));
+      await first.release();
+      held.push(await waiting);
+    } finally {
+      spy.mockRestore();
+    }
+    // Refused (and counted as waiting), woken by the release, granted (and no longer waiting); the updates are the
+    // create's label and leaving the starting cap. Before: a claim before each reservation, a wait after the
+    // refusal and an unwait after the grant — seven calls where three do.
+    expect(ops.filter((op) => op !== 'counts' && op !== 'release')).toEqual(['reserve', 'reserve', 'update', 'update']);
+    expect(await supply.leases.counts()).toMatchObject({ live: 1, waiters: 0 });
+  }, 20_000);
 
   it('a release in another process wakes a waiter at once, long before its next poll', async () => {
     const { supply: holder, keys } = await supplyWith({ maxSandboxes: 1 });

@@ -325,6 +325,42 @@ describe('LeaseStore warm pool', () => {
   });
 });
 
+describe('LeaseStore reserve in one round trip', () => {
+  it('claims a ready warm sandbox of the spec before taking a slot, even with the caps full', async () => {
+    const store = storeOn(keyspace());
+    const warm = await started(store, { warm: true, spec: 'img-c' });
+    await store.update(warm.ticket, warm.owner, { target: 'default', sandbox: 'sb-c', spec: 'img-c', fields: { auth: 'token' } });
+    await store.offer(warm.ticket, warm.owner, 'img-c');
+    const owner = randomUUID();
+    const base = { ticket: randomUUID(), owner, target: 'default', maxLive: 1, maxStarting: 1, claim: true, fields: { job: 'j2', role: 'main' as const } };
+    // Another spec: nothing to claim, and the live cap (1) is full.
+    expect(await store.reserve({ ...base, spec: 'img-other' })).toMatchObject({ ok: false, reason: 'live', ready: 1 });
+    const claimed = await store.reserve({ ...base, spec: 'img-c' });
+    expect(claimed).toMatchObject({ ok: true, claimed: { ticket: warm.ticket, sandbox: 'sb-c', auth: 'token', owner, job: 'j2', role: 'main' } });
+    expect(await store.renew(warm.ticket, owner)).toBe(true);
+    expect(await store.counts()).toMatchObject({ live: 1, ready: 0 });
+    // Without `claim` a ready warm sandbox is left alone.
+    const again = await started(store, { warm: true, spec: 'img-c' });
+    await store.offer(again.ticket, again.owner, 'img-c');
+    expect(await store.reserve({ ...base, ticket: randomUUID(), spec: 'img-c', claim: false, maxLive: 10, maxStarting: 10 })).toMatchObject({ ok: true, live: 3 });
+    expect(await store.counts()).toMatchObject({ ready: 1 });
+  });
+
+  it('counts a refused acquirer as waiting (warm fills yield to it) and a granted one no longer', async () => {
+    const store = storeOn(keyspace());
+    const holder = await reserve(store, { maxLive: 1 });
+    expect(holder.outcome.ok).toBe(true);
+    const waiter = { id: randomUUID(), ttlMs: 10_000 };
+    const attempt = { owner: waiter.id, target: 'default', spec: 'spec-a', maxLive: 1, maxStarting: 1, claim: true, waiter };
+    expect(await store.reserve({ ...attempt, ticket: randomUUID() })).toMatchObject({ ok: false, reason: 'live' });
+    expect((await store.counts()).waiters).toBe(1);
+    expect((await reserve(store, { warm: true })).outcome).toMatchObject({ ok: false, reason: 'yield' });
+    await store.release(holder.ticket, holder.owner);
+    expect(await store.reserve({ ...attempt, ticket: randomUUID() })).toMatchObject({ ok: true, live: 1 });
+    expect((await store.counts()).waiters).toBe(0);
+  });
+});
+
 describe('LeaseStore warm pool order', () => {
   it('an eviction (claim of any spec) takes the most recently readied warm sandbox, the one wanted last', async () => {
     const store = storeOn(keyspace());

@@ -46,7 +46,9 @@ export interface Lease extends LeaseFields {
 }
 
 export type ReserveOutcome =
-  | { ok: true; live: number; starting: number }
+  | { ok: true; live: number; starting: number; claimed?: undefined }
+  /** A ready warm sandbox of the spec was claimed instead (`claim`): its slot and lease are the caller's now. */
+  | { ok: true; claimed: Lease }
   | { ok: false; reason: 'live' | 'starting' | 'yield' | 'pool' | 'spec'; live: number; starting: number; ready: number };
 
 export interface SlotCounts {
@@ -105,6 +107,9 @@ export class LeaseStore {
   /**
    * Takes a slot if the live and starting caps allow. A warm fill (`warm`) also yields to anyone waiting for
    * a slot, and needs the pool below `poolMax` sandboxes and below `specTarget` of its spec.
+   * `claim`: first claim a ready warm sandbox of `spec`, as `claim` does. `waiter`: the acquirer counts as waiting
+   * for `ttlMs` when no slot is granted (as `wait`), and no longer once one is (as `unwait`). Both in the same
+   * round trip: an acquirer's attempt is one call, not up to four.
    */
   async reserve(o: {
     ticket: string;
@@ -114,19 +119,18 @@ export class LeaseStore {
     maxLive: number;
     maxStarting: number;
     warm?: { poolMax: number; specTarget: number };
+    claim?: boolean;
+    waiter?: { id: string; ttlMs: number };
     fields?: LeaseFields;
   }): Promise<ReserveOutcome> {
     const warm = o.warm ? [1, o.target, o.spec, o.warm.poolMax, o.warm.specTarget] : [0, o.target, o.spec, 0, 0];
-    const reply = (await this.#run('reserve', [o.ticket, o.owner, this.#ttlMs, o.maxLive, o.maxStarting, ...warm, ...fieldArgs(o.fields)])) as [
-      number,
-      string,
-      number,
-      number,
-      number,
-    ];
+    const waiter = o.waiter ? [o.waiter.id, o.waiter.ttlMs] : ['', 0];
+    const args = [o.ticket, o.owner, this.#ttlMs, o.maxLive, o.maxStarting, ...warm, o.claim ? 1 : 0, ...waiter, ...fieldArgs(o.fields)];
+    const reply = (await this.#run('reserve', args)) as [number, string, number | string[], number, number];
     const [ok, reason, live, starting, ready] = reply;
-    if (ok === 1) return { ok: true, live, starting };
-    return { ok: false, reason: reason as 'live' | 'starting' | 'yield' | 'pool' | 'spec', live, starting, ready };
+    if (ok === 2) return { ok: true, claimed: pairsToObject(live as string[]) as unknown as Lease };
+    if (ok === 1) return { ok: true, live: live as number, starting };
+    return { ok: false, reason: reason as 'live' | 'starting' | 'yield' | 'pool' | 'spec', live: live as number, starting, ready };
   }
 
   /** Extends the lease by one TTL; false when it has expired or someone else holds it (never resurrects). */

@@ -188,13 +188,11 @@ export class SandboxSupply {
     let waiting = false;
     for (;;) {
       request.signal?.throwIfAborted();
-      if (request.role !== 'warm') {
-        const warm = await this.#claimWarm({ request, spec, owner, logger, started });
-        if (warm === 'retry') continue;
-        if (warm) return warm;
-      }
       const target = await this.targets.pick();
       const ticket = randomUUID();
+      // Registered before the reserve can mark it waiting: a wake published in between would otherwise be lost.
+      this.#waker.register(owner);
+      // One round trip: a ready warm sandbox of the spec if there is one, else a slot, else counted as waiting.
       const reserved = await this.leases.reserve({
         ticket,
         owner,
@@ -202,12 +200,18 @@ export class SandboxSupply {
         spec,
         maxLive: this.#o.limits.maxSandboxes,
         maxStarting: this.#o.limits.maxStarting,
+        claim: request.role !== 'warm',
+        waiter: { id: owner, ttlMs: 3 * slotPauseMs + 5 * SECOND },
         fields: this.#fields(request),
       });
       if (reserved.ok) {
         this.#waker.unregister(owner);
-        if (waiting) await this.leases.unwait(owner);
         waiting = false;
+        if (reserved.claimed) {
+          const warm = await this.#useWarm({ lease: reserved.claimed, request, spec, owner, logger, started });
+          if (warm === 'retry') continue;
+          return warm;
+        }
         try {
           return await this.#createHeld({ ticket, owner, target, spec }, request, { logger, giveUpAt, started });
         } catch (thrown) {
@@ -220,17 +224,10 @@ export class SandboxSupply {
       // A full live cap with idle warm sandboxes of other specs: one of them makes room — once this acquirer has
       // waited one pause. Jobs that started with it are claiming those sandboxes right now (an RL batch starts
       // ~200 jobs at once on a pool made for them): evicting one then only sends its job to the back of the queue
-      // for a slot, and wastes a create. The acquirer counts as waiting first, so no warm fill takes the slot
-      // the eviction frees (evict, refill, evict… wastes creates).
-      if (reserved.reason === 'live' && reserved.ready > 0 && waiting) {
-        this.#waker.register(owner);
-        await this.leases.wait(owner, 3 * slotPauseMs + 5 * SECOND);
-        waiting = true;
-        if (await this.#evictOne(logger)) continue;
-      }
+      // for a slot, and wastes a create. The acquirer counts as waiting already (the reserve said so), so no warm
+      // fill takes the slot the eviction frees (evict, refill, evict… wastes creates).
+      if (reserved.reason === 'live' && reserved.ready > 0 && waiting && (await this.#evictOne(logger))) continue;
       if (Date.now() + slotPauseMs > giveUpAt) throw this.#timeout(logger, started, `the fleet's sandbox caps stayed full (${reserved.reason})`);
-      this.#waker.register(owner);
-      await this.leases.wait(owner, 3 * slotPauseMs + 5 * SECOND);
       waiting = true;
       const waited = performance.now();
       // Until a release anywhere in the fleet wakes this waiter (slot-waker.ts), or the poll comes round.
@@ -425,11 +422,9 @@ export class SandboxSupply {
     }
   }
 
-  /** A ready warm sandbox of this spec, checked alive; 'retry' when the one claimed was dead. */
-  async #claimWarm(o: { request: SandboxRequest; spec: string; owner: string; logger: Logger; started: number }): Promise<SuppliedSandbox | 'retry' | undefined> {
-    const { request } = o;
-    const lease = await this.leases.claim(o.spec, o.owner, this.#fields(request));
-    if (!lease) return undefined;
+  /** A ready warm sandbox of this spec, claimed by the reserve, checked alive; 'retry' when it was dead. */
+  async #useWarm(o: { lease: Lease; request: SandboxRequest; spec: string; owner: string; logger: Logger; started: number }): Promise<SuppliedSandbox | 'retry'> {
+    const { request, lease } = o;
     const target = this.targets.byId(lease.target);
     if (!target) {
       // Made by a process configured with another target list: it cannot be reached from here.
