@@ -1,4 +1,4 @@
-import { once } from 'node:events';
+import { getEventListeners, once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
@@ -341,6 +341,22 @@ describe('VefaasClient retries and transport failures', () => {
     const { server, client } = await setup(() => controller.abort(new Error('worker shutdown')));
     await expect(client.describeSandbox({ FunctionId: 'fn-1', SandboxId: 'sb-1' }, { signal: controller.signal })).rejects.toThrow('worker shutdown');
     expect(server.received).toHaveLength(1);
+  });
+
+  it('leaves no listener on the caller\'s signal once a call ends, answered or failed', async () => {
+    // A long-lived signal (the worker's shutdown) is passed to every call: each call's link to it must go.
+    const shutdown = new AbortController();
+    let calls = 0;
+    const { client } = await setup((req, res) => {
+      calls += 1;
+      if (calls === 1) reply(res, 200, actionOf(req), { Result: { SandboxId: 'sb-1' } });
+      else res.destroy();
+    }, { retry: false });
+    await client.describeSandbox({ FunctionId: 'fn-1', SandboxId: 'sb-1' }, { signal: shutdown.signal });
+    expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(0);
+    const err = await rejection(client.describeSandbox({ FunctionId: 'fn-1', SandboxId: 'sb-1' }, { signal: shutdown.signal }));
+    expect(err.code).toBe('VEFAAS_NETWORK');
+    expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(0);
   });
 
   it('uses an injected dispatcher and leaves it open on close()', async () => {
