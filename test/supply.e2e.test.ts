@@ -6,6 +6,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { getEventListeners } from 'node:events';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   AGENT_ENV_LABEL_KEY,
@@ -270,6 +271,23 @@ describe('SandboxSupply', () => {
     controller.abort(reason);
     await expect(waiting).rejects.toBe(reason);
     expect((await supply.leases.counts()).live).toBe(1);
+  });
+
+  it('a held sandbox stops listening to its holder\'s signal once released or handed over, and a failed acquire does too', async () => {
+    // The holder's signal may be long-lived (an API session's, the worker's shutdown): each sandbox's link must go.
+    const { supply } = await supplyWith({});
+    const shutdown = new AbortController();
+    const released = await acquire(supply, { signal: shutdown.signal });
+    const handedOver = await acquire(supply, { signal: shutdown.signal });
+    expect(getEventListeners(shutdown.signal, 'abort').length).toBeGreaterThan(0);
+    await released.release();
+    handedOver.handOver();
+    await handedOver.env.close();
+    expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(0);
+    host.faults.configure({ controlPlane: { answer: { CreateSandbox: { code: 'InvalidParameter', status: 400 } } } });
+    await expect(supply.acquire({ ...request(), signal: shutdown.signal })).rejects.toMatchObject({ code: 'VEFAAS_BAD_REQUEST' });
+    expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(0);
+    expect(shutdown.signal.aborted).toBe(false);
   });
 
   it('reports a lost lease to onLost (the reaper may kill the sandbox), and an idle session as SANDBOX_IDLE', async () => {

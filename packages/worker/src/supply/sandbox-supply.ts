@@ -38,6 +38,7 @@ import { adoptOrKill, type AdoptOutcome } from './adopt-or-kill.js';
 import { CreateRateLimiter } from './create-rate-limiter.js';
 import { FLEET_LABEL_KEY, ensureFleetId } from './fleet-id.js';
 import { LIFETIME_MARGIN_MS, LeaseKeeper } from './lease-keeper.js';
+import { LostSignal } from './lost-signal.js';
 import { SlotWaker } from './slot-waker.js';
 import type { SupplyMetrics } from './supply-metrics.js';
 import { TargetPool, type SupplyTarget, type TargetHealthOptions } from './target-pool.js';
@@ -277,8 +278,8 @@ export class SandboxSupply {
     request: SandboxRequest,
     o: { logger: Logger; giveUpAt: number; started: number; preBooked?: boolean },
   ): Promise<SuppliedSandbox> {
-    const lost = new AbortController();
-    const signal = request.signal ? AbortSignal.any([request.signal, lost.signal]) : lost.signal;
+    const lost = new LostSignal(request.signal);
+    const { signal } = lost;
     const lifetimeS = lifetimeFor(request.sandbox, request.deadline);
     // Counted from before the create: the platform's own count starts later, so this is never late.
     const expiresAt = Date.now() + lifetimeS * SECOND;
@@ -291,7 +292,7 @@ export class SandboxSupply {
       expiresAt,
       deadline: request.deadline,
       extendLifetime: async (seconds) => env?.extendLifetime(seconds),
-      onLost: (err) => lost.abort(err),
+      onLost: (err) => lost.lose(err),
     });
     let sandboxId: string | undefined;
     try {
@@ -316,7 +317,8 @@ export class SandboxSupply {
       return this.#hold({ slot, env, sandboxId, keeper, lost, request, warm: false, started: o.started });
     } catch (thrown) {
       keeper.stop();
-      const err = lost.signal.aborted ? (lost.signal.reason as RolloutError) : thrown;
+      lost.dispose();
+      const err = lost.reason ?? thrown;
       await this.#discard(slot, { env, sandboxId, logger: o.logger });
       throw err;
     }
@@ -432,8 +434,8 @@ export class SandboxSupply {
       return 'retry';
     }
     const slot: HeldSlot = { ticket: lease.ticket, owner: o.owner, target, spec: o.spec };
-    const lost = new AbortController();
-    const signal = request.signal ? AbortSignal.any([request.signal, lost.signal]) : lost.signal;
+    const lost = new LostSignal(request.signal);
+    const { signal } = lost;
     const env = lease.auth
       ? AgentEnv.attach({
           target: target.target,
@@ -449,6 +451,7 @@ export class SandboxSupply {
     if (!env || !(await env.probe({ timeoutMs: 5 * SECOND }))) {
       this.#o.metrics?.supply.warm.inc({ event: 'discarded' });
       o.logger.warn({ sandboxId: lease.sandbox }, 'a warm sandbox failed its liveness check; discarded');
+      lost.dispose();
       await this.#discard(slot, { env, sandboxId: lease.sandbox, logger: o.logger });
       return 'retry';
     }
@@ -464,7 +467,7 @@ export class SandboxSupply {
       expiresAt,
       deadline: request.deadline,
       extendLifetime: (seconds) => env.extendLifetime(seconds),
-      onLost: (err) => lost.abort(err),
+      onLost: (err) => lost.lose(err),
     });
     // The claim renewed the lease already: beat now only if the lifetime must be extended now. A batch's claims
     // come ~200 at once; a SetSandboxTimeout each would load the control plane just as their episodes start.
@@ -505,7 +508,7 @@ export class SandboxSupply {
     env: AgentEnv;
     sandboxId: string;
     keeper: LeaseKeeper;
-    lost: AbortController;
+    lost: LostSignal;
     request: SandboxRequest;
     warm: boolean;
     started: number;
@@ -534,7 +537,7 @@ interface HolderOptions {
   env: AgentEnv;
   sandboxId: string;
   keeper: LeaseKeeper;
-  lost: AbortController;
+  lost: LostSignal;
   request: SandboxRequest;
   warm: boolean;
   started: number;
@@ -563,7 +566,7 @@ class Holder implements SuppliedSandbox {
     this.targetId = o.slot.target.id;
     this.warm = o.warm;
     this.acquireMs = performance.now() - o.started;
-    o.lost.signal.addEventListener('abort', () => this.#lost(o.lost.signal.reason as RolloutError), { once: true });
+    o.lost.onLost((err) => this.#lost(err));
     this.touch();
   }
 
@@ -587,6 +590,7 @@ class Holder implements SuppliedSandbox {
     this.#releasing = Promise.resolve();
     if (this.#idle) clearTimeout(this.#idle);
     this.#o.keeper.stop();
+    this.#o.lost.dispose();
     this.#o.onReleased();
     this.#o.supply.handedOver();
   }
@@ -595,6 +599,7 @@ class Holder implements SuppliedSandbox {
     this.#releasing ??= (async () => {
       if (this.#idle) clearTimeout(this.#idle);
       this.#o.keeper.stop();
+      this.#o.lost.dispose();
       this.#o.onReleased();
       await this.#o.supply.discardHeld(this.#o.slot, this.env, this.#o.logger);
     })();
