@@ -84,6 +84,15 @@ describeWith([bwrapNeed()], 'session set-up on a stalled sandbox (bubblewrap)', 
     await expectInStep(env);
   });
 
+  it('a session born a prompt behind is brought back in step (under load the start line is echoed and its SHELLPS1PREFIX taken for the prompt; here ~/.bashrc prints one)', async () => {
+    await using env = newEnv();
+    await env.start();
+    await env.run(`echo 'printf SHELLPS1PREFIX' >> ~/.bashrc`);
+    await env.run('exit');
+    await env.restartSession();
+    await expectInStep(env);
+  });
+
   it('a poisoned ~/.bashrc is still the model’s doing: SESSION_RESTART_FAILED (model), stall or not', async () => {
     for (const poison of ["echo 'exit' >> ~/.bashrc", `echo 'PROMPT_COMMAND="printf SHELLPS1PREFIX"' >> ~/.bashrc`]) {
       await using env = newEnv();

@@ -517,14 +517,39 @@ export class AgentEnv implements AsyncDisposable {
     }
   }
 
-  /** A set-up command that must succeed: unknown outcome → SESSION_SETUP_AMBIGUOUS, non-zero → SANDBOX_START_FAILED. */
+  /**
+   * A set-up command that must succeed: unknown outcome → SESSION_SETUP_AMBIGUOUS, non-zero → SANDBOX_START_FAILED.
+   * A command answered without its marker is sent again once the session is back in step (#resync): a new
+   * session can be born a prompt behind — on a loaded sandbox bash's line editor echoes the start line, whose
+   * `SHELLPS1PREFIX` the start then takes for the prompt (seen at load ~25).
+   */
   async #mustSetUp(command: string, what: string): Promise<string> {
-    const outcome = await this.runSetup(command);
+    let outcome = await this.runSetup(command);
+    if (!outcome.ran && (await this.#resync())) outcome = await this.runSetup(command);
     const status = setupStatus(outcome, what);
     if (status !== 0) {
       throw new RolloutError('SANDBOX_START_FAILED', `${what} failed (exit ${status}): ${outcome.output.slice(0, 500)}`);
     }
     return outcome.output;
+  }
+
+  /**
+   * Brings a session a prompt (or a few) behind back in step: Ctrl-C at the idle prompt, whose answer (SWE-ReX
+   * reads on for 0.5 s after the prompt it matched) takes every stale prompt with it; a marker then tells whether
+   * it worked. Two tries; false when the session still answers out of step.
+   */
+  async #resync(): Promise<boolean> {
+    const signal = this.#o.signal;
+    for (let round = 0; round < 2; round += 1) {
+      try {
+        await this.#client().interrupt(this.#session, { retries: 0, ...(signal ? { signal } : {}) });
+      } catch (thrown) {
+        if (!(thrown instanceof SwerexRuntimeError)) throw thrown;
+        return false;
+      }
+      if ((await this.runSetup(':')).ran) return true;
+    }
+    return false;
   }
 
   #newClient(sandboxId: string, authToken: string): SwerexClient {
