@@ -10,6 +10,7 @@ import { hostname } from 'node:os';
 import { Queue, Worker } from 'bullmq';
 import {
   ResultStore,
+  abortableDelay,
   createKeyspace,
   createRedis,
   jobSecrets,
@@ -250,7 +251,7 @@ async function settleWithRetries(settle: () => Promise<unknown>, logger: Logger,
         logger.warn({ err, jobId }, 'could not write the result of a failed job; the reconciler will');
         return;
       }
-      await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** attempt));
+      await abortableDelay(250 * 2 ** attempt);
     }
   }
 }

@@ -15,6 +15,7 @@
 import type { Job, Queue } from 'bullmq';
 import {
   ResultStore,
+  abortableDelay,
   jobIdFor,
   jobNameFor,
   jobOptionsFor,
@@ -108,7 +109,7 @@ async function finishedMeanwhile<T extends { job: Job<EpisodeJobData> }>(running
     finished.push(...watching.filter((_, i) => states[i] === 'completed' || states[i] === 'failed'));
     watching = watching.filter((_, i) => states[i] === 'active');
     if (watching.length === 0 || Date.now() >= until) break;
-    await new Promise((resolve) => setTimeout(resolve, FINISHING_POLL_MS));
+    await abortableDelay(FINISHING_POLL_MS);
   }
   return finished;
 }

@@ -14,6 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
+import { abortableDelay } from '../swerex/abortable-delay.js';
 import { startWireServer, type WireServer } from '../swerex/wire-test-server.js';
 import { toyCompletionTokens, toyLogprob, toyPromptIds, type ToyMessage } from './toy-tokenizer.js';
 
@@ -338,7 +339,7 @@ export async function startScriptedPolicyServer(options: ScriptedPolicyServerOpt
     const answer = completion(chosen.reply, { body, dialect: script.dialect ?? 'vllm', turn, completionCounter: completions });
     finish();
     const delay = chosen.reply.delay_ms ?? 0;
-    if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+    if (delay > 0) await abortableDelay(delay);
     send(res, 200, answer);
   });
 

@@ -12,7 +12,7 @@ import { closeSync, openSync } from 'node:fs';
 import { chmod, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { RolloutError } from '@rollout-fleet/shared';
+import { RolloutError, abortableDelay } from '@rollout-fleet/shared';
 import { parseAuthToken } from './auth-token.js';
 import { bwrapArgs } from './bwrap-args.js';
 import { bwrapPath, checkIsolation } from './check-isolation.js';
@@ -124,7 +124,7 @@ export async function launchSandbox(launch: SandboxLaunch): Promise<SandboxProce
         // bwrap reaps the init and exits. Killing bwrap first would orphan the init's zombie to the host's
         // pid 1, which may take seconds to reap it.
         killPids(inner);
-        await Promise.race([exited, delay(2 * SECOND)]);
+        await Promise.race([exited, abortableDelay(2 * SECOND)]);
       }
       killPids([pid, ...inner]);
       await exited;
@@ -272,10 +272,6 @@ async function waitUntilGone(list: () => Promise<number[]>): Promise<void> {
     if (alive.length === 0) return;
     if (Date.now() > deadline) throw new RolloutError('INTERNAL', `sandbox processes survived SIGKILL: ${alive.join(',')}`);
     killPids(alive);
-    await delay(20);
+    await abortableDelay(20);
   }
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

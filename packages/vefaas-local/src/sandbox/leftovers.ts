@@ -4,6 +4,7 @@
  */
 import { readFile, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { abortableDelay } from '@rollout-fleet/shared';
 import { sandboxCgroupDirs, type CgroupOptions } from './cgroups/sandbox-cgroups.js';
 import { killPids } from './process-tree.js';
 
@@ -20,7 +21,7 @@ export async function removeSandboxLeftovers(options: { stateRoot: string; sandb
         (err: NodeJS.ErrnoException) => err.code === 'ENOENT',
       );
       if (gone) break;
-      await new Promise((resolve) => setTimeout(resolve, 20)); // members are still exiting
+      await abortableDelay(20); // members are still exiting
     }
   }
   await rm(join(options.stateRoot, options.sandboxId), { recursive: true, force: true });
