@@ -41,9 +41,11 @@ describe('a stalled sandbox is infrastructure, never the model’s 0', () => {
       'late-fix': [bash('echo one # rf-stall'), bash(`sleep 2; ${SED}`)],
       // The model desyncs its shell on purpose: every step answers early; the shell catches up before extraction.
       'self-desync': [bash(`PROMPT_COMMAND='printf SHELLPS1PREFIX'`), FIX, bash('sleep 1')],
-      // … and keeps printing the fallback terminator from the background, ahead of every marker of ours: the shell
-      // never shows our marker — graded as the tree stands.
+      // … and keeps printing the fallback terminator from the background, ahead of our markers: whether one of
+      // them still gets through depends on the scheduler, so either outcome is a grade, never a retry or null.
       'self-desync-flood': [bash(`PROMPT_COMMAND='printf SHELLPS1PREFIX'`), FIX, bash('while :; do echo UNIQUESTRING29234; sleep 0.01; done &')],
+      // The model shadows printf, which prints our markers: the shell can never show one — graded as the tree stands.
+      'no-markers': [FIX, bash('printf() { :; }')],
     };
     const episodes = Object.entries(cases).map(([id, trajectory]) => ({ ...template, run_id: 'stall', episode_id: id, trajectory }));
     await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId: 'stall', episodes });
@@ -78,7 +80,14 @@ describe('a stalled sandbox is infrastructure, never the model’s 0', () => {
     expect(summary('self-desync')).toEqual({ status: 'completed', reward: 1, failure: null, attempts: 1 });
   });
 
-  it('a model that also floods the terminator is graded as its tree stands (SESSION_OUT_OF_SYNC, model), never null', () => {
-    expect(summary('self-desync-flood')).toMatchObject({ status: 'completed', reward: 1, attempts: 1, failure: { code: 'SESSION_OUT_OF_SYNC', class: 'model' } });
+  it('a model that also floods the terminator is graded on its tree in one attempt, never null', () => {
+    const r = summary('self-desync-flood');
+    expect(r).toMatchObject({ status: 'completed', reward: 1, attempts: 1 });
+    // Caught up (no failure) or never caught up (the model's doing): which one depends on the scheduler.
+    if (r.failure !== null) expect(r.failure).toMatchObject({ code: 'SESSION_OUT_OF_SYNC', class: 'model' });
+  });
+
+  it('a shell that can never show our marker is graded as its tree stands (SESSION_OUT_OF_SYNC, model), never null', () => {
+    expect(summary('no-markers')).toMatchObject({ status: 'completed', reward: 1, attempts: 1, failure: { code: 'SESSION_OUT_OF_SYNC', class: 'model' } });
   });
 });

@@ -43,7 +43,7 @@ async function answers(port: number, token: string): Promise<void> {
   expect(denied.status).toBe(401);
   const post = (path: string, body: unknown) =>
     fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', headers: { 'x-api-key': token, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  expect((await post('/create_session', { session: 'rf', session_type: 'bash' })).status).toBe(200);
+  expect((await post('/create_session', { session: 'rf', session_type: 'bash', startup_timeout: 10 })).status).toBe(200);
   expect(await (await post('/run_in_session', { session: 'rf', command: 'echo from-the-image', action_type: 'bash' })).json()).toMatchObject({ output: 'from-the-image\n', exit_code: 0 });
 }
 
