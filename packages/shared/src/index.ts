@@ -83,6 +83,7 @@ export type { CreateLoggerOptions, LogContext, Logger } from './logging/create-l
 export { isSecretKey, redactDeep, redactSecrets } from './logging/redact.js';
 export { isLoopbackHost } from './net/loopback.js';
 export { redactJobData, redactJobText, jobSecrets, MIN_SCRUBBED_LENGTH } from './logging/redact-job-data.js';
+export { SECRET_MASK, MIN_MASKED_LENGTH, createSecretMasker, episodeSecrets, isSecretVariable, type SecretMasker } from './logging/secret-masker.js';
 export { LOG_FORMATS, LOG_LEVELS } from './logging/levels.js';
 export type { LogFormat, LogLevel } from './logging/levels.js';
 export { createRedis, isCluster } from './redis/create-redis.js';
