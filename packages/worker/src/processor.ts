@@ -16,9 +16,12 @@ import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import {
   EpisodeSchema,
   RolloutError,
+  MIN_MASKED_LENGTH,
   buildFailedResult,
   childLogger,
   coerceError,
+  createSecretMasker,
+  episodeSecrets,
   linkedAbort,
   parseJobId,
   toFailure,
@@ -33,6 +36,7 @@ import {
   type Logger,
   type RedisClient,
   type ResultStore,
+  type SecretMasker,
 } from '@rollout-fleet/shared';
 import type { EpisodeWatch } from './episode/episode-watch.js';
 import type { AttemptDeps, AttemptInput, AttemptOutcome } from './episode/run-attempt.js';
@@ -96,11 +100,12 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
     const attemptNo = history.length + 1;
     const fence: CommitFence = { generation, attemptsMade: job.attemptsMade };
     const log = logger.child({ attempt: attemptNo });
+    const masker = secretMaskerOf(episode, log);
 
     if ((await deps.redis.hget(deps.keys.run(episode.run_id), 'cancelled')) === '1') {
       const err = new RolloutError('CANCELLED', `run ${episode.run_id} was cancelled`);
       const attempts = [...history, attemptRecord(deps, attemptNo, null, startedAt, toFailure(err))];
-      await commitFailure(deps, job, episodeRef, { err, attempts, startedAt, sandboxId: null }, fence);
+      await commitFailure(deps, job, episodeRef, { err, attempts, startedAt, sandboxId: null, masker }, fence);
       throw new UnrecoverableError(err.message);
     }
 
@@ -124,7 +129,7 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
     let retrying = false;
     // Progress and log rows are batched: the step loop never waits for Redis (bench/step-overhead.ts).
     const progress = new ProgressBatcher<EpisodeProgress>(
-      { updateProgress: (p) => job.updateProgress(p), logRows: (rows) => appendLogs(job, rows) },
+      { updateProgress: (p) => job.updateProgress(p), logRows: (rows) => appendLogs(job, masker ? rows.map(masker.mask) : rows) },
       { logger, ...(deps.progressIntervalMs === undefined ? {} : { intervalMs: deps.progressIntervalMs }) },
     );
     // Disposed in the finally: the shutdown signal lives as long as the worker.
@@ -138,6 +143,7 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
         signal,
         deadline: Date.now() + deps.supply.limits.acquireTimeoutMs + boundMs,
         startDeadline,
+        mask: masker?.mask,
         onSandbox: (id, backup) => {
           if (!backup) sandboxId = id;
           log.info({ sandboxId: id, backup }, 'sandbox acquired');
@@ -150,7 +156,7 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
         },
       });
       const attempts: Attempt[] = [...history, ...traces.map((t) => tracedAttempt(deps, attemptNo, t))];
-      const result = buildResult(deps, job, episode, outcome, attempts, startedAt);
+      const result = buildResult(deps, job, { episode, outcome, attempts, startedAt, masker });
       if (result.grading !== undefined) {
         progress.log(formatGradingLog(result.grading, result.resolved === true));
         // Zero tests parsed grades every listed test as failed: say so where operators look, not only in the result.
@@ -187,14 +193,14 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
       if (killer !== undefined) {
         // Every attempt lost its sandbox during the same step: the step kills its own server (the model's doing),
         // so the episode is graded as leaving no patch instead of being retried into a null reward.
-        const result = buildResult(deps, job, episode, lostInStepOutcome(deps, episode, killer), attempts, startedAt);
+        const result = buildResult(deps, job, { episode, outcome: lostInStepOutcome(deps, episode, killer), attempts, startedAt, masker });
         const committed = await deps.results.commit(result, fence);
         if (committed.stored) deps.metrics.episodes.inc({ outcome: outcomeOf(result) });
         log.warn({ step: killer }, 'the sandbox died during the same step in every attempt: graded as no patch');
         return pointer(deps, episode, result, committed.stored);
       }
       if (final) {
-        await commitFailure(deps, job, episodeRef, { err, attempts, startedAt, sandboxId }, fence);
+        await commitFailure(deps, job, episodeRef, { err, attempts, startedAt, sandboxId, masker }, fence);
         if (err.class === 'input') throw new UnrecoverableError(err.message);
         throw err;
       }
@@ -319,13 +325,36 @@ function queueWaitMs(job: Job<EpisodeJobData>, startedAt: Date): number {
   return Number.isNaN(enqueued) ? 0 : Math.max(0, startedAt.getTime() - enqueued);
 }
 
+/**
+ * The episode's secret masker, built once per job (docs/policy.md, "Secrets in observations"); undefined when it
+ * has no secret-named sandbox variable long enough to mask, so such episodes pay nothing.
+ */
+function secretMaskerOf(episode: Episode, log: Logger): SecretMasker | undefined {
+  const secrets = episodeSecrets(episode.sandbox.env);
+  if (secrets.tooShort.length > 0) {
+    log.warn({ variables: secrets.tooShort, minLength: MIN_MASKED_LENGTH }, 'secret-named sandbox variables shorter than the minimum are not masked');
+  }
+  return createSecretMasker(secrets.values);
+}
+
+/**
+ * The result as stored, read by everyone downstream (CLI, API streams, pages): every string masked — the step
+ * observations are masked already, this catches the rest (commands, the model's messages, the eval log, failure
+ * texts) and the patch. The patch was graded before this, as the sandbox produced it; only the stored copy is masked.
+ */
 function buildResult(
   deps: ProcessorDeps,
   job: Job<EpisodeJobData>,
-  episode: Episode,
-  outcome: AttemptOutcome,
-  attempts: Attempt[],
-  startedAt: Date,
+  o: { episode: Episode; outcome: AttemptOutcome; attempts: Attempt[]; startedAt: Date; masker: SecretMasker | undefined },
+): EpisodeResult {
+  const result = unmaskedResult(deps, job, o);
+  return o.masker ? o.masker.maskDeep(result) : result;
+}
+
+function unmaskedResult(
+  deps: ProcessorDeps,
+  job: Job<EpisodeJobData>,
+  { episode, outcome, attempts, startedAt }: { episode: Episode; outcome: AttemptOutcome; attempts: Attempt[]; startedAt: Date },
 ): EpisodeResult {
   const t = outcome.timings;
   return {
@@ -375,10 +404,10 @@ async function commitFailure(
   deps: ProcessorDeps,
   job: EpisodeJob,
   ref: EpisodeRef,
-  o: { err: RolloutError; attempts: Attempt[]; startedAt: Date; sandboxId: string | null },
+  o: { err: RolloutError; attempts: Attempt[]; startedAt: Date; sandboxId: string | null; masker?: SecretMasker | undefined },
   fence: CommitFence,
 ): Promise<void> {
-  const result = {
+  const unmasked = {
     ...buildFailedResult({
       episode: job.data.episode,
       failure: toFailure(o.err),
@@ -392,6 +421,7 @@ async function commitFailure(
     episode_id: ref.episodeId,
     sample_index: ref.sampleIndex,
   };
+  const result = o.masker ? o.masker.maskDeep(unmasked) : unmasked;
   try {
     const committed = await deps.results.commit(result, fence);
     if (committed.stored) deps.metrics.episodes.inc({ outcome: 'failed' });

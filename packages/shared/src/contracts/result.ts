@@ -130,7 +130,10 @@ export const EpisodeResultSchema = z.object({
   resolved: z.boolean().nullable().describe('null when not graded or failed: an infra failure must never read as reward 0.'),
   reward: z.number().nullable().describe('The reward for RL: RF_REWARD_RESOLVED (default 1) when resolved, RF_REWARD_UNRESOLVED (default 0) when not; null when not graded or failed.'),
   steps: z.array(StepRecordSchema).describe('One record per executed step.'),
-  patch: z.string().nullable().describe('The patch that was graded (`git diff` of the sandbox, or the episode\'s model_patch); null = none.'),
+  patch: z.string().nullable().describe(
+    'The patch that was graded (`git diff` of the sandbox, or the episode\'s model_patch); null = none. The episode\'s secrets in it read `***` '
+      + '(graded unmasked; docs/policy.md, "Secrets in observations").',
+  ),
   report: GradingReportSchema.nullable().describe('SWE-bench report.json entry; null when not graded.'),
   grading: GradingDetailsSchema.optional().describe('How the grade was reached (parser, tests parsed, per-test status, the eval log); present whenever `report` is, absent on results written before it existed.'),
   timings: TimingsSchema.describe('Where the time went.'),

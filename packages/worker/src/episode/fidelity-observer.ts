@@ -19,14 +19,20 @@ export function createFidelityObserver(options: {
   session: AgentSession;
   /** Recorded text and diff of a differing step are kept up to about this many characters. */
   keepChars: number;
+  /**
+   * The episode's secret masker: the replayed side is masked already (step executor), so the recorded side is
+   * masked the same way — a recording that showed the secret still matches, and is kept without it.
+   */
+  mask?: ((text: string) => string) | undefined;
 }): FidelityObserver {
   const verdicts: FidelityStep[] = [];
   return {
     async observe(step, output) {
       const call = options.trajectory[step.index];
+      const recorded = call?.observation === undefined || !options.mask ? call?.observation : options.mask(call.observation);
       const view = await options.agent.observation(options.session, output);
       const verdict = compareStep(
-        { index: step.index, recorded: call?.observation, replayed: view.text, agentRules: view.rules, exitCode: step.exit_code },
+        { index: step.index, recorded, replayed: view.text, agentRules: view.rules, exitCode: step.exit_code },
         { format: options.agent.format, keepChars: options.keepChars },
       );
       verdicts.push(verdict);

@@ -14,6 +14,8 @@ export interface ReplayOptions {
   stepTimeoutS: number;
   outputLimitBytes: number;
   toCommand: ToCommand;
+  /** Masks the episode's secrets in each observation (step-executor.ts); absent: none to mask. */
+  mask?: ((text: string) => string) | undefined;
   /** Called after each step (progress, job log, lease renewal, fidelity); `output` is the whole observation. */
   onStep?: (step: StepRecord, total: number, output: string) => Promise<void> | void;
   /** Checked before each step; aborting stops the replay with the signal's reason. */

@@ -118,6 +118,11 @@ export interface AttemptInput {
   onSandbox?: (sandboxId: string, backup: boolean) => void;
   /** The role of the attempt's main sandbox: `backup` when this attempt backs up a straggler. @defaultValue 'main' */
   role?: 'main' | 'backup';
+  /**
+   * Masks the episode's secrets in every observation at the step executor, so the model, fidelity, job logs and
+   * the result only ever see SECRET_MASK (the processor builds it once per job). Absent: the episode has none.
+   */
+  mask?: ((text: string) => string) | undefined;
 }
 
 /** The repository inside the sandbox (fidelity's `repo_dir`, default /testbed). */
@@ -163,7 +168,7 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
     await agent.prepare(main.env);
     // After the model breaks its shell, the new session is set up again the same way (recorded-agent.ts).
     const shell = agentShell(main.env, agent);
-    const fidelity = createFidelityObserver({ trajectory: episode.trajectory, agent, session: main.env, keepChars: deps.outputLimitBytes });
+    const fidelity = createFidelityObserver({ trajectory: episode.trajectory, agent, session: main.env, keepChars: deps.outputLimitBytes, mask: input.mask });
     const replayStarted = performance.now();
     let steps: StepRecord[];
     let stopped: Failure | null = null;
@@ -179,6 +184,7 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
         stepTimeoutS: episode.limits.step_timeout_s,
         outputLimitBytes: deps.outputLimitBytes,
         toCommand: agent.toCommand,
+        mask: input.mask,
         signal: input.signal,
         deadline: episodeDeadline,
         onStep: async (step, total, output) => {
@@ -286,6 +292,7 @@ async function drivePolicy(
       toCommand: (call) => profile.toCommand(call, { workingDir }),
       stepTimeoutS: episode.limits.step_timeout_s,
       outputLimitBytes: deps.outputLimitBytes,
+      mask: input.mask,
     }),
     requestTurn: o.requester,
     signal: input.signal,

@@ -59,12 +59,44 @@ export interface StepExecutorOptions {
   toCommand: ToCommand;
   stepTimeoutS: number;
   outputLimitBytes: number;
+  /**
+   * The episode's secret masker (@rollout-fleet/shared createSecretMasker): applied to every observation and error
+   * text here, before it is cut to the output limit (a cut must not leave half a secret) and before anyone —
+   * the model, fidelity, job logs, the result — sees it. Absent: the episode has no secrets.
+   */
+  mask?: ((text: string) => string) | undefined;
   now?: () => number;
 }
 
 export type StepExecutor = (call: StepCall, index: number) => Promise<ExecutedStep>;
 
 export function createStepExecutor(options: StepExecutorOptions): StepExecutor {
+  const execute = unmaskedExecutor(options);
+  const { mask } = options;
+  if (!mask) return execute;
+  return async (call, index) => {
+    const step = await execute(call, index);
+    const output = mask(step.output);
+    return { ...step, output, record: maskedRecord(step.record, { output, changed: output !== step.output, mask, limitBytes: options.outputLimitBytes }) };
+  };
+}
+
+/**
+ * The record with its observation masked and cut again from the whole observation (masking after the cut could
+ * miss a secret the cut split), and its error text masked; `output_bytes` stays the unmasked size the sandbox
+ * produced.
+ */
+function maskedRecord(
+  record: StepRecord,
+  o: { output: string; changed: boolean; mask: (text: string) => string; limitBytes: number },
+): StepRecord {
+  const error = record.error && { ...record.error, message: o.mask(record.error.message) };
+  if (!o.changed && error?.message === record.error?.message) return record;
+  const kept = o.changed ? keepOutput(o.output, o.limitBytes) : record;
+  return { ...record, output: kept.output, truncated: record.truncated || kept.truncated, ...(error ? { error } : {}) };
+}
+
+function unmaskedExecutor(options: StepExecutorOptions): StepExecutor {
   const now = options.now ?? Date.now;
   /** The note the next observation starts with, after a restart. */
   let note = '';
