@@ -379,7 +379,8 @@ export class AgentEnv implements AsyncDisposable {
   }
 
   /** Runs a command; a timeout interrupts it and keeps the session usable (`timedOut: true`). */
-  async run(command: string, options: { timeoutS?: number } = {}): Promise<RunResult> {
+  // Not async: #runIn is, and a pass-through frame would be held for every in-flight step (swerex-client.ts #call).
+  run(command: string, options: { timeoutS?: number } = {}): Promise<RunResult> {
     return this.#runIn(command, { timeoutS: options.timeoutS ?? this.#defaultTimeoutS(), check: 'silent' });
   }
 
@@ -391,16 +392,12 @@ export class AgentEnv implements AsyncDisposable {
     try {
       const observation = await swerex.runInSession(
         { action_type: 'bash', session: this.#session, command, timeout: timeoutS, check: o.check },
-        { retries: 1, ...(signal ? { signal } : {}) },
+        { retries: 1, signal },
       );
+      const result: RunResult = { output: observation.output, exitCode: observation.exit_code, durationMs: performance.now() - started, timedOut: false };
       const outputBytes = observation.truncated?.['output']?.totalBytes;
-      return {
-        output: observation.output,
-        exitCode: observation.exit_code,
-        durationMs: performance.now() - started,
-        timedOut: false,
-        ...(outputBytes === undefined ? {} : { outputBytes }),
-      };
+      if (outputBytes !== undefined) result.outputBytes = outputBytes;
+      return result;
     } catch (thrown) {
       const err = coerceError(thrown);
       const durationMs = (): number => performance.now() - started;

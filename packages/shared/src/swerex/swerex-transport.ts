@@ -85,9 +85,13 @@ export class SwerexTransport {
     };
   }
 
-  async send(request: WireRequest): Promise<WireResponse> {
+  /**
+   * Not an async function (like SwerexClient's #call): the exchange's promise chain is all a request holds while it
+   * waits, which matters at a thousand requests in flight (bench:concurrency's RSS).
+   */
+  send(request: WireRequest): Promise<WireResponse> {
     const caller = request.signal;
-    if (caller?.aborted) throw caller.reason;
+    if (caller?.aborted) return Promise.reject(caller.reason);
     const headers: Record<string, string> = { accept: 'application/json' };
     if (this.#apiKey !== '') headers['x-api-key'] = this.#apiKey;
     if (this.#gatewayKey !== undefined) headers['authorization'] = this.#gatewayKey;
@@ -100,33 +104,40 @@ export class SwerexTransport {
     // (read here through an async iterator) and every call in an AbortSignal listener — at a thousand calls a
     // second those were a visible share of the worker's CPU and garbage. The answer is collected as it comes.
     const exchange = new Exchange(request, caller, this.#maxResponseBytes);
-    this.dispatcher.dispatch(
-      {
-        origin: this.#base.origin,
-        path: this.#pathFor(request.endpoint),
-        method: request.method,
-        headers,
-        body: request.body ?? null,
-        headersTimeout: 0,
-        bodyTimeout: 0,
-      },
-      exchange,
-    );
     try {
-      const response = await exchange.done;
-      if (this.#onExchange) this.#onExchange({ ...this.context(request.endpoint, request.requestId), status: response.status, ms: Date.now() - startedAt });
-      return response;
+      this.dispatcher.dispatch(
+        {
+          origin: this.#base.origin,
+          path: this.#pathFor(request.endpoint),
+          method: request.method,
+          headers,
+          body: request.body ?? null,
+          headersTimeout: 0,
+          bodyTimeout: 0,
+        },
+        exchange,
+      );
     } catch (thrown) {
-      if (caller?.aborted) throw caller.reason;
-      const context = this.context(request.endpoint, request.requestId);
-      if (exchange.timedOut) {
-        throw new RolloutError('SWEREX_TIMEOUT', `no answer from SWE-ReX on ${context.path} within ${request.timeoutMs} ms`, {
-          cause: thrown,
-          details: { ...context, timeoutMs: request.timeoutMs },
-        });
-      }
-      throw errorForTransportFailure(thrown, context);
+      // Refused before it started (a closed pool, an invalid request): the exchange's timer and listener go too.
+      exchange.fail(thrown instanceof Error ? thrown : new Error(String(thrown)));
     }
+    return exchange.done.then(
+      (response) => {
+        if (this.#onExchange) this.#onExchange({ ...this.context(request.endpoint, request.requestId), status: response.status, ms: Date.now() - startedAt });
+        return response;
+      },
+      (thrown: unknown) => {
+        if (caller?.aborted) throw caller.reason;
+        const context = this.context(request.endpoint, request.requestId);
+        if (exchange.timedOut) {
+          throw new RolloutError('SWEREX_TIMEOUT', `no answer from SWE-ReX on ${context.path} within ${request.timeoutMs} ms`, {
+            cause: thrown,
+            details: { ...context, timeoutMs: request.timeoutMs },
+          });
+        }
+        throw errorForTransportFailure(thrown, context);
+      },
+    );
   }
 
   /** The parsed JSON body of a 2xx answer; any other answer becomes its typed error. */
@@ -229,6 +240,11 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.fail(error);
+  }
+
+  /** Settles the exchange with `error` (undici's, or a dispatch that threw). */
+  fail(error: Error): void {
     if (this.#settle()) return;
     this.#reject(error);
   }

@@ -57,6 +57,28 @@ describe('withRetry', () => {
     expect(slept).toEqual([]);
   });
 
+  it('treats a synchronous throw from fn like a rejection (retried when retryable)', async () => {
+    const { slept, sleep } = recorder();
+    let calls = 0;
+    const fn = (): Promise<string> => {
+      calls += 1;
+      if (calls === 1) throw throttled();
+      return Promise.resolve('ok');
+    };
+    await expect(withRetry(fn, { sleep, jitter: false })).resolves.toBe('ok');
+    expect(calls).toBe(2);
+    expect(slept).toEqual([300]);
+  });
+
+  it('rejects with the abort reason without calling fn when the signal is already aborted', async () => {
+    const controller = new AbortController();
+    const reason = new Error('gone');
+    controller.abort(reason);
+    const fn = failing();
+    await expect(withRetry(fn, { signal: controller.signal })).rejects.toBe(reason);
+    expect(fn).not.toHaveBeenCalled();
+  });
+
   it('honours a custom isRetryable', async () => {
     const { sleep } = recorder();
     const fn = failing(new Error('flaky'));

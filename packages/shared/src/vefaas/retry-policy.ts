@@ -56,21 +56,31 @@ async function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
   await delay(ms, undefined, signal ? { signal } : {});
 }
 
-export async function withRetry<T>(fn: () => Promise<T>, options: RetryOptions = {}): Promise<T> {
+/**
+ * Calls `fn` until it resolves, a non-retryable error, `retries` retries or the signal's abort.
+ *
+ * A promise chain rather than an async function: a suspended async frame (~0.5 KB with its registers and promise)
+ * would be held for as long as `fn` runs, and a worker keeps a thousand SWE-ReX calls in flight for 50 ms to
+ * minutes each — long enough to be promoted to the old generation (bench:concurrency's RSS).
+ */
+export function withRetry<T>(fn: () => Promise<T>, options: RetryOptions = {}): Promise<T> {
   const retries = options.retries ?? DEFAULT_RETRY.retries;
-  const isRetryable = options.isRetryable ?? ((err: unknown) => coerceError(err).retryable);
-  const sleep = options.sleep ?? defaultSleep;
   const { signal } = options;
-
-  for (let retry = 0; ; retry++) {
-    signal?.throwIfAborted();
+  const attempt = (retry: number): Promise<T> => {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    let pending: Promise<T>;
     try {
-      return await fn();
+      pending = fn();
     } catch (error) {
+      pending = Promise.reject(error);
+    }
+    return pending.catch((error: unknown) => {
+      const isRetryable = options.isRetryable ?? ((err: unknown) => coerceError(err).retryable);
       if (retry >= retries || !isRetryable(error) || signal?.aborted) throw error;
       const delayMs = backoffDelayMs(retry + 1, options);
       options.onRetry?.({ retry: retry + 1, delayMs, error });
-      await sleep(delayMs, signal);
-    }
-  }
+      return (options.sleep ?? defaultSleep)(delayMs, signal).then(() => attempt(retry + 1));
+    });
+  };
+  return attempt(0);
 }

@@ -10,7 +10,7 @@
  * reads), every later step is answered without running, and `stopped` tells the driver.
  */
 import { RolloutError, coerceError, toFailure, type Failure, type StepRecord } from '@rollout-fleet/shared';
-import { keepOutput } from './output-limit.js';
+import { keepOutput, type KeptOutput } from './output-limit.js';
 import { noShellObservation, sessionRestartedNote, syntaxErrorObservation, timeoutObservation } from './observations.js';
 
 /** Transport answers that mean the sandbox (not one request) stopped answering. */
@@ -139,7 +139,7 @@ function unmaskedExecutor(options: StepExecutorOptions): StepExecutor {
       return { output, record, stopped: toFailure(dead) };
     }
     const timeoutS = call.timeout_s ?? options.stepTimeoutS;
-    const executed = await runStep({ ...options, index, call, command: converted.command, timeoutS, started, now, note });
+    const executed = await runStep(options, { index, call, command: converted.command, timeoutS, started, now, note });
     note = '';
     if (!executed.lost) return executed.step;
     try {
@@ -157,7 +157,7 @@ function unmaskedExecutor(options: StepExecutorOptions): StepExecutor {
   };
 }
 
-async function runStep(o: StepExecutorOptions & {
+interface StepInput {
   index: number;
   call: StepCall;
   command: string;
@@ -166,10 +166,33 @@ async function runStep(o: StepExecutorOptions & {
   now: () => number;
   /** Text the observation starts with (the note about a restarted session). */
   note: string;
-}): Promise<{ step: ExecutedStep; lost?: 'ended' | 'unresponsive' }> {
-  const base = { index: o.index, tool: o.call.name, args: o.call.arguments, command: o.command };
+}
+
+/**
+ * Memory: records are built as literals of one shape, never by object spread. A worker holds a thousand episodes'
+ * records until they commit, and a spread gives each result its own hidden class (~300 bytes of map and
+ * descriptors per record, promoted with it); so are the arguments (options are not copied per step).
+ */
+function stepRecord(o: StepInput, kept: KeptOutput, exitCode: number | null, durationMs: number, timedOut: boolean, error: StepRecord['error']): StepRecord {
+  const record: StepRecord = {
+    index: o.index,
+    tool: o.call.name,
+    args: o.call.arguments,
+    command: o.command,
+    output: kept.output,
+    output_bytes: kept.output_bytes,
+    truncated: kept.truncated,
+    exit_code: exitCode,
+    duration_ms: durationMs,
+    timed_out: timedOut,
+  };
+  if (error !== undefined) record.error = error;
+  return record;
+}
+
+async function runStep(options: StepExecutorOptions, o: StepInput): Promise<{ step: ExecutedStep; lost?: 'ended' | 'unresponsive' }> {
   try {
-    const ran = await o.shell.run(o.command, { timeoutS: o.timeoutS });
+    const ran = await options.shell.run(o.command, { timeoutS: o.timeoutS });
     const output = o.note + (ran.timedOut ? timeoutObservation(o.command, o.timeoutS) : ran.output);
     const error =
       ran.sessionLost === 'ended'
@@ -181,17 +204,8 @@ async function runStep(o: StepExecutorOptions & {
             : undefined;
     // The true size, when the output was cut while it was read (bounded-body.ts).
     const original = ran.outputBytes === undefined || ran.timedOut ? undefined : Buffer.byteLength(o.note, 'utf8') + ran.outputBytes;
-    const step: ExecutedStep = {
-      output,
-      record: {
-        ...base,
-        ...keepOutput(output, o.outputLimitBytes, original),
-        exit_code: ran.timedOut ? null : ran.exitCode,
-        duration_ms: ran.durationMs,
-        timed_out: ran.timedOut,
-        ...(error ? { error } : {}),
-      },
-    };
+    const kept = keepOutput(output, options.outputLimitBytes, original);
+    const step: ExecutedStep = { output, record: stepRecord(o, kept, ran.timedOut ? null : ran.exitCode, ran.durationMs, ran.timedOut, error) };
     return ran.sessionLost ? { step, lost: ran.sessionLost } : { step };
   } catch (thrown) {
     const err = coerceError(thrown);
@@ -206,18 +220,7 @@ async function runStep(o: StepExecutorOptions & {
     const output =
       o.note +
       (err.code === 'SWEREX_BASH_SYNTAX' ? syntaxErrorObservation(String(extra.bash_stdout ?? ''), String(extra.bash_stderr ?? '')) : err.message);
-    return {
-      step: {
-        output,
-        record: {
-          ...base,
-          ...keepOutput(output, o.outputLimitBytes),
-          exit_code: null,
-          duration_ms: o.now() - o.started,
-          timed_out: false,
-          error: { code: err.code, message: err.message },
-        },
-      },
-    };
+    const record = stepRecord(o, keepOutput(output, options.outputLimitBytes), null, o.now() - o.started, false, { code: err.code, message: err.message });
+    return { step: { output, record } };
   }
 }
