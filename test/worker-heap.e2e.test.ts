@@ -73,9 +73,10 @@ describe('`rollout-fleet worker` under its heap budget', () => {
   }
   const heapLimitOf = async (extra: Record<string, string>): Promise<number> => (await heapLineOf(extra)).heapLimitMb;
 
-  it('sets V8\'s heap growth between major collections when RF_WORKER_HEAP_GROWTH_PERCENT is set (unset: V8\'s own)', async () => {
+  it('sets V8\'s heap growth between major collections: 100 % unless RF_WORKER_HEAP_GROWTH_PERCENT says otherwise (0: V8\'s own)', async () => {
+    expect((await heapLineOf({})).heapGrowthPercent).toBe(100);
     expect((await heapLineOf({ RF_WORKER_HEAP_GROWTH_PERCENT: '60' })).heapGrowthPercent).toBe(60);
-    expect((await heapLineOf({})).heapGrowthPercent).toBe(0);
+    expect((await heapLineOf({ RF_WORKER_HEAP_GROWTH_PERCENT: '0' })).heapGrowthPercent).toBe(0);
   });
 
   it('runs with RF_WORKER_HEAP_MB of old generation and 96 MB of young when set, with V8\'s GBs otherwise', async () => {

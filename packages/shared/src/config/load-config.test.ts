@@ -27,7 +27,7 @@ describe('loadConfig defaults and modes', () => {
     expect(config.redis.url).toBe('redis://127.0.0.1:6379');
     expect(config.queue).toEqual({ prefix: '{rf}', name: 'episodes' });
     expect(config.worker).toEqual({
-      concurrency: 4, heapGrowthPercent: 0, stepOutputLimitBytes: 65_536, swerexMaxResponseBytes: 16_777_216, attempts: 3, backoffMs: 5000, leaseTtlS: 60,
+      concurrency: 4, heapGrowthPercent: 100, stepOutputLimitBytes: 65_536, swerexMaxResponseBytes: 16_777_216, attempts: 3, backoffMs: 5000, leaseTtlS: 60,
       reaperIntervalS: 30, shutdownGraceS: 30, lockDurationMs: 60_000, stalledIntervalMs: 30_000, cancelPollMs: 1000, resultRetentionDays: 14, freshEval: true, rewardResolved: 1, rewardUnresolved: 0,
     });
     expect(config.supply).toEqual({ createRate: 8, createBurst: 8, createRecoverS: 300, maxSandboxes: 200, maxStarting: 64, acquireTimeoutS: 900, warmPoolMax: 0, warmIdleS: 300, warmLookahead: 256, warmIntervalMs: 1000, stragglers: true, stragglerTail: 0.1, stragglerFactor: 3 });

@@ -33,7 +33,7 @@ export const EnvSchema = z.object({
   RF_QUEUE: text('episodes'),
   RF_WORKER_CONCURRENCY: positiveInt(4),
   RF_WORKER_HEAP_MB: optionalNonNegativeInt(),
-  RF_WORKER_HEAP_GROWTH_PERCENT: nonNegativeInt(0),
+  RF_WORKER_HEAP_GROWTH_PERCENT: nonNegativeInt(100),
   RF_FLEET_CREATE_RATE: positiveNumber(8),
   RF_FLEET_CREATE_BURST: positiveInt(8),
   RF_FLEET_CREATE_RECOVER_S: positiveInt(300),
