@@ -73,6 +73,17 @@ describeWith([bwrapNeed()], 'session set-up on a stalled sandbox (bubblewrap)', 
     expect((await env.run('command -v str_replace_editor')).output).toMatch(/\/str_replace_editor\n$/);
   });
 
+  it('the warm pool\'s liveness probe finds a stalled but healthy sandbox alive, and leaves its session in step', async () => {
+    await using env = newEnv();
+    await env.start();
+    handle.faults.configure({ shellStall: STALL });
+    // On SWE-ReX's exit-code fetch this answered false (exit_code null): a good warm sandbox discarded and killed.
+    expect(await env.probe({ timeoutMs: 10_000 })).toBe(true);
+    expect(await env.probe({ timeoutMs: 10_000 })).toBe(true);
+    handle.faults.reset();
+    await expectInStep(env);
+  });
+
   it('a new session whose shell is out of step is replaced by a fresh one (the second is fine)', async () => {
     await using env = newEnv();
     await env.start();

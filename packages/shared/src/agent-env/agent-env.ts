@@ -299,12 +299,16 @@ export class AgentEnv implements AsyncDisposable {
   async probe(options: { timeoutMs?: number } = {}): Promise<boolean> {
     const timeoutMs = options.timeoutMs ?? 5 * SECOND_MS;
     const signal = this.#o.signal;
+    // A marker, not SWE-ReX's exit code: its 1 s exit-code fetch runs out on a slow but healthy sandbox (a loaded
+    // host), which would discard a good warm sandbox and leave its session a prompt behind (session-setup.ts).
+    const marked = markCommand(':');
     try {
       const observation = await this.#client().runInSession(
-        { action_type: 'bash', session: this.#session, command: 'true', timeout: Math.max(1, Math.ceil(timeoutMs / SECOND_MS)), check: 'silent' },
-        { timeoutMs, retries: 0, ...(signal ? { signal } : {}) },
+        { action_type: 'bash', session: this.#session, command: marked.command, timeout: Math.max(1, Math.ceil(timeoutMs / SECOND_MS)), check: 'ignore' },
+        { timeoutMs, retries: 0, signal },
       );
-      return observation.exit_code === 0;
+      const read = marked.read(observation.output);
+      return read.ran && read.status === 0;
     } catch (err) {
       if (signal?.aborted) throw err;
       return false;
