@@ -117,6 +117,8 @@ export { followStream, streamField } from './store/follow-stream.js';
 export type { FollowStreamOptions, StreamPage } from './store/follow-stream.js';
 export { DEFAULT_JOB_POLICY, jobOptionsFor } from './queue/job-contract.js';
 export type { EpisodeJobData, EpisodeJobReturn, JobPolicy } from './queue/job-contract.js';
+export { requeuePendingReruns, requeueRerun, requeueWhenFinished } from './queue/requeue-rerun.js';
+export type { PendingRerun, RequeueDeps, RequeueOutcome, SweepOptions } from './queue/requeue-rerun.js';
 export { signRequest, signRequestParts, formatXDate, sha256Hex } from './vefaas/signing.js';
 export type { Credentials, SignRequestInput, SignatureParts } from './vefaas/signing.js';
 export { verifySignature } from './vefaas/verify-signature.js';

@@ -84,7 +84,7 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
     if (!parsed.success) {
       const failure = new RolloutError('INPUT_INVALID', `episode payload invalid: ${parsed.error.issues[0]?.message ?? 'unknown'}`);
       if (ref) {
-        const { generation } = await deps.results.state(ref);
+        const { generation } = await deps.results.begin(ref);
         const attempts = [...(job.data.attempts ?? []), attemptRecord(deps, (job.data.attempts?.length ?? 0) + 1, null, startedAt, toFailure(failure))];
         await commitFailure(deps, job, ref, { err: failure, attempts, startedAt, sandboxId: null }, { generation, attemptsMade: job.attemptsMade });
       }
@@ -222,6 +222,7 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
  * Decides whether this execution runs: a result this job's current run already committed is returned
  * (`done`); a result from before the job last finished is retracted (the job was re-run from outside, e.g.
  * the dashboard's retry) and the episode runs in the next generation with that result's attempts as history.
+ * Reading the generation begins the execution (ResultStore.begin): a pending re-run of a force is met by it.
  */
 async function claim(
   deps: ProcessorDeps,
@@ -230,7 +231,7 @@ async function claim(
   logger: Logger,
 ): Promise<{ done: EpisodeResult } | { generation: number; history: Attempt[] }> {
   for (;;) {
-    const { generation, current } = await deps.results.state(ref);
+    const { generation, current } = await deps.results.begin(ref);
     if (!current) return { generation, history: job.data.attempts ?? [] };
     if (current.attemptsMade >= job.attemptsMade) {
       const stored = await deps.results.get(ref.runId, ref.episodeId, ref.sampleIndex);

@@ -15,6 +15,8 @@ import {
   createRedis,
   jobSecrets,
   prepareToolBundleUpload,
+  requeuePendingReruns,
+  requeueWhenFinished,
   scrubFromLogs,
   type Config,
   type EpisodeJobData,
@@ -154,6 +156,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       worker.cancelJob(jobId, `the lock of job ${jobId} could not be renewed; another worker may run it`);
     }
   });
+  const reconcileConnection = createRedis(config.redis, { role: 'blocking', connectionName: `rf-worker-reconcile:${workerId}` });
+  const reconcileQueue = new Queue<EpisodeJobData>(config.queue.name, { connection: reconcileConnection, prefix: config.queue.prefix });
   // Every finished job gets exactly one result, also one BullMQ failed without calling the processor.
   worker.on('failed', (job, err) => {
     const release = scrubFromLogs(logger, job ? jobSecrets(job.data) : []);
@@ -161,8 +165,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     if (job) void settleWithRetries(() => settleFailedJob({ results, workerId }, job, err), logger, job.id).finally(release);
     else release();
   });
-  const reconcileConnection = createRedis(config.redis, { role: 'blocking', connectionName: `rf-worker-reconcile:${workerId}` });
-  const reconcileQueue = new Queue<EpisodeJobData>(config.queue.name, { connection: reconcileConnection, prefix: config.queue.prefix });
+  // A job forced or retried as it finished goes back in the queue (requeue-rerun.ts); the sweep below is the backstop.
+  const reruns = { queue: reconcileQueue, redis, keys };
+  requeueWhenFinished(worker, reruns, (jobId, err) => logger.warn({ err, jobId }, 'could not put back a forced job that finished; the sweep will'));
 
   const reaperIntervalMs = config.worker.reaperIntervalS * SECOND_MS;
   const reaper = new Reaper({
@@ -208,6 +213,12 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     every(METRICS_INTERVAL_MS, () => activity.heartbeat(WORKER_ALIVE_TTL_MS), logger, 'worker heartbeat failed'),
     every(reaperIntervalMs, () => activity.sweep(), logger, 'run counter sweep failed'),
     every(reaperIntervalMs, () => reconcileFailedJobs({ queue: reconcileQueue, redis, keys, results, logger, workerId }), logger, 'reconciler pass failed'),
+    every(
+      reaperIntervalMs,
+      () => requeuePendingReruns({ ...reruns, onError: (label, err) => logger.warn({ err, label }, 'rerun sweep: could not put back a job') }),
+      logger,
+      'rerun sweep failed',
+    ),
   ];
   logger.info({ concurrency: worker.opts.concurrency, queue: config.queue.name, fleetId: supply.fleetId }, 'worker started');
 

@@ -4,18 +4,21 @@
  * and its job is replaced by one carrying the (possibly new) payload and the attempt history so far. The next
  * result then replaces the old one for every reader: a reader from the start sees one line per episode.
  *
- * Order matters. A job that is not running is retracted first and re-added after, so no worker can take the
- * new job while the old result still stands (it would return that result and complete). A running job gets its
- * new payload first and is retracted after; the worker running it sees the generation move (EpisodeWatch),
- * stops and hands the job back, and it runs again with the new payload — unless it had already committed its
- * result and was finishing: it then completes with the result retracted and nothing would run it again (the run
- * stays one result short for good). So a running job is watched until it leaves `active`; one that completed or
- * failed meanwhile is removed and enqueued again.
+ * The retract records the new job as the episode's pending re-run in the same Lua script, and it stays pending
+ * until an execution begins or a result is stored (requeue-rerun.ts in @rollout-fleet/shared). That is what
+ * makes a force safe against a job that is finishing and against this process dying: a job that had committed
+ * before the retract and completes after it, at any time, is put back by the worker that completed it (or by
+ * the fleet's sweep), and a job taken out here but never added back is added by the sweep. (It replaced a 2 s
+ * watch of running jobs, which a job completing 2.1 s after the retract, or a producer killed meanwhile, beat.)
+ *
+ * Order matters. The payload is written to an existing job before the retract, so an execution that starts in
+ * the new generation runs it. A job that is not running is then taken out and added again (fresh attempts); one
+ * that is running stays: its worker sees the generation move (EpisodeWatch), stops and hands it back, and it
+ * runs again with the new payload — or it had committed and is finishing, and the pending re-run puts it back.
  */
 import type { Job, Queue } from 'bullmq';
 import {
   ResultStore,
-  abortableDelay,
   jobIdFor,
   jobNameFor,
   jobOptionsFor,
@@ -23,6 +26,7 @@ import {
   type EpisodeJobData,
   type JobPolicy,
   type Keyspace,
+  type PendingRerun,
   type RedisClient,
 } from '@rollout-fleet/shared';
 
@@ -39,19 +43,9 @@ export interface ReplaceEpisodesOptions {
 export interface ReplaceSummary {
   /** Episodes enqueued again (new jobs). */
   enqueued: number;
-  /** Episodes that were running: given their new payload, they restart on their worker. */
+  /** Episodes that were running: given their new payload, they restart on their worker (or, finishing, are put back). */
   restarted: number;
 }
-
-const REMOVABLE = new Set(['waiting', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed', 'unknown']);
-/**
- * How long a running job is watched after its retract. Finishing after a commit takes a few Redis round trips;
- * a job still active after this is running (its worker hands it back) or its worker died (it stalls and re-runs).
- */
-const FINISHING_WATCH_MS = 2000;
-const FINISHING_POLL_MS = 50;
-
-type JobToAdd = { name: string; data: EpisodeJobData; opts: ReturnType<typeof jobOptionsFor> & { jobId: string } };
 
 export async function replaceEpisodes(options: ReplaceEpisodesOptions): Promise<ReplaceSummary> {
   const { queue, redis, keys, runId } = options;
@@ -59,59 +53,47 @@ export async function replaceEpisodes(options: ReplaceEpisodesOptions): Promise<
   const now = options.now ?? (() => new Date());
   const jobOptions = jobOptionsFor(options.policy);
   const summary: ReplaceSummary = { enqueued: 0, restarted: 0 };
-  const toAdd: JobToAdd[] = [];
-  const running: Array<{ job: Job<EpisodeJobData>; add: JobToAdd }> = [];
+  const ids = options.episodes.map((e) => jobIdFor(runId, e.episode_id, e.sample_index));
+  if (ids.length > 0) await redis.sadd(keys.runJobs(runId), ...ids);
+  const toAdd: PendingRerun[] = [];
   for (const episode of options.episodes) {
     const ref = { runId, episodeId: episode.episode_id, sampleIndex: episode.sample_index };
     const id = jobIdFor(runId, episode.episode_id, episode.sample_index);
     const previous = await store.get(runId, episode.episode_id, episode.sample_index);
     const data: EpisodeJobData = { episode: { ...episode, run_id: runId }, enqueued_at: now().toISOString(), attempts: previous?.attempts ?? [] };
-    const job = await queue.getJob(id);
-    const state = job ? await job.getState() : 'missing';
-    const add: JobToAdd = { name: jobNameFor(episode.instance_id, episode.sample_index), data, opts: { ...jobOptions, jobId: id } };
-    if (job && !REMOVABLE.has(state)) {
-      await job.updateData(data);
-      await store.retract(ref);
-      running.push({ job, add });
-      summary.restarted += 1;
-      continue;
-    }
-    await store.retract(ref);
+    const add: PendingRerun = { name: jobNameFor(episode.instance_id, episode.sample_index), data, opts: { ...jobOptions, jobId: id } };
+    const job = await withPayload(queue, id, data);
+    await store.retract(ref, { rerun: JSON.stringify(add) });
     if (job && !(await removed(job))) {
-      // It started between the two looks: it runs in the old generation, so it will stop and re-run with this.
-      await job.updateData(data);
-      running.push({ job, add });
       summary.restarted += 1;
       continue;
     }
     toAdd.push(add);
   }
-  for (const { job, add } of await finishedMeanwhile(running)) {
-    if (!(await removed(job))) continue;
-    toAdd.push(add);
-    summary.restarted -= 1;
-  }
-  if (toAdd.length > 0) {
-    await redis.sadd(keys.runJobs(runId), ...toAdd.map((j) => j.opts.jobId));
-    await queue.addBulk(toAdd);
-  }
+  // A duplicate id is a no-op: a worker's sweep may have put one back already.
+  if (toAdd.length > 0) await queue.addBulk(toAdd);
   summary.enqueued = toAdd.length;
   return summary;
 }
 
-/** The running jobs that completed or failed (in the generation before the retract) within FINISHING_WATCH_MS. */
-async function finishedMeanwhile<T extends { job: Job<EpisodeJobData> }>(running: T[]): Promise<T[]> {
-  const finished: T[] = [];
-  let watching = running;
-  const until = Date.now() + FINISHING_WATCH_MS;
-  while (watching.length > 0) {
-    const states = await Promise.all(watching.map((r) => r.job.getState()));
-    finished.push(...watching.filter((_, i) => states[i] === 'completed' || states[i] === 'failed'));
-    watching = watching.filter((_, i) => states[i] === 'active');
-    if (watching.length === 0 || Date.now() >= until) break;
-    await abortableDelay(FINISHING_POLL_MS);
+/** BullMQ's code for a job whose key is gone (finished-errors.js). */
+const MISSING_KEY = -1;
+
+/**
+ * Gives the episode's job, if there is one, the new payload. Another force or a worker's sweep may take the job
+ * out and add it again between the look and the write: the write then misses, and the job is looked up again.
+ */
+async function withPayload(queue: Queue<EpisodeJobData>, id: string, data: EpisodeJobData): Promise<Job<EpisodeJobData> | undefined> {
+  for (let look = 1; ; look += 1) {
+    const job = await queue.getJob(id);
+    if (!job) return undefined;
+    try {
+      await job.updateData(data);
+      return job;
+    } catch (err) {
+      if (look >= 3 || (err as { code?: unknown }).code !== MISSING_KEY) throw err;
+    }
   }
-  return finished;
 }
 
 /** Removes a job that is not running; false when it is (BullMQ refuses to remove a locked job). */

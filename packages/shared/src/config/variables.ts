@@ -50,7 +50,7 @@ const DOCS = {
   RF_ATTEMPTS: { meaning: 'Attempts per episode for infrastructure failures.' },
   RF_BACKOFF_MS: { meaning: 'First retry delay (exponential back-off), milliseconds.' },
   RF_LEASE_TTL_S: { meaning: 'Sandbox lease lifetime without a heartbeat, seconds.' },
-  RF_REAPER_INTERVAL_S: { meaning: 'How often the reaper kills sandboxes without a live lease, seconds.' },
+  RF_REAPER_INTERVAL_S: { meaning: 'How often the reaper kills sandboxes without a live lease, seconds; also how often a worker puts back forced or retried episodes left without a job (a requeuer that died).' },
   RF_SHUTDOWN_GRACE_S: { meaning: 'On SIGTERM, how long running episodes may finish before they are handed back, seconds.' },
   RF_CANCEL_POLL_MS: { meaning: 'How often a worker checks whether its running episodes were cancelled, forced or retried (they stop within about this long), milliseconds.' },
   RF_RESULT_RETENTION_DAYS: { meaning: 'Days finished jobs and results are kept in Redis.' },

@@ -2,13 +2,17 @@
   Commit one episode result exactly once per generation.
   KEYS[1] result key   KEYS[2] run results stream   KEYS[3] run hash   KEYS[4] result index (hash)
   KEYS[5] generations (hash)   KEYS[6] run group sizes hash   KEYS[7] this result's group hash
-  KEYS[8] run groups stream
+  KEYS[8] run groups stream   KEYS[9] pending re-runs (hash: label -> job; see retract-result.lua)
   ARGV[1] result JSON  ARGV[2] retention seconds    ARGV[3] stream max length (approximate)
   ARGV[4] status (completed|failed)  ARGV[5] resolved ('1' | '0' | '')  ARGV[6] episode label (run|episode|sample)
   ARGV[7] generation the execution started in   ARGV[8] the job's attemptsMade during that execution
   ARGV[9] episode id (the group id)   ARGV[10] sample index
+  ARGV[11] '1' when the committer did not see the execution begin (a failed job settled after the fact): it
+           cannot tell which generation that execution ran in, so it is refused ('stale') while a re-run is
+           pending — an execution that began after the force would have cleared the entry (ResultStore.begin).
   The index holds, per label with a current result, "<stream id> <status> <resolved 1|0|-> <attemptsMade>";
-  the run counters are kept here and in retract-result.lua only, so they always equal the index.
+  the run counters are kept here and in retract-result.lua only, so they always equal the index. A stored
+  result clears the episode's pending re-run: the generation it was forced into has its result.
   Returns {1, streamId, groupStreamId or ''} when stored; {0, '', 'duplicate'} when this generation already has
   its result (a second execution of the same job); {0, '', 'stale'} when the episode was forced or retried since
   the execution started (its generation moved on). A group is complete when as many of its samples have a
@@ -17,6 +21,10 @@
 ]]
 local gen = tonumber(redis.call('HGET', KEYS[5], ARGV[6]) or '0')
 if tonumber(ARGV[7]) ~= gen then
+  redis.call('HINCRBY', KEYS[3], 'stale', 1)
+  return {0, '', 'stale'}
+end
+if ARGV[11] == '1' and redis.call('HEXISTS', KEYS[9], ARGV[6]) == 1 then
   redis.call('HINCRBY', KEYS[3], 'stale', 1)
   return {0, '', 'stale'}
 end
@@ -30,6 +38,7 @@ local resolved = ARGV[5]
 if resolved == '' then resolved = '-' end
 redis.call('HSET', KEYS[4], ARGV[6], id .. ' ' .. ARGV[4] .. ' ' .. resolved .. ' ' .. ARGV[8])
 redis.call('HINCRBY', KEYS[3], 'done', 1)
+redis.call('HDEL', KEYS[9], ARGV[6])
 redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
 if ARGV[5] == '1' then redis.call('HINCRBY', KEYS[3], 'resolved', 1) end
 for i = 2, 5 do redis.call('EXPIRE', KEYS[i], ARGV[2]) end

@@ -38,6 +38,13 @@ export interface Keyspace {
   generations(runId: string): string;
   /** Hash: label → job data of jobs a cancel removed from the queue (so `retry --failed` can resume them). */
   parked(runId: string): string;
+  /**
+   * Hash: label `run|episode|sample` → the job (JSON name, data, opts) of an episode forced or retried whose
+   * re-run has not begun yet; written with the retract, cleared when an execution begins or a result is stored.
+   */
+  reruns(): string;
+  /** String with TTL: one pass at a time of the pending re-run sweep. */
+  rerunLock(): string;
   /** Hash with TTL: the lease of one sandbox slot (ticket); the slot lives exactly as long as this key. */
   lease(ticket: string): string;
   /** Sorted set: live slot tickets by lease expiry (Redis server ms); its size is the fleet's live sandboxes. */
@@ -107,6 +114,8 @@ export function createKeyspace(prefix: string = DEFAULT_PREFIX): Keyspace {
     resultIndex: (runId) => `${base}:result-index:${runId}`,
     generations: (runId) => `${base}:generations:${runId}`,
     parked: (runId) => `${base}:parked:${runId}`,
+    reruns: () => `${base}:reruns`,
+    rerunLock: () => `${base}:rerun-lock`,
     lease: (ticket) => `${base}:lease:${ticket}`,
     leases: () => `${base}:leases`,
     slotBase: () => `${base}:`,

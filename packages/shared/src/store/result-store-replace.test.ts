@@ -107,6 +107,31 @@ describe('ResultStore: replace, generations, counters', () => {
     expect(seen).toEqual(['b', 'c', 'd']);
   });
 
+  it('a pending re-run is recorded with the retract and cleared when an execution begins or a result is stored', async () => {
+    const runId = `run-${randomUUID()}`;
+    const label = jobIdFor(runId, 'e1', 0);
+    const ref = { runId, episodeId: 'e1', sampleIndex: 0 };
+    expect(await store.commit(result(runId, 'e1'))).toMatchObject({ stored: true });
+    expect(await store.retract(ref, { rerun: '{"job":1}' })).toMatchObject({ retracted: true, generation: 1 });
+    expect(await redis.hget(keys.reruns(), label)).toBe('{"job":1}');
+    // A failed job settled after the fact may have run before the force: refused while the re-run is pending.
+    expect(await store.commit(failedResult(runId, 'e1'), { generation: 1, attemptsMade: 0, afterTheFact: true })).toMatchObject({ stored: false, reason: 'stale' });
+    // An execution begins in the forced generation: the re-run is under way, so nothing is pending any more.
+    expect(await store.begin(ref)).toEqual({ generation: 1, current: null });
+    expect(await redis.hexists(keys.reruns(), label)).toBe(0);
+    expect(await store.commit(failedResult(runId, 'e1'), { generation: 1, attemptsMade: 0, afterTheFact: true })).toMatchObject({ stored: true });
+
+    // A stored result of the forced generation clears it too (a commit without a begin: cancel, tests).
+    expect(await store.retract(ref, { rerun: '{"job":2}' })).toMatchObject({ retracted: true, generation: 2 });
+    expect(await store.commit(result(runId, 'e1'), { generation: 1, attemptsMade: 0 })).toMatchObject({ reason: 'stale' });
+    expect(await redis.hexists(keys.reruns(), label)).toBe(1);
+    expect(await store.commit(result(runId, 'e1'), { generation: 2, attemptsMade: 0 })).toMatchObject({ stored: true });
+    expect(await redis.hexists(keys.reruns(), label)).toBe(0);
+    // A retract without a re-run (the processor's own, for a job re-run from the dashboard) records none.
+    await store.retract(ref);
+    expect(await redis.hexists(keys.reruns(), label)).toBe(0);
+  });
+
   it('recount rebuilds every counter from the results, resolved included', async () => {
     const runId = `run-${randomUUID()}`;
     await store.commit(result(runId, 'r1'));

@@ -8,7 +8,10 @@
  *   group and, when that completes the group, appends the group's one event (see group-store.ts).
  * - retract (retract-result.lua): the current result is removed with its stream entry, its counts and its mark
  *   in its RL group, and the generation moves on (force, retry --failed, a job re-run from the dashboard); the next commit replaces
- *   it, so every reader of the stream — one reading from the start included — sees one line per episode.
+ *   it, so every reader of the stream — one reading from the start included — sees one line per episode. A force
+ *   or retry records the re-run's job as pending in the same script (`reruns`); it stays until an execution
+ *   begins (begin: MULTI of the generation, the current entry and the pending entry's removal) or a result is
+ *   stored, so whoever finds it with no live job enqueues it again (requeue-rerun.ts).
  * - recount (recount-run.lua): the counters rebuilt from the index, atomically with commits and retracts.
  * - read/follow: XRANGE / XREAD BLOCK over the run stream, results fetched by key. Stream ids are the resume
  *   cursor (`results --follow --after <id>`); a line superseded after it was read is skipped on a re-read.
@@ -36,6 +39,11 @@ export interface ResultStoreOptions {
 export interface CommitFence {
   generation: number;
   attemptsMade: number;
+  /**
+   * The committer did not see the execution begin (a failed job settled after the fact): refused as `stale`
+   * while the episode has a pending re-run, since that execution may predate the force.
+   */
+  afterTheFact?: boolean;
 }
 
 export interface CommitOutcome {
@@ -114,7 +122,7 @@ export class ResultStore {
     const stored = size >= 1 ? { ...result, group: { id: result.episode_id, size } } : result;
     const reply = (await this.#redis.eval(
       COMMIT_SCRIPT,
-      8,
+      9,
       key,
       this.#keys.results(result.run_id),
       this.#keys.run(result.run_id),
@@ -123,6 +131,7 @@ export class ResultStore {
       this.#keys.groupSizes(result.run_id),
       this.#keys.group(result.run_id, result.episode_id),
       this.#keys.groups(result.run_id),
+      this.#keys.reruns(),
       JSON.stringify(stored),
       String(this.#retentionS),
       String(this.#streamMaxLen),
@@ -133,6 +142,7 @@ export class ResultStore {
       String(fence.attemptsMade),
       result.episode_id,
       String(result.sample_index),
+      fence.afterTheFact ? '1' : '0',
     )) as CommitReply;
     if (reply[0] !== 1) return { stored: false, reason: reply[2] === 'stale' ? 'stale' : 'duplicate', key };
     return { stored: true, reason: 'stored', streamId: reply[1], key, ...(reply[2] ? { groupStreamId: reply[2] } : {}) };
@@ -151,23 +161,42 @@ export class ResultStore {
   }
 
   /**
-   * Removes the episode's current result (if it is still `expectedStreamId`, when given) and opens the next
-   * generation; returns the retracted result so its attempts can be carried into the next one.
+   * An execution begins: the episode's generation and current result entry, and — in the same MULTI — its
+   * pending re-run (if any) is cleared, since this execution is that re-run: it runs in the generation the force
+   * opened, and from here BullMQ's attempts, stalls and the failed-job settlement own the job as for any other.
    */
-  async retract(ref: EpisodeRef, options: { expectedStreamId?: string } = {}): Promise<RetractOutcome> {
+  async begin(ref: EpisodeRef): Promise<EpisodeState> {
+    const label = jobIdFor(ref.runId, ref.episodeId, ref.sampleIndex);
+    const [[, generation], [, entry]] = (await this.#redis
+      .multi()
+      .hget(this.#keys.generations(ref.runId), label)
+      .hget(this.#keys.resultIndex(ref.runId), label)
+      .hdel(this.#keys.reruns(), label)
+      .exec()) as [[unknown, string | null], [unknown, string | null], [unknown, number]];
+    return { generation: Number(generation ?? 0), current: parseEntry(entry) };
+  }
+
+  /**
+   * Removes the episode's current result (if it is still `expectedStreamId`, when given) and opens the next
+   * generation; returns the retracted result so its attempts can be carried into the next one. With `rerun` (the
+   * job to enqueue, JSON) the episode is recorded as pending a re-run in the same script.
+   */
+  async retract(ref: EpisodeRef, options: { expectedStreamId?: string; rerun?: string } = {}): Promise<RetractOutcome> {
     const reply = (await this.#redis.eval(
       RETRACT_SCRIPT,
-      6,
+      7,
       this.#keys.result(ref.runId, ref.episodeId, ref.sampleIndex),
       this.#keys.results(ref.runId),
       this.#keys.run(ref.runId),
       this.#keys.resultIndex(ref.runId),
       this.#keys.generations(ref.runId),
       this.#keys.group(ref.runId, ref.episodeId),
+      this.#keys.reruns(),
       jobIdFor(ref.runId, ref.episodeId, ref.sampleIndex),
       options.expectedStreamId ?? '',
       String(this.#retentionS),
       `s${ref.sampleIndex}`,
+      options.rerun ?? '',
     )) as RetractReply;
     if (reply[0] === -1) return { conflict: true };
     const generation = Number(reply[1]);

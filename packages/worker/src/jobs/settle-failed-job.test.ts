@@ -5,7 +5,7 @@
  * or the worker died right after) gets one from the reconciler; the run's counters reach its total.
  */
 import { randomUUID } from 'node:crypto';
-import { Queue, Worker, type Job } from 'bullmq';
+import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   EpisodeSchema,
@@ -14,7 +14,9 @@ import {
   createLogger,
   createRedis,
   jobIdFor,
+  requeueRerun,
   type EpisodeJobData,
+  type PendingRerun,
   type RedisClient,
 } from '@rollout-fleet/shared';
 import { reconcileFailedJobs } from './reconcile-failed-jobs.js';
@@ -116,5 +118,39 @@ describe('failed jobs always get a result', () => {
     expect(await store.get(runId, 'e1', 0)).toMatchObject({ status: 'failed', reward: null, failure: { code: 'INTERNAL', class: 'infra' } });
     expect(await reconcileFailedJobs(o)).toBe(0);
     expect(await redis.hmget(keys.run(runId), 'done', 'failed')).toEqual(['1', '1']);
+  });
+
+  it('a job that failed in the generation before a force is not settled: its pending re-run puts it back', async () => {
+    const runId = `r-${randomUUID()}`;
+    let release!: () => void;
+    let failing!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const reached = new Promise<void>((resolve) => (failing = resolve));
+    // Fails for good (UnrecoverableError) once the test has forced the episode meanwhile; runs fine after.
+    let runs = 0;
+    const w = worker(async (job) => {
+      runs += 1;
+      if (runs > 1) return 'ran';
+      failing();
+      await held;
+      throw new UnrecoverableError(`failed in generation 0 (${job.id ?? ''})`);
+    });
+    const settled: string[] = [];
+    w.on('failed', (job, err) => {
+      if (job) void settleFailedJob({ results: store, workerId: 'w' }, job, err).then((s) => settled.push(s));
+    });
+    const jobId = await enqueue(runId, 'e1');
+    await reached;
+    const job = (await queue.getJob(jobId))!;
+    const rerun: PendingRerun = { name: 'ep', data: job.data, opts: { jobId, attempts: 3 } };
+    await store.retract({ runId, episodeId: 'e1', sampleIndex: 0 }, { rerun: JSON.stringify(rerun) });
+    release();
+    await vi.waitFor(() => expect(settled).toEqual(['has-result']), { timeout: 15_000, interval: 50 });
+    expect(await store.get(runId, 'e1', 0)).toBeUndefined();
+    // The reconciler does not settle it either; the failed-job hand-off (or the sweep) runs it again.
+    expect(await reconcileFailedJobs({ queue, redis, keys, results: store, logger, workerId: 'reconciler' })).toBe(0);
+    expect(await requeueRerun({ queue, redis, keys }, jobId)).toBe('queued');
+    await vi.waitFor(() => expect(runs).toBe(2), { timeout: 15_000, interval: 50 });
+    await w.close();
   });
 });

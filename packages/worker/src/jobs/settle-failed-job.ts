@@ -2,7 +2,8 @@
  * Exactly one result for every finished job, also when BullMQ failed it without calling the processor (a job
  * that stalled more often than `maxStalledCount`: "job stalled more than allowable limit") or when the
  * processor's own failure commit threw. Runs on the worker's `failed` event and from the reconciler; writing
- * is the exactly-once commit, so running it twice (or on a job that has its result) stores nothing.
+ * is the exactly-once commit, so running it twice (or on a job that has its result) stores nothing. A job that
+ * failed in the generation before a force (it ran before the retract) is not settled: it runs again instead.
  */
 import type { Job } from 'bullmq';
 import {
@@ -52,7 +53,8 @@ export async function settleFailedJob(
     episode_id: ref.episodeId,
     sample_index: ref.sampleIndex,
   };
-  // The execution that ended the job ran with one attempt fewer than BullMQ counts now.
-  const committed = await deps.results.commit(result, { generation, attemptsMade: Math.max(0, job.attemptsMade - 1) });
+  // The execution that ended the job ran with one attempt fewer than BullMQ counts now. It may have run before a
+  // force whose re-run has not begun: then the commit is refused and the pending re-run puts the job back.
+  const committed = await deps.results.commit(result, { generation, attemptsMade: Math.max(0, job.attemptsMade - 1), afterTheFact: true });
   return committed.stored ? 'settled' : 'has-result';
 }
