@@ -220,6 +220,8 @@ export type {
 } from './swerex/models.js';
 export { getRunStatus } from './store/run-status.js';
 export { liveWorkerIds } from './store/live-workers.js';
+export { WARM_POOL_MAX_METRIC, announcementWarning, readWarmPoolCapacity } from './store/warm-pool-capacity.js';
+export type { WarmPoolCapacity } from './store/warm-pool-capacity.js';
 export { STREAM_CURSOR_HINT, STREAM_CURSOR_PATTERN, isStreamCursor } from './store/stream-cursor.js';
 export { announceDemand, clearAnnouncement, readDemand, readSpec, recordRunSpecs } from './store/sandbox-demand.js';
 export type { SpecRecord } from './store/sandbox-demand.js';

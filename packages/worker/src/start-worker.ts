@@ -199,17 +199,16 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     metrics: metrics.supply,
   });
   warmPool.start();
+  metrics.warmPoolMax.set(config.supply.warmPoolMax);
+  const publish = async (): Promise<void> => {
+    metrics.process.sample();
+    await publishMetrics(redis, keys, workerId, metrics.registry);
+  };
+  // A first snapshot now, not in 5 s: until it exists, `status` and `submit --announce` do not see this worker.
+  await publish().catch((err: unknown) => logger.warn({ err }, 'metrics publish failed'));
   const loops = [
     every(reaperIntervalMs, () => reaper.reapOnce(), logger, 'reaper pass failed'),
-    every(
-      METRICS_INTERVAL_MS,
-      async () => {
-        metrics.process.sample();
-        await publishMetrics(redis, keys, workerId, metrics.registry);
-      },
-      logger,
-      'metrics publish failed',
-    ),
+    every(METRICS_INTERVAL_MS, publish, logger, 'metrics publish failed'),
     every(METRICS_INTERVAL_MS, () => activity.heartbeat(WORKER_ALIVE_TTL_MS), logger, 'worker heartbeat failed'),
     every(reaperIntervalMs, () => activity.sweep(), logger, 'run counter sweep failed'),
     every(reaperIntervalMs, () => reconcileFailedJobs({ queue: reconcileQueue, redis, keys, results, logger, workerId }), logger, 'reconciler pass failed'),

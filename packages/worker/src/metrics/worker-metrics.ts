@@ -4,6 +4,7 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { WARM_POOL_MAX_METRIC } from '@rollout-fleet/shared';
 import { createSupplyMetrics, type SupplyMetrics } from '../supply/supply-metrics.js';
 import { createStepMetrics, type StepMetrics } from './step-metrics.js';
 
@@ -18,6 +19,8 @@ export interface WorkerMetrics {
   readonly episodeSeconds: Histogram<'outcome'>;
   readonly sandboxCreateSeconds: Histogram;
   readonly liveSandboxes: Gauge;
+  /** This worker's RF_WARM_POOL_MAX: producers read it from the snapshot to tell whether an announcement can help. */
+  readonly warmPoolMax: Gauge;
   readonly retries: Counter<'code'>;
   readonly reaperKills: Counter<'reason'>;
   readonly duplicateResults: Counter;
@@ -70,6 +73,13 @@ export function createWorkerMetrics(): WorkerMetrics {
       registers,
     }),
     liveSandboxes: new Gauge({ name: 'rf_live_sandboxes', help: 'Sandboxes this worker holds right now', registers }),
+    // A fleet-wide bound each filler applies (not a per-worker share): the fleet's view is the largest, not the sum.
+    warmPoolMax: new Gauge({
+      name: WARM_POOL_MAX_METRIC,
+      help: 'RF_WARM_POOL_MAX of the workers: warm sandboxes the fleet keeps ahead of demand (0 = no warm pool)',
+      registers,
+      aggregator: 'max',
+    }),
     retries: new Counter({ name: 'rf_retries_total', help: 'Attempts that failed and will be retried, by failure code', labelNames: ['code'], registers }),
     reaperKills: new Counter({ name: 'rf_reaper_kills_total', help: 'Sandboxes killed by the reaper, by reason', labelNames: ['reason'], registers }),
     duplicateResults: new Counter({ name: 'rf_duplicate_results_total', help: 'Second completions of a job dropped by the exactly-once commit', registers }),
