@@ -56,7 +56,8 @@ export function registerSubmit(program: Command): void {
       'after',
       '\nAn RL trainer knows its next batch while it trains on this one: `submit next.jsonl --run batch-8 --announce`\n' +
         'lets the workers\' warm pools (RF_WARM_POOL_MAX) get those images ready; `submit next.jsonl --run batch-8`\n' +
-        'later enqueues them (and retires the announcement).\n' +
+        'later enqueues them (and retires the announcement). When no live worker keeps a warm pool (none running, or\n' +
+        'all with RF_WARM_POOL_MAX=0) it still announces, warns on stderr that nothing will be pre-warmed, and exits 0.\n' +
         '\nCtrl-C while enqueueing stops after the current chunk and says how many were enqueued; the same submit again\n' +
         'enqueues the rest (`status` shows "enqueued N of M" meanwhile).\n' +
         '\nExit codes: 0 enqueued / announced (or nothing missing), 3 invalid input or a cancelled run without --resume\n' +
@@ -139,9 +140,12 @@ async function runSubmit(paths: string[], flags: SubmitFlags): Promise<number> {
     const q = await openQueue(config);
     try {
       if (flags.announce) {
-        const { announceDemand } = await import('@rollout-fleet/shared');
+        const { announceDemand, announcementWarning, readWarmPoolCapacity } = await import('@rollout-fleet/shared');
         const announced = await announceDemand({ redis: q.redis, keys: q.keys, runId: flags.run, episodes: validated.episodes, ttlS: flags.announceTtl });
         console.log(`run ${flags.run}: announced ${announced.sandboxes} sandbox(es) of ${announced.specs} kind(s) for warm pools; nothing enqueued`);
+        // The announcement stands (a worker started later still fills for it), so this is a warning with exit 0.
+        const warning = announcementWarning(await readWarmPoolCapacity({ redis: q.redis, keys: q.keys }));
+        if (warning !== undefined) console.error(`submit: warning: ${warning}`);
         return EXIT.OK;
       }
       process.off('SIGINT', beforeEnqueue);

@@ -27,6 +27,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
@@ -106,6 +107,12 @@ class AnnounceSummary:
     run_id: str
     specs: int
     sandboxes: int
+    live_workers: int = 0
+    warm_pool_workers: int = 0
+    warm_pool_max: int = 0
+    # Set when nothing will be pre-warmed now (no worker running, or none with RF_WARM_POOL_MAX > 0); the
+    # announcement is recorded all the same.
+    warning: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -252,7 +259,9 @@ class Fleet:
         """Announces the sandboxes a run will need, like ``rollout-fleet submit --announce``: validated as
         ``submit`` validates, nothing enqueued; the fleet's warm pools get sandboxes of those images ready ahead of
         time. A trainer announces batch N+1 while it trains on batch N; ``submit`` of the run later enqueues it and
-        retires the announcement (which otherwise lapses after ``ttl_s``)."""
+        retires the announcement (which otherwise lapses after ``ttl_s``). When no live worker keeps a warm pool (none
+        running, or all with ``RF_WARM_POOL_MAX=0``) nothing will be pre-warmed: the summary's ``warning`` says so, and
+        so does a ``RuntimeWarning``."""
         body: Dict[str, Any] = {"run_id": run_id, "samples": samples, "announce": True, "announce_ttl_s": ttl_s}
         if episodes is not None:
             body["episodes"] = [dict(e) for e in episodes]
@@ -263,7 +272,12 @@ class Fleet:
                 body[name] = value
         data = self._json("POST", "/v1/runs", body)
         announced = data["announced"]
-        return AnnounceSummary(run_id=data["run_id"], specs=announced["specs"], sandboxes=announced["sandboxes"])
+        if announced.get("warning"):
+            warnings.warn(f"announce: {announced['warning']}", RuntimeWarning, stacklevel=2)
+        return AnnounceSummary(run_id=data["run_id"], specs=announced["specs"], sandboxes=announced["sandboxes"],
+                               live_workers=announced.get("live_workers", 0),
+                               warm_pool_workers=announced.get("warm_pool_workers", 0),
+                               warm_pool_max=announced.get("warm_pool_max", 0), warning=announced.get("warning"))
 
     def status(self, run_id: str) -> RunStatus:
         data = self._json("GET", f"/v1/runs/{_quote(run_id)}")

@@ -145,9 +145,13 @@ class FleetRunTest(unittest.TestCase):
 
     def test_announce_enqueues_nothing_and_submit_retires_it(self) -> None:
         run_id = f"py-next-{uuid.uuid4().hex[:8]}"
-        announced = self.fleet.announce(run_id, sweep_records(), samples=3, ttl_s=600)
+        # The test's worker runs without a warm pool (RF_WARM_POOL_MAX=0): announcing still works, and says it cannot help.
+        with self.assertWarns(RuntimeWarning):
+            announced = self.fleet.announce(run_id, sweep_records(), samples=3, ttl_s=600)
         self.assertEqual((announced.run_id, announced.sandboxes), (run_id, 6))
         self.assertGreaterEqual(announced.specs, 1)
+        self.assertEqual((announced.warm_pool_workers, announced.warm_pool_max), (0, 0))
+        self.assertIn("nothing will be pre-warmed" if announced.live_workers else "no worker is running", announced.warning or "")
         with self.assertRaises(FleetError) as raised:
             self.fleet.status(run_id)
         self.assertEqual(raised.exception.code, "RUN_NOT_FOUND")

@@ -92,6 +92,15 @@ export const SubmitResponseSchema = z.object({
     .object({
       specs: z.number().int().describe('Kinds of sandbox (image, size, tools…) announced.'),
       sandboxes: z.number().int().describe('Sandboxes announced (one per episode sample).'),
+      live_workers: z.number().int().describe('Workers alive on this Redis and prefix when the announcement was made.'),
+      warm_pool_workers: z.number().int().describe('Of those, the workers that keep a warm pool (`RF_WARM_POOL_MAX` > 0): only they pre-warm.'),
+      warm_pool_max: z.number().int().describe('The largest `RF_WARM_POOL_MAX` among live workers: warm sandboxes the fleet keeps at most (0: none).'),
+      warning: z
+        .string()
+        .optional()
+        .describe(
+          'Present when the announcement will pre-warm nothing now: no worker is running (it waits for one), or none of the live workers keeps a warm pool (set `RF_WARM_POOL_MAX` on the workers). The announcement is recorded all the same.',
+        ),
     })
     .optional()
     .describe('Present when the submission announced instead of enqueueing (`announce`).'),

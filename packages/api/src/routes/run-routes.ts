@@ -6,7 +6,8 @@
  *                                 413 INPUT_TOO_LARGE over RF_API_MAX_BODY_MB. Idempotent: the same run again
  *                                 enqueues only what is missing. `announce: true` (query `announce=true`)
  *                                 validates and announces the run's sandboxes for warm pools instead
- *                                 (→ `announced: {specs, sandboxes}`), enqueueing nothing.
+ *                                 (→ `announced: {specs, sandboxes, live_workers, warm_pool_workers, warm_pool_max,
+ *                                 warning?}`; `warning` when no live worker keeps a warm pool), enqueueing nothing.
  * - GET  /v1/runs/:runId          → 200 RunStatus; 404 RUN_NOT_FOUND (with did_you_mean)
  * - POST /v1/runs/:runId/cancel   → 200 {removed, active}
  * - POST /v1/runs/:runId/retry    → 200 {retried, missing_payload}   (re-runs the failed episodes)

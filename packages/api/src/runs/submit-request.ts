@@ -5,7 +5,7 @@
  */
 import type { Queue } from 'bullmq';
 import { problemsToError, submitRun, validateInputs, type InputFile } from '@rollout-fleet/producer';
-import { RolloutError, announceDemand, type Config, type EpisodeJobData, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
+import { RolloutError, announceDemand, announcementWarning, readWarmPoolCapacity, type Config, type EpisodeJobData, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
 import type { SubmitOptions, SubmitRequest, SubmitResponse } from '../contracts/run-contracts.js';
 
 /** Name native `episodes` records are cited by in problems (`episodes:$[3]`). */
@@ -61,7 +61,22 @@ export async function submitFiles(deps: SubmitDeps, files: InputFile[], options:
   if (options.dry_run) return { ...response, enqueued: 0, skipped_done: 0, skipped_queued: 0 };
   if (options.announce) {
     const announced = await announceDemand({ redis: deps.redis, keys: deps.keys, runId: options.run_id, episodes: validated.episodes, ttlS: options.announce_ttl_s });
-    return { ...response, enqueued: 0, skipped_done: 0, skipped_queued: 0, announced };
+    // Said, not refused: the announcement stands and a worker started later fills for it (as `submit --announce`).
+    const capacity = await readWarmPoolCapacity({ redis: deps.redis, keys: deps.keys });
+    const warning = announcementWarning(capacity);
+    return {
+      ...response,
+      enqueued: 0,
+      skipped_done: 0,
+      skipped_queued: 0,
+      announced: {
+        ...announced,
+        live_workers: capacity.liveWorkers,
+        warm_pool_workers: capacity.warmWorkers,
+        warm_pool_max: capacity.warmPoolMax,
+        ...(warning === undefined ? {} : { warning }),
+      },
+    };
   }
   const summary = await submitRun({
     queue: deps.queue,
