@@ -37,7 +37,7 @@ const DOCS = {
   RF_FLEET_CREATE_RECOVER_S: { meaning: 'After a platform 429 lowered the fleet\'s create rate, seconds to climb linearly back to RF_FLEET_CREATE_RATE.' },
   RF_FLEET_MAX_SANDBOXES: { meaning: 'Live sandboxes across the fleet (episodes, eval, warm pool, API sessions); leases expire, so a dead worker\'s slots free themselves.' },
   RF_FLEET_MAX_STARTING: { meaning: 'Sandboxes being created or started at once across the fleet.' },
-  RF_WARM_POOL_MAX: { meaning: 'Warm sandboxes (ready or starting) the fleet keeps ahead of demand: the next waiting jobs\' images and what runs announced (`submit --announce`); within the caps and only with create slots nobody else needs. 0 = off (warm sandboxes cost sandbox time while they wait).' },
+  RF_WARM_POOL_MAX: { meaning: 'Warm sandboxes (ready or starting) the fleet keeps ahead of demand: the next waiting jobs\' images and what runs announced (`submit --announce`); within the caps and only with create slots nobody else needs. 0 = off (warm sandboxes cost sandbox time while they wait). A worker setting: each worker publishes it (`rf_warm_pool_max`), and `submit --announce` warns when no live worker keeps a pool.' },
   RF_WARM_IDLE_S: { meaning: 'A warm sandbox nobody claims within this many seconds is killed.' },
   RF_WARM_LOOKAHEAD: { meaning: 'How many waiting jobs the warm pool looks ahead at.' },
   RF_WARM_INTERVAL_MS: { meaning: 'How often each worker\'s warm pool looks at demand, milliseconds.' },
