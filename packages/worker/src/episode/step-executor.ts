@@ -171,22 +171,25 @@ interface StepInput {
 /**
  * Memory: records are built as literals of one shape, never by object spread. A worker holds a thousand episodes'
  * records until they commit, and a spread gives each result its own hidden class (~300 bytes of map and
- * descriptors per record, promoted with it); so are the arguments (options are not copied per step).
+ * descriptors per record, promoted with it). The options are not copied per step either.
  */
-function stepRecord(o: StepInput, kept: KeptOutput, exitCode: number | null, durationMs: number, timedOut: boolean, error: StepRecord['error']): StepRecord {
+function stepRecord(
+  o: StepInput,
+  outcome: { kept: KeptOutput; exitCode: number | null; durationMs: number; timedOut: boolean; error: StepRecord['error'] },
+): StepRecord {
   const record: StepRecord = {
     index: o.index,
     tool: o.call.name,
     args: o.call.arguments,
     command: o.command,
-    output: kept.output,
-    output_bytes: kept.output_bytes,
-    truncated: kept.truncated,
-    exit_code: exitCode,
-    duration_ms: durationMs,
-    timed_out: timedOut,
+    output: outcome.kept.output,
+    output_bytes: outcome.kept.output_bytes,
+    truncated: outcome.kept.truncated,
+    exit_code: outcome.exitCode,
+    duration_ms: outcome.durationMs,
+    timed_out: outcome.timedOut,
   };
-  if (error !== undefined) record.error = error;
+  if (outcome.error !== undefined) record.error = outcome.error;
   return record;
 }
 
@@ -205,7 +208,8 @@ async function runStep(options: StepExecutorOptions, o: StepInput): Promise<{ st
     // The true size, when the output was cut while it was read (bounded-body.ts).
     const original = ran.outputBytes === undefined || ran.timedOut ? undefined : Buffer.byteLength(o.note, 'utf8') + ran.outputBytes;
     const kept = keepOutput(output, options.outputLimitBytes, original);
-    const step: ExecutedStep = { output, record: stepRecord(o, kept, ran.timedOut ? null : ran.exitCode, ran.durationMs, ran.timedOut, error) };
+    const record = stepRecord(o, { kept, exitCode: ran.timedOut ? null : ran.exitCode, durationMs: ran.durationMs, timedOut: ran.timedOut, error });
+    const step: ExecutedStep = { output, record };
     return ran.sessionLost ? { step, lost: ran.sessionLost } : { step };
   } catch (thrown) {
     const err = coerceError(thrown);
@@ -220,7 +224,8 @@ async function runStep(options: StepExecutorOptions, o: StepInput): Promise<{ st
     const output =
       o.note +
       (err.code === 'SWEREX_BASH_SYNTAX' ? syntaxErrorObservation(String(extra.bash_stdout ?? ''), String(extra.bash_stderr ?? '')) : err.message);
-    const record = stepRecord(o, keepOutput(output, options.outputLimitBytes), null, o.now() - o.started, false, { code: err.code, message: err.message });
+    const kept = keepOutput(output, options.outputLimitBytes);
+    const record = stepRecord(o, { kept, exitCode: null, durationMs: o.now() - o.started, timedOut: false, error: { code: err.code, message: err.message } });
     return { step: { output, record } };
   }
 }
