@@ -46,6 +46,7 @@ import type { EpisodeOutcome } from './metrics/worker-metrics.js';
 import { formatGradingLog, formatStepLog, formatTurnLog, stepProgress, turnProgress, type EpisodeProgress } from './episode/job-progress.js';
 import { untestedDetails } from './grading/grading-details.js';
 import { createJobLogWriter } from './episode/job-logs.js';
+import { executionOf } from './jobs/job-execution.js';
 import { ProgressBatcher } from './episode/progress-batcher.js';
 import type { RunActivity } from './episode/run-activity.js';
 
@@ -84,7 +85,7 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
     if (!parsed.success) {
       const failure = new RolloutError('INPUT_INVALID', `episode payload invalid: ${parsed.error.issues[0]?.message ?? 'unknown'}`);
       if (ref) {
-        const { generation } = await deps.results.begin(ref);
+        const { generation } = await deps.results.begin(ref, executionOf(job));
         const attempts = [...(job.data.attempts ?? []), attemptRecord(deps, (job.data.attempts?.length ?? 0) + 1, null, startedAt, toFailure(failure))];
         await commitFailure(deps, job, ref, { err: failure, attempts, startedAt, sandboxId: null }, { generation, attemptsMade: job.attemptsMade });
       }
@@ -231,7 +232,7 @@ async function claim(
   logger: Logger,
 ): Promise<{ done: EpisodeResult } | { generation: number; history: Attempt[] }> {
   for (;;) {
-    const { generation, current } = await deps.results.begin(ref);
+    const { generation, current } = await deps.results.begin(ref, executionOf(job));
     if (!current) return { generation, history: job.data.attempts ?? [] };
     if (current.attemptsMade >= job.attemptsMade) {
       const stored = await deps.results.get(ref.runId, ref.episodeId, ref.sampleIndex);

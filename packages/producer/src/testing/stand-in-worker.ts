@@ -47,7 +47,8 @@ export function startStandInWorker(o: { redisUrl: string; prefix: string; redis:
     if (running.has(label)) overlaps.push(label);
     running.add(label);
     try {
-      const { generation, current } = await store.begin(ref);
+      // As the real processor: the job instance (its creation timestamp) begins the execution.
+      const { generation, current } = await store.begin(ref, String(job.timestamp));
       executions.set(label, (executions.get(label) ?? 0) + 1);
       if (current) return 'done';
       serial += 1;

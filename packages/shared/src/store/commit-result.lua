@@ -3,6 +3,7 @@
   KEYS[1] result key   KEYS[2] run results stream   KEYS[3] run hash   KEYS[4] result index (hash)
   KEYS[5] generations (hash)   KEYS[6] run group sizes hash   KEYS[7] this result's group hash
   KEYS[8] run groups stream   KEYS[9] pending re-runs (hash: label -> job; see retract-result.lua)
+  KEYS[10] executions begun (hash: label -> the job instance whose execution began last; ResultStore.begin)
   ARGV[1] result JSON  ARGV[2] retention seconds    ARGV[3] stream max length (approximate)
   ARGV[4] status (completed|failed)  ARGV[5] resolved ('1' | '0' | '')  ARGV[6] episode label (run|episode|sample)
   ARGV[7] generation the execution started in   ARGV[8] the job's attemptsMade during that execution
@@ -10,6 +11,9 @@
   ARGV[11] '1' when the committer did not see the execution begin (a failed job settled after the fact): it
            cannot tell which generation that execution ran in, so it is refused ('stale') while a re-run is
            pending — an execution that began after the force would have cleared the entry (ResultStore.begin).
+  ARGV[12] with ARGV[11]: the settled job instance (its creation timestamp); refused ('stale') when another job
+           instance has begun an execution since (a force re-added the job and its re-run began: the pending
+           entry is gone, but this failure is not the re-run's).
   The index holds, per label with a current result, "<stream id> <status> <resolved 1|0|-> <attemptsMade>";
   the run counters are kept here and in retract-result.lua only, so they always equal the index. A stored
   result clears the episode's pending re-run: the generation it was forced into has its result.
@@ -27,6 +31,13 @@ end
 if ARGV[11] == '1' and redis.call('HEXISTS', KEYS[9], ARGV[6]) == 1 then
   redis.call('HINCRBY', KEYS[3], 'stale', 1)
   return {0, '', 'stale'}
+end
+if ARGV[11] == '1' and ARGV[12] ~= '' then
+  local began = redis.call('HGET', KEYS[10], ARGV[6])
+  if began and began ~= ARGV[12] then
+    redis.call('HINCRBY', KEYS[3], 'stale', 1)
+    return {0, '', 'stale'}
+  end
 end
 if redis.call('HEXISTS', KEYS[4], ARGV[6]) == 1 or redis.call('EXISTS', KEYS[1]) == 1 then
   redis.call('HINCRBY', KEYS[3], 'duplicates', 1)

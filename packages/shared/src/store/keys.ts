@@ -45,6 +45,11 @@ export interface Keyspace {
   reruns(): string;
   /** String with TTL: one pass at a time of the pending re-run sweep. */
   rerunLock(): string;
+  /**
+   * Hash: label → the job instance (its BullMQ creation timestamp) whose execution of the episode began last
+   * (ResultStore.begin). A failed job settled after the fact is refused once another job instance has begun.
+   */
+  began(runId: string): string;
   /** Hash with TTL: the lease of one sandbox slot (ticket); the slot lives exactly as long as this key. */
   lease(ticket: string): string;
   /** Sorted set: live slot tickets by lease expiry (Redis server ms); its size is the fleet's live sandboxes. */
@@ -116,6 +121,7 @@ export function createKeyspace(prefix: string = DEFAULT_PREFIX): Keyspace {
     parked: (runId) => `${base}:parked:${runId}`,
     reruns: () => `${base}:reruns`,
     rerunLock: () => `${base}:rerun-lock`,
+    began: (runId) => `${base}:began:${runId}`,
     lease: (ticket) => `${base}:lease:${ticket}`,
     leases: () => `${base}:leases`,
     slotBase: () => `${base}:`,

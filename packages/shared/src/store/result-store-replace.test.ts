@@ -132,6 +132,22 @@ describe('ResultStore: replace, generations, counters', () => {
     expect(await redis.hexists(keys.reruns(), label)).toBe(0);
   });
 
+  it('a failure settled after the fact is refused once another job instance has begun an execution, even with nothing pending', async () => {
+    const runId = `run-${randomUUID()}`;
+    const label = jobIdFor(runId, 'e1', 0);
+    const ref = { runId, episodeId: 'e1', sampleIndex: 0 };
+    // Job instance A begins, its result is stored; a force takes it out and its re-run (instance B) begins.
+    expect(await store.begin(ref, 'A')).toEqual({ generation: 0, current: null });
+    expect(await store.commit(result(runId, 'e1'), { generation: 0, attemptsMade: 0 })).toMatchObject({ stored: true });
+    await store.retract(ref, { rerun: '{"job":1}' });
+    expect(await store.begin(ref, 'B')).toEqual({ generation: 1, current: null });
+    expect(await redis.hget(keys.began(runId), label)).toBe('B');
+    // A's failed event, settled late, reads the new generation: it is still not the re-run's result.
+    expect(await store.commit(failedResult(runId, 'e1'), { generation: 1, attemptsMade: 0, afterTheFact: true, execution: 'A' })).toMatchObject({ stored: false, reason: 'stale' });
+    // B's own failure settled after the fact (it stalled out) is.
+    expect(await store.commit(failedResult(runId, 'e1'), { generation: 1, attemptsMade: 0, afterTheFact: true, execution: 'B' })).toMatchObject({ stored: true });
+  });
+
   it('recount rebuilds every counter from the results, resolved included', async () => {
     const runId = `run-${randomUUID()}`;
     await store.commit(result(runId, 'r1'));

@@ -44,6 +44,13 @@ export interface CommitFence {
    * while the episode has a pending re-run, since that execution may predate the force.
    */
   afterTheFact?: boolean;
+  /**
+   * With `afterTheFact`: the job instance settled (its BullMQ creation timestamp). Refused as `stale` when another
+   * job instance has begun an execution of the episode since (ResultStore.begin recorded it): a force took this
+   * job out, added the episode's job again, and that re-run began — its pending entry is gone, but this failure
+   * ran before the force.
+   */
+  execution?: string;
 }
 
 export interface CommitOutcome {
@@ -122,7 +129,7 @@ export class ResultStore {
     const stored = size >= 1 ? { ...result, group: { id: result.episode_id, size } } : result;
     const reply = (await this.#redis.eval(
       COMMIT_SCRIPT,
-      9,
+      10,
       key,
       this.#keys.results(result.run_id),
       this.#keys.run(result.run_id),
@@ -132,6 +139,7 @@ export class ResultStore {
       this.#keys.group(result.run_id, result.episode_id),
       this.#keys.groups(result.run_id),
       this.#keys.reruns(),
+      this.#keys.began(result.run_id),
       JSON.stringify(stored),
       String(this.#retentionS),
       String(this.#streamMaxLen),
@@ -143,6 +151,7 @@ export class ResultStore {
       result.episode_id,
       String(result.sample_index),
       fence.afterTheFact ? '1' : '0',
+      fence.execution ?? '',
     )) as CommitReply;
     if (reply[0] !== 1) return { stored: false, reason: reply[2] === 'stale' ? 'stale' : 'duplicate', key };
     return { stored: true, reason: 'stored', streamId: reply[1], key, ...(reply[2] ? { groupStreamId: reply[2] } : {}) };
@@ -164,15 +173,18 @@ export class ResultStore {
    * An execution begins: the episode's generation and current result entry, and — in the same MULTI — its
    * pending re-run (if any) is cleared, since this execution is that re-run: it runs in the generation the force
    * opened, and from here BullMQ's attempts, stalls and the failed-job settlement own the job as for any other.
+   * `execution` (the job instance: its BullMQ creation timestamp) is recorded as the one that began last.
    */
-  async begin(ref: EpisodeRef): Promise<EpisodeState> {
+  async begin(ref: EpisodeRef, execution?: string): Promise<EpisodeState> {
     const label = jobIdFor(ref.runId, ref.episodeId, ref.sampleIndex);
-    const [[, generation], [, entry]] = (await this.#redis
+    const multi = this.#redis
       .multi()
       .hget(this.#keys.generations(ref.runId), label)
       .hget(this.#keys.resultIndex(ref.runId), label)
-      .hdel(this.#keys.reruns(), label)
-      .exec()) as [[unknown, string | null], [unknown, string | null], [unknown, number]];
+      .hdel(this.#keys.reruns(), label);
+    // Which job instance began (CommitFence.execution): a failure settled after the fact for another one is refused.
+    if (execution !== undefined) multi.hset(this.#keys.began(ref.runId), label, execution).expire(this.#keys.began(ref.runId), this.#retentionS);
+    const [[, generation], [, entry]] = (await multi.exec()) as [[unknown, string | null], [unknown, string | null], ...unknown[]];
     return { generation: Number(generation ?? 0), current: parseEntry(entry) };
   }
 

@@ -120,6 +120,37 @@ describe('failed jobs always get a result', () => {
     expect(await redis.hmget(keys.run(runId), 'done', 'failed')).toEqual(['1', '1']);
   });
 
+  it('a late settlement of a job that failed before a force whose re-run has begun stores nothing in the new generation', async () => {
+    const runId = `r-${randomUUID()}`;
+    const ref = { runId, episodeId: 'e1', sampleIndex: 0 };
+    const w = worker(async () => {
+      throw new UnrecoverableError('failed in generation 0');
+    });
+    const jobId = await enqueue(runId, 'e1');
+    await vi.waitFor(async () => expect(await queue.getJobState(jobId)).toBe('failed'), { timeout: 15_000, interval: 50 });
+    await w.close();
+    // The failed event's settlement is slow (a loaded worker): between its look at the job and its commit, the
+    // episode is forced and the forced re-run begins on another worker.
+    const job = (await queue.getJob(jobId))!;
+    const state = job.getState.bind(job);
+    job.getState = async () => {
+      const seen = await state();
+      // The force as replaceEpisodes does it (retract with the pending re-run, the failed job out, the new one in),
+      // then a worker takes the new job: its execution begins.
+      const rerun: PendingRerun = { name: 'ep', data: job.data, opts: { jobId, attempts: 3 } };
+      await store.retract(ref, { rerun: JSON.stringify(rerun) });
+      await queue.remove(jobId);
+      await queue.add(rerun.name, rerun.data, rerun.opts);
+      await store.begin(ref, String((await queue.getJob(jobId))!.timestamp));
+      return seen;
+    };
+    expect(await settleFailedJob({ results: store, workerId: 'late' }, job)).not.toBe('settled');
+    // The forced generation's result is the re-run's to write: the old failure is not stored in its place.
+    expect(await store.get(runId, 'e1', 0)).toBeUndefined();
+    expect((await store.state(ref)).generation).toBe(1);
+    await queue.remove(jobId);
+  });
+
   it('a job that failed in the generation before a force is not settled: its pending re-run puts it back', async () => {
     const runId = `r-${randomUUID()}`;
     let release!: () => void;

@@ -15,6 +15,7 @@ import {
   type Failure,
   type ResultStore,
 } from '@rollout-fleet/shared';
+import { executionOf } from './job-execution.js';
 
 export type Settlement = 'settled' | 'has-result' | 'not-final' | 'unknown-job';
 
@@ -54,7 +55,14 @@ export async function settleFailedJob(
     sample_index: ref.sampleIndex,
   };
   // The execution that ended the job ran with one attempt fewer than BullMQ counts now. It may have run before a
-  // force whose re-run has not begun: then the commit is refused and the pending re-run puts the job back.
-  const committed = await deps.results.commit(result, { generation, attemptsMade: Math.max(0, job.attemptsMade - 1), afterTheFact: true });
+  // force: while the force's re-run has not begun, the commit is refused (the pending re-run puts the job back);
+  // once it has, the commit is refused because another job instance began (execution) — checked in the commit
+  // script itself, so a re-run beginning between the reads above and this commit cannot slip through.
+  const committed = await deps.results.commit(result, {
+    generation,
+    attemptsMade: Math.max(0, job.attemptsMade - 1),
+    afterTheFact: true,
+    execution: executionOf(job),
+  });
   return committed.stored ? 'settled' : 'has-result';
 }
