@@ -178,7 +178,11 @@ describe('outcome integrity under random crashes and races', () => {
     });
     for (const r of results) expectAllowed(r, kinds.get(r.episode_id) as Kind, context);
     // Every forced episode's result is its new one: it carries the earlier attempts.
-    for (const id of forced) expect(results.find((r) => r.episode_id === id)?.attempts.length ?? 0, `${id}: ${context}`).toBeGreaterThanOrEqual(2);
+    for (const id of forced) {
+      const r = results.find((x) => x.episode_id === id);
+      const trail = JSON.stringify({ status: r?.status, failure: r?.failure?.code, attempts: r?.attempts.map((a) => [a.attempt, a.worker_id, a.failure?.code ?? null, a.started_at]) });
+      expect(r?.attempts.length ?? 0, `${id}: ${context} ${trail}`).toBeGreaterThanOrEqual(2);
+    }
     for (const e of all) expect(await pipeline.store.state({ runId: RUN, episodeId: e.episode_id, sampleIndex: 0 })).toMatchObject({ current: { status: expect.any(String) } });
   }, 240_000);
 });
