@@ -22,6 +22,7 @@ import {
   type EpisodeJobData,
   type RedisClient,
 } from '@rollout-fleet/shared';
+import { seededRandom } from '@rollout-fleet/shared/testing';
 import { startStandInWorker, type Execution } from '../testing/stand-in-worker.js';
 import { submitRun } from './submit-run.js';
 
@@ -31,18 +32,6 @@ const EPISODES = 3;
 const STEPS = 12;
 /** A bound on waiting for the next thing to happen after a release (it always comes within milliseconds). */
 const PROGRESS_TIMEOUT_MS = 10_000;
-
-/** mulberry32: a small seeded generator, so a failing seed can be replayed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Held {
   execution: Execution;
@@ -96,7 +85,7 @@ describe('replaceEpisodes: random interleavings of forces and finishing workers'
   }
 
   it.each(Array.from({ length: SEEDS }, (_, i) => i + 1))('seed %i: every episode ends with exactly one result', async (seed) => {
-    const random = seeded(seed);
+    const random = seededRandom(seed);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
     const runId = `r-${seed}-${randomUUID()}`;
     const episodes: Episode[] = Array.from({ length: EPISODES }, (_, i) => EpisodeSchema.parse({ run_id: runId, episode_id: `e${i}`, instance_id: `e${i}`, sandbox: { image: 'tiny' } }));

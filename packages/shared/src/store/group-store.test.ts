@@ -9,6 +9,7 @@ import { rewardStats } from '../contracts/group.js';
 import { createRedis, type RedisClient } from '../redis/create-redis.js';
 import type { EpisodeResult } from '../contracts/result.js';
 import { rewardedResult } from '../testing/result-fixture.js';
+import { seededRandom } from '../testing/seeded-random.js';
 import { GroupStore } from './group-store.js';
 import { createKeyspace, jobIdFor, type Keyspace } from './keys.js';
 import { ResultStore } from './result-store.js';
@@ -17,17 +18,6 @@ const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 function result(runId: string, episodeId: string, sample: number, reward: number | null): EpisodeResult {
   return rewardedResult({ run_id: runId, episode_id: episodeId, sample_index: sample }, reward);
-}
-
-/** Deterministic PRNG (mulberry32) so a failing interleaving can be replayed from its seed. */
-function prng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function shuffle<T>(items: T[], random: () => number): T[] {
@@ -108,7 +98,7 @@ describe('GroupStore', () => {
 
   it('emits every group exactly once under random orders, duplicate executions and racing committers (seeded)', async () => {
     for (let seed = 1; seed <= 12; seed++) {
-      const random = prng(seed);
+      const random = seededRandom(seed);
       const runId = `run-${randomUUID()}`;
       const sizes = Array.from({ length: 6 }, () => 1 + Math.floor(random() * 5));
       await new GroupStore(redis, keys).registerJobs(runId, sizes.flatMap((size, g) => jobs(runId, `g${g}`, size)));

@@ -3,3 +3,4 @@ export { commandNeed, describeWith, isCi, itWith, systemProgramNeed } from './ne
 export type { Need } from './needs.js';
 export { memorySink } from '../logging/test-sink.js';
 export { resultFixture, rewardedResult } from './result-fixture.js';
+export { seededRandom } from './seeded-random.js';
