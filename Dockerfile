@@ -6,10 +6,12 @@ RUN apt-get update \
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/shared/package.json packages/shared/
+COPY packages/sandbox/package.json packages/sandbox/
 COPY packages/vefaas-local/package.json packages/vefaas-local/
 COPY packages/producer/package.json packages/producer/
 COPY packages/worker/package.json packages/worker/
 COPY packages/api/package.json packages/api/
+COPY packages/test-kit/package.json packages/test-kit/
 # --ignore-scripts: the sources `prepare` bundles are copied only below (esbuild's own install check is rerun).
 RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm rebuild esbuild
 COPY . .

@@ -1,0 +1,2 @@
+/** Everything that reaches a sandbox: SWE-ReX and veFaaS clients, AgentEnv, the tool bundle, the sandbox supply. */
+export {};

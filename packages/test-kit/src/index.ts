@@ -1,0 +1,2 @@
+/** Test and demo kits (never imported by shipped code). */
+export {};
