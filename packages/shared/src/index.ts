@@ -48,10 +48,11 @@ export {
   UsageSchema,
 } from './contracts/turn-record.js';
 export type { ChatMessage, PolicyRunInfo, TokenTotals, ToolCallMessage, TurnRecord, TurnTokens, Usage } from './contracts/turn-record.js';
-export { MINI_SUBMIT_SENTINEL, TOOL_PROFILE_SPECS, toolProfile } from './policy/tool-profiles.js';
+export { TOOL_PROFILE_SPECS, toolProfile } from './policy/tool-profiles.js';
+export { DEFAULT_TEMPLATES, MINI_SUBMIT_SENTINEL } from './contracts/default-templates.js';
 export type { ExecutedCommand, ToolProfile } from './policy/tool-profiles.js';
-export { effectiveTemplates, renderTemplate, unfilledPlaceholders } from './policy/render-template.js';
-export type { TemplateValues } from './policy/render-template.js';
+export { effectiveTemplates, renderTemplate, unfilledPlaceholders } from './contracts/render-template.js';
+export type { TemplateValues } from './contracts/render-template.js';
 export { EMPTY_OUTPUT_OBSERVATION, MINI_MAX_OUTPUT_CHARS, SWEAGENT_MAX_OBSERVATION_CHARS, clipSweAgentObservation, miniObservation, seedObservation } from './policy/observation-format.js';
 export {
   AttemptSchema,
@@ -171,7 +172,7 @@ export { SwerexRuntimeError, codeForClassPath } from './swerex/swerex-runtime-er
 export { classifyGatewayResponse } from './swerex/classify-gateway-response.js';
 export type { GatewayRules, GatewayVerdict, ResponseHeaders } from './swerex/classify-gateway-response.js';
 export { POOLS_PER_ORIGIN, closeSharedDispatchers, dispatcherFor } from './swerex/dispatcher-registry.js';
-export { abortableDelay } from './swerex/abortable-delay.js';
+export { abortableDelay } from './abort/abortable-delay.js';
 export { linkedAbort } from './abort/linked-abort.js';
 export type { LinkedAbort } from './abort/linked-abort.js';
 export type { SharedDispatcherOptions } from './swerex/dispatcher-registry.js';
@@ -247,7 +248,7 @@ export type { AgentEnvOptions, AttachOptions, ReadyOptions, RunResult, SettleOut
 export { checkSandboxEnvNames, createSandboxRequest } from './agent-env/create-request.js';
 export { setupStatus } from './agent-env/session-setup.js';
 export type { SetupOutcome } from './agent-env/session-setup.js';
-export { specKey } from './agent-env/spec-key.js';
+export { specKey } from './store/spec-key.js';
 export { DEFAULT_START_COMMAND, buildStartCommand } from './agent-env/start-command.js';
 export type { StartCommand } from './agent-env/start-command.js';
 export { summarizeRun } from './grading/run-summary.js';
@@ -264,10 +265,10 @@ export { captureTokens } from './policy-client/token-capture.js';
 export type { CapturedTokens } from './policy-client/token-capture.js';
 export { errorForPolicyResponse, errorForPolicyTransport, isContextOverflow, parseErrorBody, retryAfterMs } from './policy-client/classify-policy-error.js';
 export type { PolicyErrorBody } from './policy-client/classify-policy-error.js';
-export { encodeTurnTokens, expandPromptIds } from './policy/turn-tokens.js';
-export type { FullTurnIds } from './policy/turn-tokens.js';
-export { openAiExportOf, trainingRecordsOf } from './policy/export-records.js';
-export type { OpenAiExportRecord, TrainingRecord } from './policy/export-records.js';
+export { encodeTurnTokens, expandPromptIds } from './contracts/turn-tokens.js';
+export type { FullTurnIds } from './contracts/turn-tokens.js';
+export { openAiExportOf, trainingRecordsOf } from './contracts/export-records.js';
+export type { OpenAiExportRecord, TrainingRecord } from './contracts/export-records.js';
 export { SWE_AGENT_INSTALL_ROOT, sweAgentSessionCommand, sweAgentSetupCommand } from './agent-env/agent-tools.js';
 export { SWE_AGENT_SIGNATURES, guardMultilineAction, sweAgentActionCommand, sweAgentActionFor, sweAgentToolNames } from './tools/swe-agent-actions.js';
 export { RETRY_TOKEN, V1_SUBMISSION_MARKER, hasV1Submission, splitlinesJoin, sweAgentObservation } from './fidelity/agent-view.js';

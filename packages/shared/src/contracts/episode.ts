@@ -6,7 +6,7 @@
  * key (a typo such as `trajectroy`) is an error, never silently dropped.
  */
 import { z } from 'zod';
-import { effectiveTemplates, unfilledPlaceholders, type TemplateValues } from '../policy/render-template.js';
+import { effectiveTemplates, unfilledPlaceholders, type TemplateValues } from './render-template.js';
 import { PolicySchema } from './policy.js';
 import { ToolBundleSchema } from './tool-bundle.js';
 

@@ -9,6 +9,7 @@ import type { ToolProfileName } from '../contracts/policy.js';
 import { shellQuote } from '../tools/shell-quote.js';
 import { toolCallToCommand, type ToolCallInput, type ToolCommandResult } from '../tools/tool-call-to-command.js';
 import { BASH_TOOL, EXECUTE_BASH_TOOL, STR_REPLACE_EDITOR_TOOL, toOpenAiToolSchema, type OpenAiToolSchema } from '../tools/tool-catalogue.js';
+import { DEFAULT_TEMPLATES, MINI_SUBMIT_SENTINEL } from '../contracts/default-templates.js';
 import { clipSweAgentObservation, miniObservation, seedObservation } from './observation-format.js';
 
 /** A command's outcome as the profile renders it for the model. */
@@ -40,9 +41,6 @@ export interface ToolProfile {
   isSubmission(command: ExecutedCommand): boolean;
 }
 
-/** mini-swe-agent's submission sentinel: the first line of the output, with exit code 0. */
-export const MINI_SUBMIT_SENTINEL = 'COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT';
-
 const SUBMIT_TOOL: OpenAiToolSchema = {
   type: 'function',
   function: {
@@ -61,55 +59,13 @@ function restricted(names: readonly string[]): (call: ToolCallInput) => ToolComm
   return (call) => (names.includes(call.name) ? toolCallToCommand(call) : notAvailable(call.name));
 }
 
-const SWEAGENT_SYSTEM = 'You are an autonomous software engineer working in a terminal on a code repository. You act only through the tools you are given.';
-
-const SWEAGENT_INSTANCE = `<uploaded_files>
-{{working_dir}}
-</uploaded_files>
-A code repository has been uploaded to the directory {{working_dir}}. Consider the following PR description:
-
-<pr_description>
-{{problem_statement}}
-</pr_description>
-
-Make the minimal changes to non-test files in {{working_dir}} so that the requirements in the <pr_description> are met.
-The test files have already been taken care of: do not modify any tests.
-A good way to work:
-1. Find and read the code relevant to the <pr_description>.
-2. Write a small script that reproduces the problem and run it with the bash tool.
-3. Edit the source code to fix the problem.
-4. Run the script again to confirm the fix.
-5. Think about edge cases and make sure the fix covers them.
-Call exactly one tool per reply. When you are done, call submit.`;
-
-const MINI_SYSTEM = 'You are a helpful assistant that solves programming tasks by running bash commands.';
-
-const MINI_INSTANCE = `Resolve the following issue in the repository at {{working_dir}}.
-
-<pr_description>
-{{problem_statement}}
-</pr_description>
-
-Every reply must call the bash tool. Each command runs in a fresh shell whose working directory is {{working_dir}}:
-cd and export do not carry over between commands. Do not modify the tests.
-When the fix is complete, submit it by running this command on its own (you cannot continue afterwards):
-echo ${MINI_SUBMIT_SENTINEL}`;
-
-const SEED_SYSTEM = 'You are a software engineer. Use the tools to inspect and change the repository; reply without a tool call when the task is done.';
-
-const SEED_INSTANCE = `The repository is at {{working_dir}}. Fix this issue without modifying the tests:
-
-{{problem_statement}}
-
-Run commands with execute_bash and edit files with str_replace_editor. When the fix is complete, reply with a short summary and no tool call.`;
-
 const SWEAGENT: ToolProfile = {
   name: 'sweagent',
   tools: [toOpenAiToolSchema(BASH_TOOL), toOpenAiToolSchema(STR_REPLACE_EDITOR_TOOL), SUBMIT_TOOL],
   executables: ['str_replace_editor'],
   parallelToolCalls: false,
-  systemTemplate: SWEAGENT_SYSTEM,
-  instanceTemplate: SWEAGENT_INSTANCE,
+  systemTemplate: DEFAULT_TEMPLATES.sweagent.system,
+  instanceTemplate: DEFAULT_TEMPLATES.sweagent.instance,
   submitTool: 'submit',
   endsWithoutCall: false,
   toCommand: restricted(['bash', 'str_replace_editor']),
@@ -122,8 +78,8 @@ const MINI_BASH: ToolProfile = {
   tools: [toOpenAiToolSchema(BASH_TOOL)],
   executables: [],
   parallelToolCalls: true,
-  systemTemplate: MINI_SYSTEM,
-  instanceTemplate: MINI_INSTANCE,
+  systemTemplate: DEFAULT_TEMPLATES.mini_bash.system,
+  instanceTemplate: DEFAULT_TEMPLATES.mini_bash.instance,
   submitTool: undefined,
   endsWithoutCall: false,
   toCommand: (call, { workingDir }) => {
@@ -141,8 +97,8 @@ const SEED: ToolProfile = {
   tools: [toOpenAiToolSchema(EXECUTE_BASH_TOOL), toOpenAiToolSchema(STR_REPLACE_EDITOR_TOOL)],
   executables: ['execute_bash', 'str_replace_editor'],
   parallelToolCalls: false,
-  systemTemplate: SEED_SYSTEM,
-  instanceTemplate: SEED_INSTANCE,
+  systemTemplate: DEFAULT_TEMPLATES.seed.system,
+  instanceTemplate: DEFAULT_TEMPLATES.seed.instance,
   submitTool: undefined,
   endsWithoutCall: true,
   toCommand: restricted(['execute_bash', 'str_replace_editor']),

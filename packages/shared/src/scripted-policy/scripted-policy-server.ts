@@ -14,7 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { abortableDelay } from '../swerex/abortable-delay.js';
+import { abortableDelay } from '../abort/abortable-delay.js';
 import { startWireServer, type WireServer } from '../swerex/wire-test-server.js';
 import { toyCompletionTokens, toyLogprob, toyPromptIds, type ToyMessage } from './toy-tokenizer.js';
 

@@ -9,7 +9,7 @@
  *   announced-runs    set           runs with an announcement (members whose hash expired are dropped on read)
  */
 import type { Episode, SandboxSpec, ToolName } from '../contracts/episode.js';
-import { specKey } from '../agent-env/spec-key.js';
+import { specKey } from './spec-key.js';
 import type { RedisClient } from '../redis/create-redis.js';
 import { jobIdFor, type Keyspace } from './keys.js';
 

@@ -50,7 +50,7 @@ import {
 import { fastBashAction, fastResponse } from './fast-models.js';
 import { errorForTransportFailure, type CallContext } from './response-errors.js';
 import { withRetry, type RetryOptions } from '../vefaas/retry-policy.js';
-import { abortableDelay } from './abortable-delay.js';
+import { abortableDelay } from '../abort/abortable-delay.js';
 import { probePauseMs } from './probe-schedule.js';
 import type { TruncatedField } from './bounded-body.js';
 import { SwerexTransport, type WireRequest, type WireResponse } from './swerex-transport.js';

@@ -5,8 +5,8 @@
  * - `training`: step-wise records, one per model turn, with the server's prompt and completion token ids and
  *   logprobs and the episode's reward (SkyRL's step-wise samples, rLLM's traces). Never re-tokenized.
  */
-import type { EpisodeResult } from '../contracts/result.js';
-import type { ChatMessage } from '../contracts/turn-record.js';
+import type { EpisodeResult } from './result.js';
+import type { ChatMessage } from './turn-record.js';
 import { expandPromptIds } from './turn-tokens.js';
 
 export interface OpenAiExportRecord {

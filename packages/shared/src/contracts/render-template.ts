@@ -2,16 +2,16 @@
  * Prompt templates of a policy episode: `{{name}}` placeholders (spaces inside the braces allowed) filled from
  * the episode in one pass, so a problem statement that itself contains `{{…}}` is never expanded again.
  */
-import type { Policy, TemplatePlaceholder } from '../contracts/policy.js';
-import { templatePlaceholders } from '../contracts/policy.js';
-import { toolProfile } from './tool-profiles.js';
+import { DEFAULT_TEMPLATES } from './default-templates.js';
+import type { Policy, TemplatePlaceholder } from './policy.js';
+import { templatePlaceholders } from './policy.js';
 
 export type TemplateValues = Partial<Record<TemplatePlaceholder, string>>;
 
 /** The templates an episode's requests use: its own, else its profile's. */
 export function effectiveTemplates(policy: Pick<Policy, 'templates' | 'tool_profile'>): { system: string; instance: string } {
-  const profile = toolProfile(policy.tool_profile);
-  return { system: policy.templates.system ?? profile.systemTemplate, instance: policy.templates.instance ?? profile.instanceTemplate };
+  const defaults = DEFAULT_TEMPLATES[policy.tool_profile];
+  return { system: policy.templates.system ?? defaults.system, instance: policy.templates.instance ?? defaults.instance };
 }
 
 /** Placeholders a template uses that `values` cannot fill. */

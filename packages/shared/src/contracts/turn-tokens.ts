@@ -3,7 +3,7 @@
  * a long episode does not store its growing prompt once per turn; `expandPromptIds` restores each turn's full
  * prompt. `extends_previous` tells a trainer whether consecutive turns can be merged into one sequence.
  */
-import type { TurnTokens } from '../contracts/turn-record.js';
+import type { TurnTokens } from './turn-record.js';
 
 export interface FullTurnIds {
   promptIds: readonly number[];
