@@ -18,7 +18,7 @@
  */
 import { parseArgs } from 'node:util';
 import { EpisodeSchema, type Episode, type EpisodeResult } from '@rollout-fleet/shared';
-import { startScriptedPolicyServer, type PolicyScript, type ScriptedPolicyServer } from '@rollout-fleet/shared/scripted-policy';
+import { startScriptedPolicyServer, type PolicyScript, type ScriptedPolicyServer } from '@rollout-fleet/test-kit';
 import type { HostIsolation } from '@rollout-fleet/vefaas-local';
 import { SMALL_IMAGE, openBenchFleet } from './lib/bench-fleet.js';
 import { machineLoad, mean, ms, quantile } from './lib/stats.js';

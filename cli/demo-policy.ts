@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { EpisodeResult } from '@rollout-fleet/shared';
-import { startScriptedPolicyServer, type PolicyScript, type ScriptedPolicyServer } from '@rollout-fleet/shared/scripted-policy';
+import { startScriptedPolicyServer, type PolicyScript, type ScriptedPolicyServer } from '@rollout-fleet/test-kit';
 
 export interface PolicyDemo {
   server: ScriptedPolicyServer;

@@ -19,7 +19,7 @@ import {
   type VefaasTarget,
 } from '@rollout-fleet/shared';
 import { startVefaasLocal, type VefaasLocalHandle, type VefaasLocalOptions } from '@rollout-fleet/vefaas-local';
-import { describeWith } from '@rollout-fleet/shared/testing';
+import { describeWith } from '@rollout-fleet/test-kit';
 import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
 
 const IMAGES_DIR = fileURLToPath(new URL('../examples/images', import.meta.url));

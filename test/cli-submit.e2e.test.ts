@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EpisodeResultSchema } from '@rollout-fleet/shared';
-import { itWith } from '@rollout-fleet/shared/testing';
+import { itWith } from '@rollout-fleet/test-kit';
 import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
 import {

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { createRedis, findOnPath } from '@rollout-fleet/shared';
-import { commandNeed, describeWith } from '@rollout-fleet/shared/testing';
+import { commandNeed, describeWith } from '@rollout-fleet/test-kit';
 import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';

@@ -21,7 +21,7 @@ import {
   type Host,
   type Pipeline,
 } from './support/pipeline-harness.js';
-import { describeWith } from '@rollout-fleet/shared/testing';
+import { describeWith } from '@rollout-fleet/test-kit';
 import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
 
 describeWith([bwrapNeed()], 'worker shutdown and fresh-eval grading', () => {

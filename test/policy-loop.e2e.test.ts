@@ -23,15 +23,7 @@ import {
   type EpisodeInput,
   type EpisodeResult,
 } from '@rollout-fleet/shared';
-import {
-  CONTEXT_OVERFLOW_ERRORS,
-  startScriptedPolicyServer,
-  toyCompletionTokens,
-  toyPromptIds,
-  type PolicyScript,
-  type RecordedPolicyRequest,
-  type ScriptedPolicyServer,
-} from '@rollout-fleet/shared/scripted-policy';
+import { CONTEXT_OVERFLOW_ERRORS, startScriptedPolicyServer, toyCompletionTokens, toyPromptIds, type PolicyScript, type RecordedPolicyRequest, type ScriptedPolicyServer } from '@rollout-fleet/test-kit';
 import { submitRun, validateInputs } from '@rollout-fleet/producer';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
 import { collectResults, configOf, fleetSandboxes, openPipeline, runCli, startHost, testEnv, type Host, type Pipeline } from './support/pipeline-harness.js';

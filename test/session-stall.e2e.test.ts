@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { AgentEnv, createLogger, createVefaasClient, SandboxSpecSchema, type VefaasClient } from '@rollout-fleet/shared';
 import { startVefaasLocal, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
-import { describeWith } from '@rollout-fleet/shared/testing';
+import { describeWith } from '@rollout-fleet/test-kit';
 import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
 
 const IMAGES_DIR = fileURLToPath(new URL('../examples/images', import.meta.url));

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeSharedDispatchers, createLogger, createVefaasClient, freePort, type VefaasTarget } from '@rollout-fleet/shared';
-import { describeWith } from '@rollout-fleet/shared/testing';
+import { describeWith } from '@rollout-fleet/test-kit';
 import { startVefaasLocal, type VefaasLocalHandle, type VefaasLocalOptions } from '@rollout-fleet/vefaas-local';
 import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
 import { formatCheckLine } from '../commands/doctor.js';

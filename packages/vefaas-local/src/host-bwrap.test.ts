@@ -6,7 +6,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { startVefaasLocal, type VefaasLocalHandle } from './host.js';
 import { callAction, okResult, swerexCommand } from './testing/control-plane-caller.js';
-import { describeWith } from '@rollout-fleet/shared/testing';
+import { describeWith } from '@rollout-fleet/test-kit';
 import { bwrapNeed } from './testing/bwrap-need.js';
 
 const TOKEN = 'real-token';

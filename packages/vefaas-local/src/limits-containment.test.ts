@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { closeSharedDispatchers, dispatcherFor } from '@rollout-fleet/shared';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { describeWith } from '@rollout-fleet/shared/testing';
+import { describeWith } from '@rollout-fleet/test-kit';
 import { startVefaasLocal, type VefaasLocalHandle } from './host.js';
 import { sandboxCgroupDirs } from './sandbox/cgroups/sandbox-cgroups.js';
 import { bwrapNeed } from './testing/bwrap-need.js';

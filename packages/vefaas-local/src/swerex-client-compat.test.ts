@@ -21,7 +21,7 @@ import type { Dispatcher } from 'undici';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startVefaasLocal, type VefaasLocalHandle } from './host.js';
 import { swerexCommand } from './testing/control-plane-caller.js';
-import { describeWith } from '@rollout-fleet/shared/testing';
+import { describeWith } from '@rollout-fleet/test-kit';
 import { bwrapNeed } from './testing/bwrap-need.js';
 
 interface Seen {

@@ -22,7 +22,7 @@ import {
   type EpisodeJobData,
   type RedisClient,
 } from '@rollout-fleet/shared';
-import { seededRandom } from '@rollout-fleet/shared/testing';
+import { seededRandom } from '@rollout-fleet/test-kit';
 import { startStandInWorker, type Execution } from '../testing/stand-in-worker.js';
 import { submitRun } from './submit-run.js';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { announceDemand, createRedis, getRunStatus, readDemand, specKey, type RedisClient } from '@rollout-fleet/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rewardedResult } from '@rollout-fleet/shared/testing';
+import { rewardedResult } from '@rollout-fleet/test-kit';
 import {
   EpisodeSchema,
   ResultStore,

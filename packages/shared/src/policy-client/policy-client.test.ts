@@ -5,7 +5,7 @@
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONTEXT_OVERFLOW_ERRORS, startScriptedPolicyServer, type ScriptedPolicyServer } from '../scripted-policy/index.js';
+import { CONTEXT_OVERFLOW_ERRORS, startScriptedPolicyServer, type ScriptedPolicyServer } from '@rollout-fleet/test-kit';
 import { EpisodeSchema } from '../contracts/episode.js';
 import type { Policy } from '../contracts/policy.js';
 import { coerceError } from '../errors/coerce.js';

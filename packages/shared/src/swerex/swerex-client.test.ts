@@ -3,7 +3,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { RolloutError } from '../errors/rollout-error.js';
 import { POOLS_PER_ORIGIN, closeSharedDispatchers, dispatcherFor } from './dispatcher-registry.js';
 import { SwerexClient, type SwerexClientOptions, type SwerexLogger } from './swerex-client.js';
-import { jsonOf, sendJson, startWireServer, type RecordedRequest, type WireHandler, type WireServer } from './wire-test-server.js';
+import { jsonOf, sendJson, startWireServer, type RecordedRequest, type WireHandler, type WireServer } from '@rollout-fleet/test-kit';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

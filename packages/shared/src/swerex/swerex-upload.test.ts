@@ -5,7 +5,7 @@ import { unzipSync } from 'fflate';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { closeSharedDispatchers } from './dispatcher-registry.js';
 import { SwerexClient } from './swerex-client.js';
-import { sendJson, startWireServer, type RecordedRequest, type WireServer } from './wire-test-server.js';
+import { sendJson, startWireServer, type RecordedRequest, type WireServer } from '@rollout-fleet/test-kit';
 
 let server: WireServer | undefined;
 let dir = '';

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { commandNeed, describeWith } from '../testing/needs.js';
+import { commandNeed, describeWith } from '@rollout-fleet/test-kit';
 import type { SweAgentBundle } from '../contracts/tool-bundle.js';
 import { guardMultilineAction, sweAgentActionCommand } from './swe-agent-actions.js';
 import { makeScratch, runSweAgent, type Scratch } from './tool-bundle-harness.js';

@@ -5,7 +5,7 @@
  */
 import { request } from 'undici';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeWith } from '@rollout-fleet/shared/testing';
+import { describeWith } from '@rollout-fleet/test-kit';
 import { startVefaasLocal, type VefaasLocalHandle } from '../host.js';
 import { okResult, swerexCommand } from '../testing/control-plane-caller.js';
 import { bwrapNeed } from '../testing/bwrap-need.js';

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll } from 'vitest';
 import { startGatewayFixture, type GatewayFixture } from '../testing/gateway-fixture.js';
 import { describeSwerexConformance } from '../testing/swerex-conformance/index.js';
-import { describeWith } from '@rollout-fleet/shared/testing';
+import { describeWith } from '@rollout-fleet/test-kit';
 import { bwrapNeed } from '../testing/bwrap-need.js';
 
 describeWith([bwrapNeed()], 'SWE-ReX conformance through the vefaas-local gateway', () => {

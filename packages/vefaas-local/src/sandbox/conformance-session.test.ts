@@ -2,7 +2,7 @@
 import { afterAll, beforeAll } from 'vitest';
 import { startTestSandbox, type SandboxFixture } from '../testing/sandbox-fixture.js';
 import { describeSwerexConformance } from '../testing/swerex-conformance/index.js';
-import { describeWith } from '@rollout-fleet/shared/testing';
+import { describeWith } from '@rollout-fleet/test-kit';
 import { bwrapNeed } from '../testing/bwrap-need.js';
 
 describeWith([bwrapNeed()], 'SWE-ReX conformance (session) in a bubblewrap sandbox', () => {

@@ -5,7 +5,7 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestSandbox, type SandboxFixture } from '../testing/sandbox-fixture.js';
 import { RexCaller } from '../testing/swerex-conformance/rex-caller.js';
-import { describeWith } from '@rollout-fleet/shared/testing';
+import { describeWith } from '@rollout-fleet/test-kit';
 import { bwrapNeed } from '../testing/bwrap-need.js';
 
 describeWith([bwrapNeed()], 'escape attempts from a bubblewrap sandbox', () => {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
-import { describeWith, itWith } from '@rollout-fleet/shared/testing';
+import { describeWith, itWith } from '@rollout-fleet/test-kit';
 import { bwrapNeed } from '../testing/bwrap-need.js';
 import { makeImageTemplate, startTestSandbox, waitUntilAlive } from '../testing/sandbox-fixture.js';
 import { RexCaller } from '../testing/swerex-conformance/rex-caller.js';

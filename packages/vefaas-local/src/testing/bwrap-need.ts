@@ -1,5 +1,5 @@
 /** The need of every test that runs real sandboxes: bubblewrap installed and allowed to create namespaces. */
-import type { Need } from '@rollout-fleet/shared/testing';
+import type { Need } from '@rollout-fleet/test-kit';
 import { checkIsolation } from '../sandbox/check-isolation.js';
 
 export function bwrapNeed(): Need {

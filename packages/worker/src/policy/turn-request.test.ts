@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PolicyClient, RolloutError, createKeyspace, createRedis, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
-import { startScriptedPolicyServer, type ScriptedPolicyServer } from '@rollout-fleet/shared/scripted-policy';
+import { startScriptedPolicyServer, type ScriptedPolicyServer } from '@rollout-fleet/test-kit';
 import { InflightLimiter, endpointIdOf } from './inflight-limiter.js';
 import { createTurnRequester, type PolicyRequestMetrics, type TurnRequester } from './turn-request.js';
 

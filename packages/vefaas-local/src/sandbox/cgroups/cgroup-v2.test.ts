@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { describeWith } from '@rollout-fleet/shared/testing';
+import { describeWith } from '@rollout-fleet/test-kit';
 import { bwrapNeed } from '../../testing/bwrap-need.js';
 import { startTestSandbox } from '../../testing/sandbox-fixture.js';
 import { probeSandboxLimits } from '../limits-report.js';

@@ -14,8 +14,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { abortableDelay } from '../abort/abortable-delay.js';
-import { startWireServer, type WireServer } from '../swerex/wire-test-server.js';
+import { abortableDelay } from '@rollout-fleet/shared';
+import { startWireServer, type WireServer } from '../wire-test-server.js';
 import { toyCompletionTokens, toyLogprob, toyPromptIds, type ToyMessage } from './toy-tokenizer.js';
 
 export type ScriptDialect = 'vllm' | 'sglang' | 'openai';

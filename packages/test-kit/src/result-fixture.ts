@@ -1,4 +1,4 @@
-import type { EpisodeResult } from '../contracts/result.js';
+import type { EpisodeResult } from '@rollout-fleet/shared';
 
 /**
  * A minimal valid result for tests (one literal instead of a copy per test file): completed, resolved,

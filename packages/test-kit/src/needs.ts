@@ -5,7 +5,7 @@
  * skipping — and, on a developer's machine, skips the block with that reason printed once.
  */
 import { describe, it } from 'vitest';
-import { findOnPath } from '../system/find-on-path.js';
+import { findOnPath } from '@rollout-fleet/shared';
 
 export interface Need {
   /** What is needed, for people: "bubblewrap", "chromium". */
