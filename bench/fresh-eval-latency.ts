@@ -16,20 +16,8 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Queue } from 'bullmq';
-import {
-  ResultStore,
-  closeSharedDispatchers,
-  createRedis,
-  createKeyspace,
-  createLogger,
-  createVefaasClient,
-  deleteKeysMatching,
-  findRedis,
-  loadConfig,
-  type EpisodeJobData,
-  type EpisodeResult,
-  type RedisClient,
-} from '@rollout-fleet/shared';
+import { ResultStore, createRedis, createKeyspace, createLogger, deleteKeysMatching, findRedis, loadConfig, type EpisodeJobData, type EpisodeResult, type RedisClient } from '@rollout-fleet/shared';
+import { closeSharedDispatchers, createVefaasClient } from '@rollout-fleet/sandbox';
 import { submitRun, validateInputs } from '@rollout-fleet/producer';
 import { startVefaasLocal } from '@rollout-fleet/vefaas-local';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';

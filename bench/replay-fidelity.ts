@@ -13,17 +13,8 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import {
-  compareStep,
-  EpisodeResultSchema,
-  recordingFormatFor,
-  summariseFidelity,
-  sweAgentObservation,
-  type Episode,
-  type EpisodeResult,
-  type Fidelity,
-  type FidelityStep,
-} from '@rollout-fleet/shared';
+import { compareStep, recordingFormatFor, summariseFidelity, sweAgentObservation } from '@rollout-fleet/worker';
+import { EpisodeResultSchema, type Episode, type EpisodeResult, type Fidelity, type FidelityStep } from '@rollout-fleet/shared';
 import { validateInputs } from '@rollout-fleet/producer';
 import { openBenchFleet } from './lib/bench-fleet.js';
 

@@ -11,7 +11,7 @@
  *   npm run bench:overhead -- [--steps 200] [--isolation bwrap|none|emulated] [--rounds 3]
  */
 import { parseArgs } from 'node:util';
-import { SwerexClient, buildStartCommand } from '@rollout-fleet/shared';
+import { SwerexClient, buildStartCommand } from '@rollout-fleet/sandbox';
 import type { HostIsolation } from '@rollout-fleet/vefaas-local';
 import { benchEpisode, openBenchFleet, SMALL_IMAGE, type BenchFleet } from './lib/bench-fleet.js';
 import { machineLoad, mean, ms, quantile } from './lib/stats.js';

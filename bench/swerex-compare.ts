@@ -19,7 +19,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Agent } from 'undici';
-import { SwerexClient, buildStartCommand, closeSharedDispatchers, createVefaasClient, freePort } from '@rollout-fleet/shared';
+import { SwerexClient, buildStartCommand, closeSharedDispatchers, createVefaasClient } from '@rollout-fleet/sandbox';
+import { freePort } from '@rollout-fleet/shared';
 import { checkIsolation, startVefaasLocal } from '@rollout-fleet/vefaas-local';
 import { machineLoad, ms, quantile } from './lib/stats.js';
 

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client } from 'undici';
-import { SwerexClient, buildStartCommand, closeSharedDispatchers, createVefaasClient } from '@rollout-fleet/shared';
+import { SwerexClient, buildStartCommand, closeSharedDispatchers, createVefaasClient } from '@rollout-fleet/sandbox';
 import { isSwerexAlive, launchSandbox, startVefaasLocal, type SandboxProcess } from '@rollout-fleet/vefaas-local';
 
 const { values } = parseArgs({

@@ -10,7 +10,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
-import { createVefaasClient } from '@rollout-fleet/shared';
+import { createVefaasClient } from '@rollout-fleet/sandbox';
 import { startVefaasLocal, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
 
 const { values } = parseArgs({

@@ -8,16 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  AgentEnv,
-  createLogger,
-  createVefaasClient,
-  SandboxSpecSchema,
-  type AgentEnvOptions,
-  type SandboxSpec,
-  type VefaasClient,
-  type VefaasTarget,
-} from '@rollout-fleet/shared';
+import { AgentEnv, createVefaasClient, type AgentEnvOptions, type VefaasClient, type VefaasTarget } from '@rollout-fleet/sandbox';
+import { createLogger, SandboxSpecSchema, type SandboxSpec } from '@rollout-fleet/shared';
 import { startVefaasLocal, type VefaasLocalHandle, type VefaasLocalOptions } from '@rollout-fleet/vefaas-local';
 import { describeWith } from '@rollout-fleet/test-kit';
 import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';

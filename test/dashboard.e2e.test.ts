@@ -19,21 +19,8 @@ import { commandNeed, describeWith } from '@rollout-fleet/test-kit';
 import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import {
-  ResultStore,
-  createKeyspace,
-  createLogger,
-  createVefaasClient,
-  jobIdFor,
-  loadConfig,
-  type Config,
-  type Episode,
-  type EpisodeJobData,
-  type EpisodeResult,
-  type Logger,
-  type RunStatus,
-  type VefaasClient,
-} from '@rollout-fleet/shared';
+import { ResultStore, createKeyspace, createLogger, jobIdFor, loadConfig, type Config, type Episode, type EpisodeJobData, type EpisodeResult, type Logger, type RunStatus } from '@rollout-fleet/shared';
+import { createVefaasClient, type VefaasClient } from '@rollout-fleet/sandbox';
 import { submitRun, validateInputs } from '@rollout-fleet/producer';
 import { startVefaasLocal, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
 import { formatGradingLog, formatStepLog, startWorker, type RunningWorker } from '@rollout-fleet/worker';

@@ -6,16 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  SandboxSpecSchema,
-  createKeyspace,
-  createLogger,
-  createRedis,
-  createVefaasClient,
-  deleteKeysMatching,
-  type RedisClient,
-  type VefaasClient,
-} from '@rollout-fleet/shared';
+import { SandboxSpecSchema, createKeyspace, createLogger, createRedis, deleteKeysMatching, type RedisClient } from '@rollout-fleet/shared';
+import { createVefaasClient, type VefaasClient } from '@rollout-fleet/sandbox';
 import { submitRun } from '@rollout-fleet/producer';
 import { startVefaasLocal, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
 import { FLEET_LABEL_KEY, createSandboxSupply, startWorker, type RunningWorker, type SuppliedSandbox, type SupplyTarget } from '@rollout-fleet/worker';

@@ -8,18 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import { createRedis, type RedisClient } from '@rollout-fleet/shared';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  AGENT_ENV_LABEL_KEY,
-  AgentEnv,
-  createKeyspace,
-  createLogger,
-  createVefaasClient,
-  SandboxSpecSchema,
-  type Keyspace,
-  type RolloutError,
-  type VefaasClient,
-  type VefaasTarget,
-} from '@rollout-fleet/shared';
+import { AGENT_ENV_LABEL_KEY, AgentEnv, createVefaasClient, type VefaasClient, type VefaasTarget } from '@rollout-fleet/sandbox';
+import { createKeyspace, createLogger, SandboxSpecSchema, type Keyspace, type RolloutError } from '@rollout-fleet/shared';
 import { startVefaasLocal, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
 import { FLEET_LABEL_KEY, LeaseKeeper, LeaseStore, Reaper, ensureFleetId, reaperPlatformFor, type ReaperPlatform } from '@rollout-fleet/worker';
 

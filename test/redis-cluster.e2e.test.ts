@@ -8,7 +8,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import { AGENT_ENV_LABEL_KEY, createKeyspace, createRedis, isCluster, keysMatching, type Config, type EpisodeResult, type RedisClient } from '@rollout-fleet/shared';
+import { AGENT_ENV_LABEL_KEY } from '@rollout-fleet/sandbox';
+import { createKeyspace, createRedis, isCluster, keysMatching, type Config, type EpisodeResult, type RedisClient } from '@rollout-fleet/shared';
 import { commandNeed, describeWith } from '@rollout-fleet/test-kit';
 import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
 import { LeaseStore, ensureFleetId } from '@rollout-fleet/worker';

@@ -7,7 +7,8 @@
  */
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { AgentEnv, createLogger, createVefaasClient, SandboxSpecSchema, type VefaasClient } from '@rollout-fleet/shared';
+import { AgentEnv, createVefaasClient, type VefaasClient } from '@rollout-fleet/sandbox';
+import { createLogger, SandboxSpecSchema } from '@rollout-fleet/shared';
 import { startVefaasLocal, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
 import { describeWith } from '@rollout-fleet/test-kit';
 import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';

@@ -8,19 +8,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { getEventListeners } from 'node:events';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  AGENT_ENV_LABEL_KEY,
-  SandboxSpecSchema,
-  createKeyspace,
-  createLogger,
-  createRedis,
-  createVefaasClient,
-  deleteKeysMatching,
-  type Keyspace,
-  type RedisClient,
-  type RolloutError,
-  type VefaasClient,
-} from '@rollout-fleet/shared';
+import { AGENT_ENV_LABEL_KEY, createVefaasClient, type VefaasClient } from '@rollout-fleet/sandbox';
+import { SandboxSpecSchema, createKeyspace, createLogger, createRedis, deleteKeysMatching, type Keyspace, type RedisClient, type RolloutError } from '@rollout-fleet/shared';
 import { startVefaasLocal, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
 import {
   FLEET_LABEL_KEY,

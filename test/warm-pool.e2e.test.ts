@@ -6,21 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  EpisodeSchema,
-  announceDemand,
-  createKeyspace,
-  createLogger,
-  createRedis,
-  createVefaasClient,
-  deleteKeysMatching,
-  specKey,
-  type Episode,
-  type EpisodeJobData,
-  type Keyspace,
-  type RedisClient,
-  type VefaasClient,
-} from '@rollout-fleet/shared';
+import { EpisodeSchema, announceDemand, createKeyspace, createLogger, createRedis, deleteKeysMatching, specKey, type Episode, type EpisodeJobData, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
+import { createVefaasClient, type VefaasClient } from '@rollout-fleet/sandbox';
 import { submitRun } from '@rollout-fleet/producer';
 import { startVefaasLocal, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
 import {

@@ -9,27 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
-import {
-  EpisodeSchema,
-  ResultStore,
-  closeSharedDispatchers,
-  createKeyspace,
-  createLogger,
-  createRedis,
-  deleteKeysMatching,
-  findRedis,
-  createVefaasClient,
-  loadConfig,
-  type Config,
-  type Episode,
-  type EpisodeInput,
-  type EpisodeJobData,
-  type EpisodeResult,
-  type FoundRedis,
-  type Keyspace,
-  type RedisClient,
-  type VefaasClient,
-} from '@rollout-fleet/shared';
+import { EpisodeSchema, ResultStore, createKeyspace, createLogger, createRedis, deleteKeysMatching, findRedis, loadConfig, type Config, type Episode, type EpisodeInput, type EpisodeJobData, type EpisodeResult, type FoundRedis, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
+import { closeSharedDispatchers, createVefaasClient, type VefaasClient } from '@rollout-fleet/sandbox';
 import { submitRun } from '@rollout-fleet/producer';
 import { startVefaasLocal, type HostIsolation, type VefaasLocalHandle, type VefaasLocalOptions } from '@rollout-fleet/vefaas-local';
 import { aggregateFleetMetrics, startWorker, type RunningWorker } from '@rollout-fleet/worker';

@@ -43,7 +43,7 @@ async function runApi(flags: ApiFlags): Promise<number> {
     const { openTarget } = await import('../runtime/target.js');
     const { startApi } = await import('@rollout-fleet/api');
     const { startWorker } = await import('@rollout-fleet/worker');
-    const { closeSharedDispatchers } = await import('@rollout-fleet/shared');
+    const { closeSharedDispatchers } = await import('@rollout-fleet/sandbox');
     const opened = await openTarget(config, logger);
     logger.info(`sandboxes from ${opened.description}`);
     let api;

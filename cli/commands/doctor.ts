@@ -52,7 +52,7 @@ async function runDoctorCommand(flags: DoctorFlags): Promise<number> {
       console.error('doctor: no image to start: pass --image or set RF_SANDBOX_IMAGE');
       return EXIT.INVALID_INPUT;
     }
-    const { closeSharedDispatchers } = await import('@rollout-fleet/shared');
+    const { closeSharedDispatchers } = await import('@rollout-fleet/sandbox');
     const { openTarget } = await import('../runtime/target.js');
     // Quiet: the lines below say what happened; the embedded host's own logs would interleave.
     const opened = await openTarget(config, logger.child({}, { level: 'error' }));

@@ -7,7 +7,7 @@
  */
 import { isIP } from 'node:net';
 import type { Command } from 'commander';
-import type { AgentEnv } from '@rollout-fleet/shared';
+import type { AgentEnv } from '@rollout-fleet/sandbox';
 import { EXIT } from '../exit-codes.js';
 
 interface Step {
@@ -54,7 +54,7 @@ export function verifySteps(online: boolean): Step[] {
     {
       name: 'str_replace_editor create --path /tmp/demo.py',
       run: async (env) => {
-        const { shellQuote } = await import('@rollout-fleet/shared');
+        const { shellQuote } = await import('@rollout-fleet/sandbox');
         const command = `str_replace_editor create --path /tmp/demo.py --file_text ${shellQuote(script)}`;
         return expectOutput(await env.communicate(command), /File created successfully/, 'create');
       },
@@ -90,7 +90,8 @@ async function runVerify(flags: { image?: string; offline?: boolean }): Promise<
   try {
     const { config, logger } = loadContext();
     const cloud = config.vefaas.mode === 'cloud';
-    const { AgentEnv, SandboxSpecSchema, closeSharedDispatchers } = await import('@rollout-fleet/shared');
+    const { SandboxSpecSchema } = await import('@rollout-fleet/shared');
+    const { AgentEnv, closeSharedDispatchers } = await import('@rollout-fleet/sandbox');
     const { openTarget } = await import('../runtime/target.js');
     const opened = await openTarget(config, logger);
     closeTarget = async () => {

@@ -57,7 +57,8 @@ async function runWorker(flags: WorkerFlags): Promise<number> {
     (await connectRedis(config.redis)).disconnect();
     const { openTarget } = await import('../runtime/target.js');
     const { startHealthServer, startWorker } = await import('@rollout-fleet/worker');
-    const { RolloutError, closeSharedDispatchers } = await import('@rollout-fleet/shared');
+    const { RolloutError } = await import('@rollout-fleet/shared');
+    const { closeSharedDispatchers } = await import('@rollout-fleet/sandbox');
     // First, so a taken port fails before anything starts; up until the process exits, so readiness reads
     // "starting" and then "stopping" around the worker's life.
     const started: { worker?: RunningWorker } = {};

@@ -13,19 +13,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
-import {
-  AGENT_ENV_LABEL_KEY,
-  AgentEnv,
-  SandboxSpecSchema,
-  SwerexClient,
-  buildStartCommand,
-  classifyGatewayResponse,
-  coerceError,
-  createSandboxRequest,
-  type RolloutError,
-  type SandboxSpec,
-  type VefaasTarget,
-} from '@rollout-fleet/shared';
+import { AGENT_ENV_LABEL_KEY, AgentEnv, SwerexClient, buildStartCommand, classifyGatewayResponse, createSandboxRequest, type VefaasTarget } from '@rollout-fleet/sandbox';
+import { SandboxSpecSchema, coerceError, type RolloutError, type SandboxSpec } from '@rollout-fleet/shared';
 import { CheckFailure, type CheckLine, type CheckOutcome } from './doctor-types.js';
 import { aliveFailure, credentialsFailure, failedSandboxFix, routeDoesNotReachFix, startFailure, type FixContext } from './fixes.js';
 

@@ -4,7 +4,8 @@
  * so the worker and `verify` have one code path.
  */
 import { fileURLToPath } from 'node:url';
-import { createVefaasClient, type Config, type Logger, type VefaasTarget } from '@rollout-fleet/shared';
+import { createVefaasClient, type VefaasTarget } from '@rollout-fleet/sandbox';
+import { type Config, type Logger } from '@rollout-fleet/shared';
 
 export const EXAMPLE_IMAGES_DIR = fileURLToPath(new URL('../../examples/images', import.meta.url));
 

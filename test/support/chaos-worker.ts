@@ -8,7 +8,8 @@
  * Environment: the worker's own (REDIS_URL, RF_*), CHAOS_ENDPOINT / CHAOS_ROUTE / CHAOS_FUNCTION /
  * CHAOS_ACCESS_KEY / CHAOS_SECRET_KEY (the vefaas-local host), CHAOS_SEED, CHAOS_P (kill probability per point).
  */
-import { ResultStore, createLogger, createVefaasClient, loadConfig, type VefaasTarget } from '@rollout-fleet/shared';
+import { ResultStore, createLogger, loadConfig } from '@rollout-fleet/shared';
+import { createVefaasClient, type VefaasTarget } from '@rollout-fleet/sandbox';
 import { startWorker } from '@rollout-fleet/worker';
 
 const env = process.env;

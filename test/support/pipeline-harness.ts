@@ -9,24 +9,8 @@ import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
-import {
-  createKeyspace,
-  createLogger,
-  createRedis,
-  deleteKeysMatching,
-  createVefaasClient,
-  loadConfig,
-  ResultStore,
-  type Config,
-  EpisodeSchema,
-  type Episode,
-  type EpisodeInput,
-  type EpisodeJobData,
-  type EpisodeResult,
-  type Keyspace,
-  type RedisClient,
-  type VefaasTarget,
-} from '@rollout-fleet/shared';
+import { createKeyspace, createLogger, createRedis, deleteKeysMatching, loadConfig, ResultStore, type Config, EpisodeSchema, type Episode, type EpisodeInput, type EpisodeJobData, type EpisodeResult, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
+import { createVefaasClient, type VefaasTarget } from '@rollout-fleet/sandbox';
 import { startVefaasLocal, type VefaasLocalHandle, type VefaasLocalOptions } from '@rollout-fleet/vefaas-local';
 import { FLEET_LABEL_KEY, ensureFleetId } from '@rollout-fleet/worker';
 

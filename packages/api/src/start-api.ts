@@ -12,15 +12,8 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import {
-  RolloutError,
-  createKeyspace,
-  createRedis,
-  type Config,
-  type EpisodeJobData,
-  type Logger,
-  type VefaasTarget,
-} from '@rollout-fleet/shared';
+import { RolloutError, createKeyspace, createRedis, type Config, type EpisodeJobData, type Logger } from '@rollout-fleet/shared';
+import { type VefaasTarget } from '@rollout-fleet/sandbox';
 import {
   Reaper,
   createHttpAuth,

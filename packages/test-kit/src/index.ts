@@ -23,3 +23,5 @@ export { assistantBody, toyCompletionTokens, toyLogprob, toyPromptIds, toyTokeni
 export type { ToyMessage, ToyToken } from './scripted-policy/toy-tokenizer.js';
 export { jsonOf, sendJson, startWireServer } from './wire-test-server.js';
 export type { RecordedRequest, WireHandler, WireServer } from './wire-test-server.js';
+export { CLIPPED_NOTE, makeScratch, runPython, runShell, runSweAgent, runTool, specBlock } from './tool-bundle-harness.js';
+export type { Scratch } from './tool-bundle-harness.js';

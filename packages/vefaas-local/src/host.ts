@@ -14,7 +14,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RolloutError, createLogger, type Logger, verifySignature } from '@rollout-fleet/shared';
+import { RolloutError, createLogger, type Logger } from '@rollout-fleet/shared';
+import { verifySignature } from '@rollout-fleet/sandbox';
 import type { SandboxBackend } from './backends/backend.js';
 import { EmulatedBackend } from './backends/emulated-backend.js';
 import { ProcessBackend } from './backends/process-backend.js';

@@ -9,7 +9,7 @@ import { statfsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { closeSharedDispatchers, dispatcherFor } from '@rollout-fleet/shared';
+import { closeSharedDispatchers, dispatcherFor } from '@rollout-fleet/sandbox';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { describeWith } from '@rollout-fleet/test-kit';

@@ -8,15 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  closeSharedDispatchers,
-  createVefaasClient,
-  dispatcherFor,
-  SwerexClient,
-  SwerexRuntimeError,
-  type SwerexClientOptions,
-  type VefaasClient,
-} from '@rollout-fleet/shared';
+import { closeSharedDispatchers, createVefaasClient, dispatcherFor, SwerexClient, SwerexRuntimeError, type SwerexClientOptions, type VefaasClient } from '@rollout-fleet/sandbox';
 import type { Dispatcher } from 'undici';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startVefaasLocal, type VefaasLocalHandle } from './host.js';

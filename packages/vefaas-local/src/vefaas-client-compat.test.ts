@@ -1,4 +1,4 @@
-import { createVefaasClient, type VefaasClient } from '@rollout-fleet/shared';
+import { createVefaasClient, type VefaasClient } from '@rollout-fleet/sandbox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startVefaasLocal, type VefaasLocalHandle } from './host.js';
 import { swerexCommand } from './testing/control-plane-caller.js';

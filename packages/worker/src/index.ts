@@ -70,3 +70,37 @@ export {
 export { TEST_STATUSES, isTestStatus } from './grading/types.js';
 export type { ParserName, StatusMap, TestStatus } from './grading/types.js';
 export type { GradingShell, SandboxGrade } from './grading/grade-in-sandbox.js';
+export { TOOL_PROFILE_SPECS, toolProfile } from './policy/tool-profiles.js';
+export type { ExecutedCommand, ToolProfile } from './policy/tool-profiles.js';
+export { EMPTY_OUTPUT_OBSERVATION, MINI_MAX_OUTPUT_CHARS, SWEAGENT_MAX_OBSERVATION_CHARS, clipSweAgentObservation, miniObservation, seedObservation } from './policy/observation-format.js';
+export { PolicyClient } from './policy-client/policy-client.js';
+export type { CompletionCall, CompletionOutcome, PolicyClientOptions } from './policy-client/policy-client.js';
+export { buildChatRequest, samplingFields } from './policy-client/chat-request.js';
+export type { ChatRequestInput } from './policy-client/chat-request.js';
+export { parseCompletion } from './policy-client/parse-completion.js';
+export type { LogprobEntry, ParsedCompletion } from './policy-client/parse-completion.js';
+export { captureTokens } from './policy-client/token-capture.js';
+export type { CapturedTokens } from './policy-client/token-capture.js';
+export { errorForPolicyResponse, errorForPolicyTransport, isContextOverflow, parseErrorBody, retryAfterMs } from './policy-client/classify-policy-error.js';
+export type { PolicyErrorBody } from './policy-client/classify-policy-error.js';
+export { RETRY_TOKEN, V1_SUBMISSION_MARKER, hasV1Submission, splitlinesJoin, sweAgentObservation } from './fidelity/agent-view.js';
+export type { AgentView } from './fidelity/agent-view.js';
+export {
+  FIDELITY_RULES_VERSION,
+  ansiColour,
+  lineEndings,
+  lintCodes,
+  miniCanonical,
+  normaliseCommon,
+  normaliseRecorded,
+  parseMiniObservation,
+  recordingFormatFor,
+  stripEnds,
+  sweAgentTemplate,
+  trailingWhitespace,
+  unorderedListing,
+} from './fidelity/normalise.js';
+export type { MiniObservation, Normalised, RecordingFormat } from './fidelity/normalise.js';
+export { compareStep, summariseFidelity } from './fidelity/compare.js';
+export type { CompareOptions, StepToCompare } from './fidelity/compare.js';
+export { lineDiff } from './fidelity/line-diff.js';

@@ -8,22 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { Queue, Worker } from 'bullmq';
-import {
-  ResultStore,
-  abortableDelay,
-  createKeyspace,
-  createRedis,
-  jobSecrets,
-  prepareToolBundleUpload,
-  requeuePendingReruns,
-  requeueWhenFinished,
-  scrubFromLogs,
-  type Config,
-  type EpisodeJobData,
-  type EpisodeJobReturn,
-  type Logger,
-  type VefaasTarget,
-} from '@rollout-fleet/shared';
+import { ResultStore, abortableDelay, createKeyspace, createRedis, jobSecrets, requeuePendingReruns, requeueWhenFinished, scrubFromLogs, type Config, type EpisodeJobData, type EpisodeJobReturn, type Logger } from '@rollout-fleet/shared';
+import { prepareToolBundleUpload, type VefaasTarget } from '@rollout-fleet/sandbox';
 import { EpisodeWatch } from './episode/episode-watch.js';
 import { reconcileFailedJobs } from './jobs/reconcile-failed-jobs.js';
 import { settleFailedJob } from './jobs/settle-failed-job.js';

@@ -9,17 +9,8 @@
  * process and starts again.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  RolloutError,
-  SandboxSpecSchema,
-  coerceError,
-  jobSecrets,
-  redactJobData,
-  redactJobText,
-  toolCallToCommand,
-  type Logger,
-  type ToolName,
-} from '@rollout-fleet/shared';
+import { RolloutError, SandboxSpecSchema, coerceError, jobSecrets, redactJobData, redactJobText, type Logger, type ToolName } from '@rollout-fleet/shared';
+import { toolCallToCommand } from '@rollout-fleet/sandbox';
 import { createStepExecutor, type SandboxRequest, type SuppliedSandbox } from '@rollout-fleet/worker';
 import type { SessionBody, SessionCreate, SessionRun, SessionRunResult } from '../contracts/session-contracts.js';
 

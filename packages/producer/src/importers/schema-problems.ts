@@ -1,4 +1,5 @@
-import { ERROR_CODES, EpisodeSchema, TOOL_CALL_NAMES, didYouMean, editDistance, type EpisodeInput } from '@rollout-fleet/shared';
+import { ERROR_CODES, EpisodeSchema, didYouMean, editDistance, type EpisodeInput } from '@rollout-fleet/shared';
+import { TOOL_CALL_NAMES } from '@rollout-fleet/sandbox';
 import { problemAt, type Problem, type RecordLocation } from '../validation/problem.js';
 import { describeType, formatFieldPath, isRecord } from './json-source.js';
 

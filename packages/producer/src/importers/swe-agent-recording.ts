@@ -13,13 +13,8 @@
  *   footer in `history`; else the top directory most absolute paths in the actions share;
  * - pty: `info.swe_rex_version` below 1.3; else CRLF line endings in the recorded observations.
  */
-import {
-  SWE_AGENT_BUNDLES,
-  sweAgentActionFor,
-  type SweAgentBundle,
-  type SweAgentVersion,
-  type ToolBundleInput,
-} from '@rollout-fleet/shared';
+import { SWE_AGENT_BUNDLES, type SweAgentBundle, type SweAgentVersion, type ToolBundleInput } from '@rollout-fleet/shared';
+import { sweAgentActionFor } from '@rollout-fleet/sandbox';
 import { isRecord, parseJsonText } from './json-source.js';
 import { contentText, parseToolArguments } from './tool-arguments.js';
 import type { ToolCallInput } from './types.js';

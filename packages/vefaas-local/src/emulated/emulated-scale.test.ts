@@ -1,6 +1,6 @@
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createVefaasClient, type VefaasClient } from '@rollout-fleet/shared';
+import { createVefaasClient, type VefaasClient } from '@rollout-fleet/sandbox';
 import { startVefaasLocal, type VefaasLocalHandle } from '../host.js';
 import { swerexCommand } from '../testing/control-plane-caller.js';
 

@@ -1,5 +1,5 @@
 /** Test helper: signed raw calls to a vefaas-local control plane, returning status and parsed envelope. */
-import { signRequest } from '@rollout-fleet/shared';
+import { signRequest } from '@rollout-fleet/sandbox';
 import { request } from 'undici';
 
 export interface Envelope {

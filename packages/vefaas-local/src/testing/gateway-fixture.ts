@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import { closeSharedDispatchers, dispatcherFor } from '@rollout-fleet/shared';
+import { closeSharedDispatchers, dispatcherFor } from '@rollout-fleet/sandbox';
 import { startVefaasLocal, type VefaasLocalHandle } from '../host.js';
 import { okResult, swerexCommand } from './control-plane-caller.js';
 import { makeImageTemplate } from './sandbox-fixture.js';

@@ -4,7 +4,8 @@
  * the model made impossible is the model's doing, while a sandbox that stops answering stays infra.
  */
 import { describe, expect, it } from 'vitest';
-import { EpisodeSchema, RolloutError, SwerexRuntimeError, coerceError, type Episode, type SetupOutcome } from '@rollout-fleet/shared';
+import { EpisodeSchema, RolloutError, coerceError, type Episode } from '@rollout-fleet/shared';
+import { SwerexRuntimeError, type SetupOutcome } from '@rollout-fleet/sandbox';
 import { agentShell, recordedAgentFor, type RestartableSession } from './recorded-agent.js';
 
 const episode = (extra: Record<string, unknown> = {}): Episode =>

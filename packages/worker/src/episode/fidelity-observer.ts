@@ -3,7 +3,8 @@
  * into the observation the recording agent would have stored and compared with the recorded one
  * (@rollout-fleet/shared `compareStep`). The result's `fidelity` is the summary once the replay is done.
  */
-import { compareStep, summariseFidelity, type Fidelity, type FidelityStep, type StepRecord, type ToolCall } from '@rollout-fleet/shared';
+import { compareStep, summariseFidelity } from '../fidelity/compare.js';
+import { type Fidelity, type FidelityStep, type StepRecord, type ToolCall } from '@rollout-fleet/shared';
 import type { AgentSession, RecordedAgent } from './recorded-agent.js';
 
 export interface FidelityObserver {

@@ -2,7 +2,7 @@
  * Keeps a step's output whole up to a byte limit; beyond it keeps head and tail with the full size
  * noted in between, so both the command's start and its final lines (errors, summaries) survive.
  */
-import { truncationMarker } from '@rollout-fleet/shared';
+import { truncationMarker } from '@rollout-fleet/sandbox';
 
 export interface KeptOutput {
   output: string;

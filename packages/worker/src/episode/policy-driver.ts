@@ -14,26 +14,10 @@
  * session will start: the step executor's `stopped`) ends the loop as `exit_environment_error`, graded on the diff
  * so far like a replay that stops there; asking the model for more turns would only get "no shell" observations.
  */
-import {
-  captureTokens,
-  coerceError,
-  encodeTurnTokens,
-  renderTemplate,
-  buildChatRequest,
-  effectiveTemplates,
-  samplingFields,
-  templateValuesOf,
-  toolProfile,
-  type ChatMessage,
-  type Episode,
-  type Failure,
-  type FullTurnIds,
-  type Policy,
-  type StepRecord,
-  type TokenTotals,
-  type ToolCall,
-  type TurnRecord,
-} from '@rollout-fleet/shared';
+import { captureTokens } from '../policy-client/token-capture.js';
+import { coerceError, encodeTurnTokens, renderTemplate, effectiveTemplates, templateValuesOf, type ChatMessage, type Episode, type Failure, type FullTurnIds, type Policy, type StepRecord, type TokenTotals, type ToolCall, type TurnRecord } from '@rollout-fleet/shared';
+import { buildChatRequest, samplingFields } from '../policy-client/chat-request.js';
+import { toolProfile } from '../policy/tool-profiles.js';
 import { planReply, type PlannedCall } from '../policy/reply-plan.js';
 import { FORMAT_ERROR_TEXTS } from '../policy/format-errors.js';
 import type { TurnRequester } from '../policy/turn-request.js';

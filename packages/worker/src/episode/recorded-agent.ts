@@ -4,27 +4,10 @@
  * steps, and how it turned a command's output into the observation it recorded. Our own tools (no `tool_bundle`)
  * need only the repository directory.
  */
-import {
-  RolloutError,
-  hasV1Submission,
-  recordingFormatFor,
-  shellQuote,
-  sweAgentActionCommand,
-  sweAgentActionFor,
-  sweAgentObservation,
-  sweAgentSessionCommand,
-  sweAgentSetupCommand,
-  SwerexRuntimeError,
-  coerceError,
-  setupStatus,
-  toolCallToCommand,
-  type AgentView,
-  type Episode,
-  type RecordingFormat,
-  type SetupOutcome,
-  type SweAgentToolBundle,
-  type ToolCall,
-} from '@rollout-fleet/shared';
+import { RolloutError, coerceError, type Episode, type SweAgentToolBundle, type ToolCall } from '@rollout-fleet/shared';
+import { hasV1Submission, sweAgentObservation, type AgentView } from '../fidelity/agent-view.js';
+import { recordingFormatFor, type RecordingFormat } from '../fidelity/normalise.js';
+import { shellQuote, sweAgentActionCommand, sweAgentActionFor, sweAgentSessionCommand, sweAgentSetupCommand, SwerexRuntimeError, setupStatus, toolCallToCommand, type SetupOutcome } from '@rollout-fleet/sandbox';
 import type { StepShell, ToCommand } from './step-executor.js';
 
 /** The session operations the set-up needs (AgentEnv provides them). */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { RolloutError, SwerexRuntimeError, toolCallToCommand, type ToolCall } from '@rollout-fleet/shared';
+import { RolloutError, type ToolCall } from '@rollout-fleet/shared';
+import { SwerexRuntimeError, toolCallToCommand } from '@rollout-fleet/sandbox';
 import { prefetchNow } from './run-attempt.js';
 import { replayTrajectory, type StepShell } from './replay.js';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { RolloutError, SECRET_MASK, createSecretMasker, toolCallToCommand } from '@rollout-fleet/shared';
+import { RolloutError, SECRET_MASK, createSecretMasker } from '@rollout-fleet/shared';
+import { toolCallToCommand } from '@rollout-fleet/sandbox';
 import { createStepExecutor, type StepShell } from './step-executor.js';
 
 const SECRET = 'ghp_0123456789abcdefghij';

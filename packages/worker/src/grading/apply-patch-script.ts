@@ -4,7 +4,7 @@
  * where `--reject` may have applied some hunks before `patch` runs). Prints `>>>>> Applied Patch:` and the
  * winning command's output, or `>>>>> Patch Apply Failed:` and the last output, and exits 0 / 1.
  */
-import { shellQuote } from '@rollout-fleet/shared';
+import { shellQuote } from '@rollout-fleet/sandbox';
 import { APPLY_PATCH_FAIL, APPLY_PATCH_PASS } from './log-markers.js';
 
 export const APPLY_PATCH_COMMANDS: readonly string[] = [

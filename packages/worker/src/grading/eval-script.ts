@@ -8,7 +8,8 @@
  * - a missing base_commit resets against HEAD.
  * The markers reach the log through `set -x` as `+ : '>>>>> Start Test Output'`.
  */
-import { RolloutError, shellQuote, type EvalSpec } from '@rollout-fleet/shared';
+import { RolloutError, type EvalSpec } from '@rollout-fleet/shared';
+import { shellQuote } from '@rollout-fleet/sandbox';
 import { END_TEST_OUTPUT, START_TEST_OUTPUT } from './log-markers.js';
 import { modifiedFiles, testDirectives } from './test-directives.js';
 

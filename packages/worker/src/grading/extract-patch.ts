@@ -15,7 +15,8 @@
  * (no filter, textconv, ident, eol or encoding conversions) and no system/global config. Only the work
  * tree is read — which is exactly what the model's patch is.
  */
-import { RolloutError, SwerexRuntimeError, toFailure, type CommandInput, type CommandResponse, type Failure } from '@rollout-fleet/shared';
+import { RolloutError, toFailure, type Failure } from '@rollout-fleet/shared';
+import { SwerexRuntimeError, type CommandInput, type CommandResponse } from '@rollout-fleet/sandbox';
 
 export interface ExecShell {
   execute(command: CommandInput): Promise<CommandResponse>;

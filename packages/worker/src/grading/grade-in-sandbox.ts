@@ -7,16 +7,8 @@
  * session, `bash --noprofile --norc`, the sandbox's own environment) for the apply step and the eval — so no
  * shell state (functions, aliases, exported variables, background jobs writing to a terminal) reaches them.
  */
-import {
-  DEFAULT_REPO_DIR,
-  RolloutError,
-  SwerexRuntimeError,
-  type CommandResponse,
-  type EvalSpec,
-  type GradingDetails,
-  type GradingReport,
-  type ResolutionStatus,
-} from '@rollout-fleet/shared';
+import { DEFAULT_REPO_DIR, RolloutError, type EvalSpec, type GradingDetails, type GradingReport, type ResolutionStatus } from '@rollout-fleet/shared';
+import { SwerexRuntimeError, type CommandResponse } from '@rollout-fleet/sandbox';
 import { buildApplyPatchScript } from './apply-patch-script.js';
 import { buildEvalScript } from './eval-script.js';
 import type { ExecShell } from './extract-patch.js';

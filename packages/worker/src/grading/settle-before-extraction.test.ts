@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger, type SettleOutcome } from '@rollout-fleet/shared';
+import { createLogger } from '@rollout-fleet/shared';
+import { type SettleOutcome } from '@rollout-fleet/sandbox';
 import { settleBeforeExtraction } from './settle-before-extraction.js';
 
 const logger = createLogger({ level: 'silent', format: 'json' });

@@ -6,7 +6,8 @@
  * graded, with SESSION_OUT_OF_SYNC (model) on the result — never a retry (a null a policy could ask for by
  * desyncing its own shell) and never a grade of commands that had not run.
  */
-import { RolloutError, toFailure, type Failure, type Logger, type SettleOutcome } from '@rollout-fleet/shared';
+import { RolloutError, toFailure, type Failure, type Logger } from '@rollout-fleet/shared';
+import { type SettleOutcome } from '@rollout-fleet/sandbox';
 
 export interface SettlingShell {
   settle(options: { timeoutS: number; rounds?: number }): Promise<SettleOutcome>;

@@ -10,7 +10,8 @@
  * The platform lifetime (CreateSandbox Timeout) stays the last backstop.
  */
 import { randomUUID } from 'node:crypto';
-import { AGENT_ENV_LABEL_KEY, coerceError, type Keyspace, type Logger, type RedisClient, type VefaasTarget } from '@rollout-fleet/shared';
+import { AGENT_ENV_LABEL_KEY, type VefaasTarget } from '@rollout-fleet/sandbox';
+import { coerceError, type Keyspace, type Logger, type RedisClient } from '@rollout-fleet/shared';
 import { FLEET_LABEL_KEY } from '../supply/fleet-id.js';
 import type { LeaseStore, ListedSandbox } from './lease-store.js';
 

@@ -5,7 +5,8 @@
  * answered by its id; SWE-agent's blocklist is matched as SWE-agent matches it.
  */
 import { describe, expect, it } from 'vitest';
-import { toolProfile, type ChatMessage, type ToolProfileName } from '@rollout-fleet/shared';
+import { toolProfile } from './tool-profiles.js';
+import { type ChatMessage, type ToolProfileName } from '@rollout-fleet/shared';
 import { blockedObservation, isBlockedCommand } from './blocklist.js';
 import { FORMAT_ERROR_TEXTS, multipleCallsText } from './format-errors.js';
 import { planReply } from './reply-plan.js';

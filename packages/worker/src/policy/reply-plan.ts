@@ -3,7 +3,8 @@
  * ends that way), execute its calls, or answer it with a format error. Every tool_call_id of a reply that is not
  * executed still gets a tool message (OpenAI rejects a history where a call has no answer).
  */
-import type { ChatMessage, ToolProfile } from '@rollout-fleet/shared';
+import type { ChatMessage } from '@rollout-fleet/shared';
+import type { ToolProfile } from './tool-profiles.js';
 import { blockedObservation, isBlockedCommand } from './blocklist.js';
 import { FORMAT_ERROR_TEXTS, hasToolCallMarkup, multipleCallsText } from './format-errors.js';
 

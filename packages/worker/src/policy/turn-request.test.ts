@@ -6,7 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { PolicyClient, RolloutError, createKeyspace, createRedis, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
+import { PolicyClient } from '../policy-client/policy-client.js';
+import { RolloutError, createKeyspace, createRedis, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
 import { startScriptedPolicyServer, type ScriptedPolicyServer } from '@rollout-fleet/test-kit';
 import { InflightLimiter, endpointIdOf } from './inflight-limiter.js';
 import { createTurnRequester, type PolicyRequestMetrics, type TurnRequester } from './turn-request.js';

@@ -7,7 +7,10 @@
  * A slot is held only while a request is in flight: back-off waits hold none. An aborted signal (cancel, a forced
  * re-run, shutdown, a lost lease) aborts the request in flight or the wait, and gives its slot back at once.
  */
-import { abortableDelay, backoffDelayMs, coerceError, type Logger, type ParsedCompletion, type PolicyClient, type RolloutError } from '@rollout-fleet/shared';
+import { abortableDelay, coerceError, type Logger, type RolloutError } from '@rollout-fleet/shared';
+import { backoffDelayMs } from '@rollout-fleet/sandbox';
+import { type ParsedCompletion } from '../policy-client/parse-completion.js';
+import { type PolicyClient } from '../policy-client/policy-client.js';
 import type { InflightLimiter, InflightSlot } from './inflight-limiter.js';
 
 const SECOND = 1000;

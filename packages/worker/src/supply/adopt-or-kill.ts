@@ -5,7 +5,8 @@
  * (and any that Failed) are killed. Nothing found means nothing was made yet; should the platform still make
  * it later, its label no longer matches the slot's create in flight and the reaper kills it.
  */
-import { AGENT_ENV_LABEL_KEY, coerceError, type Logger, type VefaasTarget } from '@rollout-fleet/shared';
+import { AGENT_ENV_LABEL_KEY, type VefaasTarget } from '@rollout-fleet/sandbox';
+import { coerceError, type Logger } from '@rollout-fleet/shared';
 
 export interface AdoptOutcome {
   /** The sandbox the failed call made, usable (Starting or Ready). */

@@ -16,22 +16,8 @@
  * ahead of the holder's deadline. Losing the lease (the reaper may kill the sandbox) is reported to `onLost`.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  AGENT_ENV_LABEL_KEY,
-  AgentEnv,
-  RolloutError,
-  abortableDelay,
-  buildStartCommand,
-  checkSandboxEnvNames,
-  coerceError,
-  createSandboxRequest,
-  specKey,
-  type Keyspace,
-  type Logger,
-  type RedisClient,
-  type SandboxSpec,
-  type ToolName,
-} from '@rollout-fleet/shared';
+import { AGENT_ENV_LABEL_KEY, AgentEnv, buildStartCommand, checkSandboxEnvNames, createSandboxRequest } from '@rollout-fleet/sandbox';
+import { RolloutError, abortableDelay, coerceError, specKey, type Keyspace, type Logger, type RedisClient, type SandboxSpec, type ToolName } from '@rollout-fleet/shared';
 import type { Gauge, Histogram } from 'prom-client';
 import { LeaseStore, type Lease, type LeaseFields, type SandboxRole } from '../leases/lease-store.js';
 import { adoptOrKill, type AdoptOutcome } from './adopt-or-kill.js';

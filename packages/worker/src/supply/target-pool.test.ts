@@ -7,7 +7,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createKeyspace, createRedis, createVefaasClient, deleteKeysMatching, type Keyspace, type RedisClient, type VefaasTarget } from '@rollout-fleet/shared';
+import { createKeyspace, createRedis, deleteKeysMatching, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
+import { createVefaasClient, type VefaasTarget } from '@rollout-fleet/sandbox';
 import { TargetPool, type SupplyTarget, type TargetHealthOptions } from './target-pool.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

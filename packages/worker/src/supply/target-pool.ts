@@ -5,7 +5,8 @@
  * target is drained, all of them are used by weight: waiting would help nobody, and the create-rate limiter
  * already slows down.
  */
-import type { Keyspace, RedisClient, VefaasTarget } from '@rollout-fleet/shared';
+import type { Keyspace, RedisClient } from '@rollout-fleet/shared';
+import type { VefaasTarget } from '@rollout-fleet/sandbox';
 import { LuaScript } from './lua-script.js';
 
 const HEALTH = LuaScript.load(new URL('./target-health.lua', import.meta.url));
