@@ -7,10 +7,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SandboxSpecSchema, createKeyspace, createLogger, createRedis, deleteKeysMatching, type RedisClient } from '@rollout-fleet/shared';
-import { createVefaasClient, type VefaasClient } from '@rollout-fleet/sandbox';
+import { createVefaasClient, type VefaasClient, FLEET_LABEL_KEY, createSandboxSupply, type SuppliedSandbox, type SupplyTarget } from '@rollout-fleet/sandbox';
 import { submitRun } from '@rollout-fleet/producer';
 import { startVefaasLocal, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
-import { FLEET_LABEL_KEY, createSandboxSupply, startWorker, type RunningWorker, type SuppliedSandbox, type SupplyTarget } from '@rollout-fleet/worker';
+import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
 import { collectResults, configOf, episode, openPipeline, testEnv, type Pipeline } from './support/pipeline-harness.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

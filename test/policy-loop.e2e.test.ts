@@ -8,10 +8,9 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger, jobIdFor, EpisodeResultSchema, EpisodeSchema, effectiveTemplates, expandPromptIds, openAiExportOf, trainingRecordsOf, renderTemplate, templateValuesOf, type ChatMessage, type EpisodeInput, type EpisodeResult } from '@rollout-fleet/shared';
-import { toolProfile } from '@rollout-fleet/worker';
+import { toolProfile, startWorker, type RunningWorker } from '@rollout-fleet/worker';
 import { CONTEXT_OVERFLOW_ERRORS, startScriptedPolicyServer, toyCompletionTokens, toyPromptIds, type PolicyScript, type RecordedPolicyRequest, type ScriptedPolicyServer } from '@rollout-fleet/test-kit';
 import { submitRun, validateInputs } from '@rollout-fleet/producer';
-import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
 import { collectResults, configOf, fleetSandboxes, openPipeline, runCli, startHost, testEnv, type Host, type Pipeline } from './support/pipeline-harness.js';
 import { CALC_PROBLEM, FIX, POLICY_KEY, POLICY_KEY_ENV, WRONG_FIX, call, calcEval, calls, policyEpisode } from './support/policy-scripts.js';
 

@@ -6,12 +6,10 @@
  * Lease expiry is Redis's own (short TTLs here); tests wait on conditions, never on fixed sleeps.
  */
 import { randomUUID } from 'node:crypto';
-import { createRedis, type RedisClient } from '@rollout-fleet/shared';
+import { createRedis, type RedisClient, createKeyspace, createLogger, SandboxSpecSchema, type Keyspace, type RolloutError } from '@rollout-fleet/shared';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { AGENT_ENV_LABEL_KEY, AgentEnv, createVefaasClient, type VefaasClient, type VefaasTarget } from '@rollout-fleet/sandbox';
-import { createKeyspace, createLogger, SandboxSpecSchema, type Keyspace, type RolloutError } from '@rollout-fleet/shared';
+import { AGENT_ENV_LABEL_KEY, AgentEnv, createVefaasClient, type VefaasClient, type VefaasTarget, FLEET_LABEL_KEY, LeaseKeeper, LeaseStore, Reaper, ensureFleetId, reaperPlatformFor, type ReaperPlatform } from '@rollout-fleet/sandbox';
 import { startVefaasLocal, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
-import { FLEET_LABEL_KEY, LeaseKeeper, LeaseStore, Reaper, ensureFleetId, reaperPlatformFor, type ReaperPlatform } from '@rollout-fleet/worker';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const MINUTE_MS = 60_000;

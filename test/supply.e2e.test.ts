@@ -8,18 +8,10 @@ import { createHash, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { getEventListeners } from 'node:events';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { AGENT_ENV_LABEL_KEY, createVefaasClient, type VefaasClient } from '@rollout-fleet/sandbox';
+import { AGENT_ENV_LABEL_KEY, createVefaasClient, type VefaasClient, FLEET_LABEL_KEY, createSandboxSupply, type SandboxRequest, type SandboxSupply, type SuppliedSandbox, type SupplyLimits } from '@rollout-fleet/sandbox';
 import { SandboxSpecSchema, createKeyspace, createLogger, createRedis, deleteKeysMatching, type Keyspace, type RedisClient, type RolloutError } from '@rollout-fleet/shared';
 import { startVefaasLocal, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
-import {
-  FLEET_LABEL_KEY,
-  createSandboxSupply,
-  createWorkerMetrics,
-  type SandboxRequest,
-  type SandboxSupply,
-  type SuppliedSandbox,
-  type SupplyLimits,
-} from '@rollout-fleet/worker';
+import { createWorkerMetrics } from '@rollout-fleet/worker';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const silent = createLogger({ level: 'silent', format: 'json' });
@@ -214,7 +206,7 @@ describe('SandboxSupply', () => {
     // No poll within the test: the waiter tries again only when the release wakes it.
     const { supply } = await supplyWith({ maxSandboxes: 1, acquireTimeoutMs: 3_600_000 }, undefined, { first: 600_000, max: 600_000 });
     const first = await acquire(supply);
-    const slotsSha = createHash('sha1').update(readFileSync(new URL('../packages/worker/src/leases/slots.lua', import.meta.url), 'utf8')).digest('hex');
+    const slotsSha = createHash('sha1').update(readFileSync(new URL('../packages/sandbox/src/leases/slots.lua', import.meta.url), 'utf8')).digest('hex');
     const ops: string[] = [];
     const evalsha = redis.evalsha.bind(redis) as (...args: unknown[]) => unknown;
     const spy = vi.spyOn(redis, 'evalsha').mockImplementation(((...args: unknown[]) => {

@@ -7,18 +7,10 @@ import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EpisodeSchema, announceDemand, createKeyspace, createLogger, createRedis, deleteKeysMatching, specKey, type Episode, type EpisodeJobData, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
-import { createVefaasClient, type VefaasClient } from '@rollout-fleet/sandbox';
+import { createVefaasClient, type VefaasClient, FLEET_LABEL_KEY, WarmPool, createSandboxSupply, type SandboxSupply, type SuppliedSandbox, type SupplyLimits } from '@rollout-fleet/sandbox';
 import { submitRun } from '@rollout-fleet/producer';
 import { startVefaasLocal, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
-import {
-  FLEET_LABEL_KEY,
-  WarmPool,
-  createSandboxSupply,
-  createWorkerMetrics,
-  type SandboxSupply,
-  type SuppliedSandbox,
-  type SupplyLimits,
-} from '@rollout-fleet/worker';
+import { createWorkerMetrics } from '@rollout-fleet/worker';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const silent = createLogger({ level: 'silent', format: 'json' });

@@ -10,9 +10,8 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { createKeyspace, createLogger, createRedis, deleteKeysMatching, loadConfig, ResultStore, type Config, EpisodeSchema, type Episode, type EpisodeInput, type EpisodeJobData, type EpisodeResult, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
-import { createVefaasClient, type VefaasTarget } from '@rollout-fleet/sandbox';
+import { createVefaasClient, type VefaasTarget, FLEET_LABEL_KEY, ensureFleetId } from '@rollout-fleet/sandbox';
 import { startVefaasLocal, type VefaasLocalHandle, type VefaasLocalOptions } from '@rollout-fleet/vefaas-local';
-import { FLEET_LABEL_KEY, ensureFleetId } from '@rollout-fleet/worker';
 
 export { FLEET_LABEL_KEY };
 

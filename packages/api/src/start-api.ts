@@ -13,19 +13,8 @@ import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { RolloutError, createKeyspace, createRedis, type Config, type EpisodeJobData, type Logger } from '@rollout-fleet/shared';
-import { type VefaasTarget } from '@rollout-fleet/sandbox';
-import {
-  Reaper,
-  createHttpAuth,
-  createSandboxSupply,
-  csrfGuard,
-  hostForUrl,
-  reaperPlatformFor,
-  repeatEvery,
-  supplyLimitsFrom,
-  type SandboxSupply,
-  type SupplyTarget,
-} from '@rollout-fleet/worker';
+import { type VefaasTarget, Reaper, createSandboxSupply, reaperPlatformFor, supplyLimitsFrom, type SandboxSupply, type SupplyTarget } from '@rollout-fleet/sandbox';
+import { createHttpAuth, csrfGuard, hostForUrl, repeatEvery } from '@rollout-fleet/worker';
 import { apiError, errorBody, sendError } from './http/api-error.js';
 import { runRoutes } from './routes/run-routes.js';
 import { sessionRoutes } from './routes/session-routes.js';

@@ -139,3 +139,5 @@ export { encodeTurnTokens, expandPromptIds } from './contracts/turn-tokens.js';
 export type { FullTurnIds } from './contracts/turn-tokens.js';
 export { openAiExportOf, trainingRecordsOf } from './contracts/export-records.js';
 export type { OpenAiExportRecord, TrainingRecord } from './contracts/export-records.js';
+export { LuaScript } from './redis/lua-script.js';
+export type { ScriptArg } from './redis/lua-script.js';

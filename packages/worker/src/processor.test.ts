@@ -27,7 +27,7 @@ import { EpisodeWatch } from './episode/episode-watch.js';
 import type { AttemptInput, AttemptOutcome } from './episode/run-attempt.js';
 import { createWorkerMetrics } from './metrics/worker-metrics.js';
 import { createProcessor, type ProcessorDeps } from './processor.js';
-import type { SandboxSupply } from './supply/sandbox-supply.js';
+import type { SandboxSupply } from '@rollout-fleet/sandbox';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const logger = createLogger({ level: 'silent', format: 'json' });

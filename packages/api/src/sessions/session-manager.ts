@@ -10,8 +10,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { RolloutError, SandboxSpecSchema, coerceError, jobSecrets, redactJobData, redactJobText, type Logger, type ToolName } from '@rollout-fleet/shared';
-import { toolCallToCommand } from '@rollout-fleet/sandbox';
-import { createStepExecutor, type SandboxRequest, type SuppliedSandbox } from '@rollout-fleet/worker';
+import { toolCallToCommand, type SandboxRequest, type SuppliedSandbox } from '@rollout-fleet/sandbox';
+import { createStepExecutor } from '@rollout-fleet/worker';
 import type { SessionBody, SessionCreate, SessionRun, SessionRunResult } from '../contracts/session-contracts.js';
 
 const SECOND = 1000;

@@ -1,16 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import { announceDemand, createRedis, getRunStatus, readDemand, specKey, type RedisClient } from '@rollout-fleet/shared';
+import { announceDemand, createRedis, getRunStatus, readDemand, specKey, type RedisClient, EpisodeSchema, ResultStore, createKeyspace, type Episode, type EpisodeJobData, type EpisodeResult } from '@rollout-fleet/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rewardedResult } from '@rollout-fleet/test-kit';
-import {
-  EpisodeSchema,
-  ResultStore,
-  createKeyspace,
-  type Episode,
-  type EpisodeJobData,
-  type EpisodeResult,
-} from '@rollout-fleet/shared';
 import { cancelRun } from './cancel-run.js';
 import { retryFailed } from './retry-failed.js';
 import { runFinished, streamResults } from './stream-results.js';

@@ -6,10 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
-import type { SandboxSpec, ToolName } from '@rollout-fleet/shared';
-import { coerceError } from '@rollout-fleet/shared';
-import { RolloutError } from '@rollout-fleet/shared';
-import type { Logger } from '@rollout-fleet/shared';
+import type { SandboxSpec, ToolName, Logger } from '@rollout-fleet/shared';
+import { coerceError, RolloutError } from '@rollout-fleet/shared';
 import { SwerexClient } from '../swerex/swerex-client.js';
 import { shellQuote } from '../tools/shell-quote.js';
 import type { VefaasClient } from '../vefaas/control-plane-client.js';

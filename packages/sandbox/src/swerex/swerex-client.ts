@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
-import { RolloutError } from '@rollout-fleet/shared';
+import { RolloutError, abortableDelay } from '@rollout-fleet/shared';
 import { parseJsonObject, snippet, type GatewayRules } from './classify-gateway-response.js';
 import { dispatcherFor } from './dispatcher-registry.js';
 import {
@@ -50,7 +50,6 @@ import {
 import { fastBashAction, fastResponse } from './fast-models.js';
 import { errorForTransportFailure, type CallContext } from './response-errors.js';
 import { withRetry, type RetryOptions } from '../vefaas/retry-policy.js';
-import { abortableDelay } from '@rollout-fleet/shared';
 import { probePauseMs } from './probe-schedule.js';
 import type { TruncatedField } from './bounded-body.js';
 import { SwerexTransport, type WireRequest, type WireResponse } from './swerex-transport.js';

@@ -11,8 +11,7 @@
  * No retries here: a CallPolicy (see create-vefaas-client.ts) is composed around every call.
  */
 import { Agent, request, type Dispatcher } from 'undici';
-import { linkedAbort } from '@rollout-fleet/shared';
-import { RolloutError } from '@rollout-fleet/shared';
+import { linkedAbort, RolloutError } from '@rollout-fleet/shared';
 import { toVefaasError } from './control-plane-errors.js';
 import {
   VEFAAS_API_VERSION,

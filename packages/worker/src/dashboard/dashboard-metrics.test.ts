@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import { type Config, createKeyspace, createRedis, type RedisClient } from '@rollout-fleet/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LeaseStore } from '../leases/lease-store.js';
+import { LeaseStore } from '@rollout-fleet/sandbox';
 import { publishMetrics } from '../metrics/metrics-publisher.js';
 import { createWorkerMetrics } from '../metrics/worker-metrics.js';
 import { startDashboard, type Dashboard } from './start-dashboard.js';

@@ -8,7 +8,7 @@
 import type { Queue } from 'bullmq';
 import { FIRST_DIVERGENCE_BUCKETS, getRunFidelity, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
 import { Gauge, Registry } from 'prom-client';
-import { LeaseStore } from '../leases/lease-store.js';
+import { LeaseStore } from '@rollout-fleet/sandbox';
 import { aggregateFleetMetrics } from '../metrics/metrics-publisher.js';
 
 /** Runs whose fidelity /metrics reports: the newest ones (labels per run stay few). */

@@ -5,7 +5,7 @@
  */
 import type { Job } from 'bullmq';
 import type { RedisClient } from '@rollout-fleet/shared';
-import { LuaScript } from '../supply/lua-script.js';
+import { LuaScript } from '@rollout-fleet/shared';
 
 const SCRIPT = LuaScript.load(new URL('./job-logs.lua', import.meta.url));
 

@@ -5,7 +5,7 @@
  * that died are swept once Redis has expired that key, so a SIGKILL never leaves a run "active" forever.
  */
 import type { Keyspace, RedisClient } from '@rollout-fleet/shared';
-import { LuaScript } from '../supply/lua-script.js';
+import { LuaScript } from '@rollout-fleet/shared';
 
 const SCRIPT = LuaScript.load(new URL('./run-activity.lua', import.meta.url));
 

@@ -18,7 +18,7 @@ import { gradeInSandbox, gradingPhaseOf, type SandboxGrade } from '../grading/gr
 import { settleBeforeExtraction } from '../grading/settle-before-extraction.js';
 import { untestedDetails } from '../grading/grading-details.js';
 import type { WorkerMetrics } from '../metrics/worker-metrics.js';
-import type { SandboxRole, SandboxSupply, SuppliedSandbox } from '../supply/sandbox-supply.js';
+import type { SandboxRole, SandboxSupply, SuppliedSandbox } from '@rollout-fleet/sandbox';
 import type { InflightLimiter } from '../policy/inflight-limiter.js';
 import { createTurnRequester, type TurnRequester } from '../policy/turn-request.js';
 import { exitStatusOf, runPolicyLoop, workingDirOf, type PolicyRun } from './policy-driver.js';

@@ -5,7 +5,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { WARM_POOL_MAX_METRIC } from '@rollout-fleet/shared';
-import { createSupplyMetrics, type SupplyMetrics } from '../supply/supply-metrics.js';
+import { createSupplyMetrics, type SupplyMetrics } from '@rollout-fleet/sandbox';
 import { createStepMetrics, type StepMetrics } from './step-metrics.js';
 
 export interface WorkerMetrics {

@@ -3,8 +3,7 @@
  * sent explicitly (servers otherwise apply the model's generation_config.json silently); vLLM/SGLang extras go only
  * to those servers (OpenAI rejects unknown fields); capture options ask for logprobs and token ids.
  */
-import type { Policy } from '@rollout-fleet/shared';
-import type { ChatMessage } from '@rollout-fleet/shared';
+import type { Policy, ChatMessage } from '@rollout-fleet/shared';
 import type { OpenAiToolSchema } from '@rollout-fleet/sandbox';
 
 export interface ChatRequestInput {

@@ -12,8 +12,7 @@
  *   connect/socket failures                → POLICY_NETWORK           (retried per turn)
  */
 import { RolloutError } from '@rollout-fleet/shared';
-import { parseJsonObject, snippet } from '@rollout-fleet/sandbox';
-import { errorCodeOf } from '@rollout-fleet/sandbox';
+import { parseJsonObject, snippet, errorCodeOf } from '@rollout-fleet/sandbox';
 
 /** The parts of an error body that matter, whichever envelope it came in. */
 export interface PolicyErrorBody {

@@ -4,11 +4,8 @@
  * how the episode is submitted, and the default prompt templates. The schemas have the reference agents' shape
  * (names, parameters, types, required lists); descriptions are ours.
  */
-import type { ToolName } from '@rollout-fleet/shared';
-import type { ToolProfileName } from '@rollout-fleet/shared';
-import { shellQuote } from '@rollout-fleet/sandbox';
-import { toolCallToCommand, type ToolCallInput, type ToolCommandResult } from '@rollout-fleet/sandbox';
-import { BASH_TOOL, EXECUTE_BASH_TOOL, STR_REPLACE_EDITOR_TOOL, toOpenAiToolSchema, type OpenAiToolSchema } from '@rollout-fleet/sandbox';
+import type { ToolName, ToolProfileName } from '@rollout-fleet/shared';
+import { shellQuote, toolCallToCommand, type ToolCallInput, type ToolCommandResult, BASH_TOOL, EXECUTE_BASH_TOOL, STR_REPLACE_EDITOR_TOOL, toOpenAiToolSchema, type OpenAiToolSchema } from '@rollout-fleet/sandbox';
 import { DEFAULT_TEMPLATES, MINI_SUBMIT_SENTINEL } from '@rollout-fleet/shared';
 import { clipSweAgentObservation, miniObservation, seedObservation } from './observation-format.js';
 

@@ -5,7 +5,7 @@
  * (and any that Failed) are killed. Nothing found means nothing was made yet; should the platform still make
  * it later, its label no longer matches the slot's create in flight and the reaper kills it.
  */
-import { AGENT_ENV_LABEL_KEY, type VefaasTarget } from '@rollout-fleet/sandbox';
+import { AGENT_ENV_LABEL_KEY, type VefaasTarget } from '../agent-env/agent-env.js';
 import { coerceError, type Logger } from '@rollout-fleet/shared';
 
 export interface AdoptOutcome {

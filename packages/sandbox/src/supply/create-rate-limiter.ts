@@ -4,7 +4,7 @@
  * (multiplicative decrease); it climbs back linearly while no 429 comes (additive increase).
  */
 import type { Keyspace, RedisClient } from '@rollout-fleet/shared';
-import { LuaScript } from './lua-script.js';
+import { LuaScript } from '@rollout-fleet/shared';
 
 const SCRIPT = LuaScript.load(new URL('./create-rate.lua', import.meta.url));
 

@@ -6,8 +6,8 @@
  * already slows down.
  */
 import type { Keyspace, RedisClient } from '@rollout-fleet/shared';
-import type { VefaasTarget } from '@rollout-fleet/sandbox';
-import { LuaScript } from './lua-script.js';
+import type { VefaasTarget } from '../agent-env/agent-env.js';
+import { LuaScript } from '@rollout-fleet/shared';
 
 const HEALTH = LuaScript.load(new URL('./target-health.lua', import.meta.url));
 const SECOND = 1000;

@@ -6,7 +6,7 @@
  * has expired (renew only extends a key that still exists and is still ours).
  */
 import type { Keyspace, RedisClient } from '@rollout-fleet/shared';
-import { LuaScript, type ScriptArg } from '../supply/lua-script.js';
+import { LuaScript, type ScriptArg } from '@rollout-fleet/shared';
 
 const SLOTS = LuaScript.load(new URL('./slots.lua', import.meta.url));
 

@@ -8,7 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createKeyspace, createRedis, deleteKeysMatching, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
-import { createVefaasClient, type VefaasTarget } from '@rollout-fleet/sandbox';
+import { createVefaasClient } from '../vefaas/create-vefaas-client.js';
+import { type VefaasTarget } from '../agent-env/agent-env.js';
 import { TargetPool, type SupplyTarget, type TargetHealthOptions } from './target-pool.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

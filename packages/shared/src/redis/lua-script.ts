@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { RedisClient } from '@rollout-fleet/shared';
+import type { RedisClient } from './create-redis.js';
 
 export type ScriptArg = string | number;
 

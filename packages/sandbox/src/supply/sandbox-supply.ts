@@ -16,13 +16,15 @@
  * ahead of the holder's deadline. Losing the lease (the reaper may kill the sandbox) is reported to `onLost`.
  */
 import { randomUUID } from 'node:crypto';
-import { AGENT_ENV_LABEL_KEY, AgentEnv, buildStartCommand, checkSandboxEnvNames, createSandboxRequest } from '@rollout-fleet/sandbox';
+import { AGENT_ENV_LABEL_KEY, AgentEnv } from '../agent-env/agent-env.js';
+import { buildStartCommand } from '../agent-env/start-command.js';
+import { checkSandboxEnvNames, createSandboxRequest } from '../agent-env/create-request.js';
 import { RolloutError, abortableDelay, coerceError, specKey, type Keyspace, type Logger, type RedisClient, type SandboxSpec, type ToolName } from '@rollout-fleet/shared';
 import type { Gauge, Histogram } from 'prom-client';
 import { LeaseStore, type Lease, type LeaseFields, type SandboxRole } from '../leases/lease-store.js';
 import { adoptOrKill, type AdoptOutcome } from './adopt-or-kill.js';
 import { CreateRateLimiter } from './create-rate-limiter.js';
-import { FLEET_LABEL_KEY, ensureFleetId } from './fleet-id.js';
+import { FLEET_LABEL_KEY, ensureFleetId } from '../leases/fleet-id.js';
 import { LIFETIME_MARGIN_MS, LeaseKeeper } from './lease-keeper.js';
 import { LostSignal } from './lost-signal.js';
 import { SlotWaker } from './slot-waker.js';

@@ -10,9 +10,9 @@
  * The platform lifetime (CreateSandbox Timeout) stays the last backstop.
  */
 import { randomUUID } from 'node:crypto';
-import { AGENT_ENV_LABEL_KEY, type VefaasTarget } from '@rollout-fleet/sandbox';
+import { AGENT_ENV_LABEL_KEY, type VefaasTarget } from '../agent-env/agent-env.js';
 import { coerceError, type Keyspace, type Logger, type RedisClient } from '@rollout-fleet/shared';
-import { FLEET_LABEL_KEY } from '../supply/fleet-id.js';
+import { FLEET_LABEL_KEY } from './fleet-id.js';
 import type { LeaseStore, ListedSandbox } from './lease-store.js';
 
 /** The narrow slice of one target's control plane the reaper needs. */
