@@ -1,13 +1,9 @@
+/** The local veFaaS emulator (control plane, gateway, bubblewrap sandboxes). Only names used outside the package. */
 export { startVefaasLocal } from './host.js';
 export type { VefaasLocalHandle } from './host.js';
-export type { GatewayOptions, Isolation as HostIsolation, VefaasLocalOptions } from './host-options.js';
+export type { Isolation as HostIsolation, VefaasLocalOptions } from './host-options.js';
 export { FaultController } from './faults/fault-controller.js';
-export type { ColdStartFault, FaultControllerOptions, GatewayFault, InjectedError, RequestFault } from './faults/fault-controller.js';
-export { FaultConfigSchema, parseFaultConfig } from './faults/fault-config.js';
-export type { FaultConfig, LatencySpec } from './faults/fault-config.js';
-export type { DeadInstanceResponse } from './gateway/gateway.js';
-export type { SandboxStatus } from './registry/sandbox-record.js';
-export { launchSandbox, parseAuthToken, resolveImage, imageTemplateName, checkIsolation, removeSandboxLeftovers, isSwerexAlive, IMAGE_NOT_FOUND_ERROR_CODE } from './sandbox/index.js';
-export type { EnforcedLimits, IsolationReport, Isolation, SandboxExit, SandboxLaunch, SandboxProcess } from './sandbox/index.js';
-export { probeSandboxLimits } from './sandbox/index.js';
-export type { CgroupOptions, LimitsReport, UnenforcedLimit } from './sandbox/index.js';
+export { parseFaultConfig } from './faults/fault-config.js';
+export type { FaultConfig } from './faults/fault-config.js';
+export { checkIsolation, imageTemplateName, isSwerexAlive, launchSandbox, resolveImage } from './sandbox/index.js';
+export type { SandboxProcess } from './sandbox/index.js';
