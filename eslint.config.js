@@ -7,6 +7,24 @@ const IOREDIS_ONLY_IN_SHARED = {
   message: 'Create Redis connections with createRedis() from @rollout-fleet/shared and type them as RedisClient, so Redis Cluster works everywhere.',
 };
 
+const PACKAGES = ['shared', 'sandbox', 'vefaas-local', 'producer', 'worker', 'api', 'test-kit'];
+const DEEP_SRC = { group: ['**/packages/*/src/**', '../../packages/**', '@rollout-fleet/*/src/**'], message: 'Import other packages by their package name.' };
+const TEST_KIT = { group: ['@rollout-fleet/test-kit', '@rollout-fleet/test-kit/**'], message: 'Test kits are for tests, test/support, bench and the demo only: nothing that ships imports them.' };
+// Test kits that still live in a package's src until they move out (producer/src/testing, vefaas-local/src/testing).
+const KITS_IN_SRC = ['src/testing/**', 'src/**/test-kit.ts'];
+
+/** no-restricted-imports for one package: the packages of ours it may import; its tests may also take the test kit. */
+function arrows(dir, allowed, message, { ioredis = false } = {}) {
+  const forbidden = PACKAGES.filter((name) => !allowed.includes(name) && `packages/${name}` !== dir);
+  const paths = ioredis ? [] : [IOREDIS_ONLY_IN_SHARED];
+  const own = { group: forbidden.filter((name) => name !== 'test-kit').flatMap((name) => [`@rollout-fleet/${name}`, `@rollout-fleet/${name}/**`]), message };
+  const tests = [`${dir}/**/*.test.ts`, ...KITS_IN_SRC.map((glob) => `${dir}/${glob}`)];
+  return [
+    { files: [`${dir}/**/*.ts`], ignores: tests, rules: { 'no-restricted-imports': ['error', { paths, patterns: [DEEP_SRC, own, TEST_KIT] }] } },
+    { files: tests, rules: { 'no-restricted-imports': ['error', { paths, patterns: [DEEP_SRC, own] }] } },
+  ];
+}
+
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', 'artifacts/**', 'bench/out/**', '**/*.py'] },
   js.configs.recommended,
@@ -17,28 +35,22 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'no-restricted-imports': ['error', { paths: [IOREDIS_ONLY_IN_SHARED], patterns: [
-        { group: ['**/packages/*/src/**', '../../packages/**', '@rollout-fleet/*/src/**'], message: 'Import other packages by their package name.' },
-      ] }],
+      'no-restricted-imports': ['error', { paths: [IOREDIS_ONLY_IN_SHARED], patterns: [DEEP_SRC] }],
     },
   },
+  // The arrows between packages (docs/architecture.md): shared ← sandbox ← worker ← api; producer and vefaas-local
+  // take shared (and sandbox for the tool vocabulary and the veFaaS signature); test kits only in tests and dev tools.
+  ...arrows('packages/shared', [], 'shared imports nothing of ours.', { ioredis: true }),
+  ...arrows('packages/sandbox', ['shared'], 'sandbox imports only @rollout-fleet/shared.'),
+  ...arrows('packages/vefaas-local', ['shared', 'sandbox'], 'vefaas-local imports only shared and sandbox (the signature it verifies).'),
+  ...arrows('packages/producer', ['shared', 'sandbox'], 'The producer imports only shared and sandbox (the tool vocabulary of recordings), never the worker.'),
+  ...arrows('packages/worker', ['shared', 'sandbox'], 'The worker imports only shared and sandbox.'),
+  ...arrows('packages/api', ['shared', 'sandbox', 'producer', 'worker'], 'The API imports shared, sandbox, producer and worker (vefaas-local only in tests, through the CLI\'s target).'),
+  ...arrows('packages/test-kit', ['shared', 'sandbox'], 'The test kit imports only shared and sandbox.'),
   {
-    // Arrows point toward shared: shared imports no other package of ours; producer and vefaas-local never import worker;
-    // only the API imports producer and worker together, and nothing but the CLI and tests imports the API.
-    files: ['packages/shared/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['@rollout-fleet/*'], message: 'shared imports nothing of ours.' }] }] },
-  },
-  {
-    files: ['packages/producer/**/*.ts', 'packages/vefaas-local/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { paths: [IOREDIS_ONLY_IN_SHARED], patterns: [{ group: ['@rollout-fleet/worker', '@rollout-fleet/producer', '@rollout-fleet/vefaas-local', '@rollout-fleet/api'], message: 'Only @rollout-fleet/shared may be imported here.' }] }] },
-  },
-  {
-    files: ['packages/worker/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { paths: [IOREDIS_ONLY_IN_SHARED], patterns: [{ group: ['@rollout-fleet/producer', '@rollout-fleet/vefaas-local', '@rollout-fleet/api'], message: 'The worker imports only @rollout-fleet/shared.' }] }] },
-  },
-  {
-    files: ['packages/api/**/*.ts'],
-    ignores: ['packages/api/**/*.test.ts', 'packages/api/**/test-kit.ts'],
-    rules: { 'no-restricted-imports': ['error', { paths: [IOREDIS_ONLY_IN_SHARED], patterns: [{ group: ['@rollout-fleet/vefaas-local', '@rollout-fleet/*/src/**'], message: 'The API imports shared, producer and worker by package name (vefaas-local only in tests, through the CLI\'s target).' }] }] },
+    // What ships never reaches the test kit; the demo (cli/demo*.ts), tests, test/support and bench may.
+    files: ['cli/**/*.ts'],
+    ignores: ['cli/demo*.ts', 'cli/**/*.test.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: [IOREDIS_ONLY_IN_SHARED], patterns: [DEEP_SRC, TEST_KIT] }] },
   },
 );
