@@ -8,14 +8,14 @@
  *   the same script that stores the completing result: once per group, whatever the interleaving of commits.
  * Events are built at read time from the stored results, so rewards are the results' own.
  */
-import { readFileSync } from 'node:fs';
+import { LuaScript } from '../redis/lua-script.js';
 import type { RedisClient } from '../redis/create-redis.js';
 import { rewardStats, type GroupEvent, type GroupSample } from '../contracts/group.js';
 import { EpisodeResultSchema, type EpisodeResult } from '../contracts/result.js';
 import { followStream, streamField, type StreamPage } from './follow-stream.js';
 import type { Keyspace } from './keys.js';
 
-const REGISTER_SCRIPT = readFileSync(new URL('./register-jobs.lua', import.meta.url), 'utf8');
+const REGISTER_SCRIPT = LuaScript.load(new URL('./register-jobs.lua', import.meta.url));
 const PAGE = 100;
 
 export interface StreamedGroup {
@@ -44,7 +44,7 @@ export class GroupStore {
   async registerJobs(runId: string, jobs: ReadonlyArray<{ jobId: string; episodeId: string }>): Promise<number> {
     if (jobs.length === 0) return 0;
     const args = jobs.flatMap((job) => [job.jobId, job.episodeId]);
-    return (await this.#redis.eval(REGISTER_SCRIPT, 2, this.#keys.runJobs(runId), this.#keys.groupSizes(runId), ...args)) as number;
+    return (await REGISTER_SCRIPT.run(this.#redis, [this.#keys.runJobs(runId), this.#keys.groupSizes(runId)], args)) as number;
   }
 
   /**

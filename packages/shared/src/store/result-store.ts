@@ -16,17 +16,16 @@
  * - read/follow: XRANGE / XREAD BLOCK over the run stream, results fetched by key. Stream ids are the resume
  *   cursor (`results --follow --after <id>`); a line superseded after it was read is skipped on a re-read.
  */
-import { readFileSync } from 'node:fs';
 import type { RedisClient } from '../redis/create-redis.js';
+import { LuaScript } from '../redis/lua-script.js';
 import { EpisodeResultSchema, type EpisodeResult, type EpisodeResultInput } from '../contracts/result.js';
 import { followStream, streamField, type StreamPage } from './follow-stream.js';
 import { jobIdFor, type Keyspace } from './keys.js';
 
 const DAY_S = 24 * 60 * 60;
-const script = (name: string): string => readFileSync(new URL(`./${name}`, import.meta.url), 'utf8');
-const COMMIT_SCRIPT = script('commit-result.lua');
-const RETRACT_SCRIPT = script('retract-result.lua');
-const RECOUNT_SCRIPT = script('recount-run.lua');
+const COMMIT_SCRIPT = LuaScript.load(new URL('./commit-result.lua', import.meta.url));
+const RETRACT_SCRIPT = LuaScript.load(new URL('./retract-result.lua', import.meta.url));
+const RECOUNT_SCRIPT = LuaScript.load(new URL('./recount-run.lua', import.meta.url));
 
 export interface ResultStoreOptions {
   /** How long results, streams and run counters live. @defaultValue 14 days */
@@ -127,31 +126,40 @@ export class ResultStore {
     // The group's size as registered at submit (a resubmission with more samples may have grown it).
     const size = Number(await this.#redis.hget(this.#keys.groupSizes(result.run_id), result.episode_id));
     const stored = size >= 1 ? { ...result, group: { id: result.episode_id, size } } : result;
-    const reply = (await this.#redis.eval(
-      COMMIT_SCRIPT,
-      10,
-      key,
-      this.#keys.results(result.run_id),
-      this.#keys.run(result.run_id),
-      this.#keys.resultIndex(result.run_id),
-      this.#keys.generations(result.run_id),
-      this.#keys.groupSizes(result.run_id),
-      this.#keys.group(result.run_id, result.episode_id),
-      this.#keys.groups(result.run_id),
-      this.#keys.reruns(),
-      this.#keys.began(result.run_id),
-      JSON.stringify(stored),
-      String(this.#retentionS),
-      String(this.#streamMaxLen),
-      result.status,
-      resolved,
-      jobIdFor(result.run_id, result.episode_id, result.sample_index),
-      String(fence.generation),
-      String(fence.attemptsMade),
-      result.episode_id,
-      String(result.sample_index),
-      fence.afterTheFact ? '1' : '0',
-      fence.execution ?? '',
+    const k = this.#keys;
+    const run = result.run_id;
+    // The fence travels as one encoded argument (commit-result.lua's header): a new condition is a new field.
+    const encodedFence = JSON.stringify({
+      generation: fence.generation,
+      attemptsMade: fence.attemptsMade,
+      ...(fence.afterTheFact ? { afterTheFact: true } : {}),
+      ...(fence.execution !== undefined ? { execution: fence.execution } : {}),
+    });
+    const reply = (await COMMIT_SCRIPT.run(
+      this.#redis,
+      [
+        key,
+        k.results(run),
+        k.run(run),
+        k.resultIndex(run),
+        k.generations(run),
+        k.groupSizes(run),
+        k.group(run, result.episode_id),
+        k.groups(run),
+        k.reruns(),
+        k.began(run),
+      ],
+      [
+        JSON.stringify(stored),
+        String(this.#retentionS),
+        String(this.#streamMaxLen),
+        result.status,
+        resolved,
+        jobIdFor(run, result.episode_id, result.sample_index),
+        result.episode_id,
+        String(result.sample_index),
+        encodedFence,
+      ],
     )) as CommitReply;
     if (reply[0] !== 1) return { stored: false, reason: reply[2] === 'stale' ? 'stale' : 'duplicate', key };
     return { stored: true, reason: 'stored', streamId: reply[1], key, ...(reply[2] ? { groupStreamId: reply[2] } : {}) };
@@ -194,21 +202,26 @@ export class ResultStore {
    * job to enqueue, JSON) the episode is recorded as pending a re-run in the same script.
    */
   async retract(ref: EpisodeRef, options: { expectedStreamId?: string; rerun?: string } = {}): Promise<RetractOutcome> {
-    const reply = (await this.#redis.eval(
-      RETRACT_SCRIPT,
-      7,
-      this.#keys.result(ref.runId, ref.episodeId, ref.sampleIndex),
-      this.#keys.results(ref.runId),
-      this.#keys.run(ref.runId),
-      this.#keys.resultIndex(ref.runId),
-      this.#keys.generations(ref.runId),
-      this.#keys.group(ref.runId, ref.episodeId),
-      this.#keys.reruns(),
-      jobIdFor(ref.runId, ref.episodeId, ref.sampleIndex),
-      options.expectedStreamId ?? '',
-      String(this.#retentionS),
-      `s${ref.sampleIndex}`,
-      options.rerun ?? '',
+    const k = this.#keys;
+    const run = ref.runId;
+    const reply = (await RETRACT_SCRIPT.run(
+      this.#redis,
+      [
+        k.result(run, ref.episodeId, ref.sampleIndex),
+        k.results(run),
+        k.run(run),
+        k.resultIndex(run),
+        k.generations(run),
+        k.group(run, ref.episodeId),
+        k.reruns(),
+      ],
+      [
+        jobIdFor(run, ref.episodeId, ref.sampleIndex),
+        options.expectedStreamId ?? '',
+        String(this.#retentionS),
+        `s${ref.sampleIndex}`,
+        options.rerun ?? '',
+      ],
     )) as RetractReply;
     if (reply[0] === -1) return { conflict: true };
     const generation = Number(reply[1]);
@@ -219,12 +232,8 @@ export class ResultStore {
 
   /** Rebuilds the run counters from the result index, atomically with commits and retracts. */
   async recount(runId: string): Promise<RunCounts> {
-    const [done, completed, failed, resolved] = (await this.#redis.eval(
-      RECOUNT_SCRIPT,
-      2,
-      this.#keys.run(runId),
-      this.#keys.resultIndex(runId),
-    )) as [number, number, number, number];
+    const keys = [this.#keys.run(runId), this.#keys.resultIndex(runId)];
+    const [done, completed, failed, resolved] = (await RECOUNT_SCRIPT.run(this.#redis, keys, [])) as [number, number, number, number];
     return { done, completed, failed, resolved };
   }
 

@@ -9,13 +9,13 @@
  * back its old counts). Results that compared nothing (no recorded observations, policy episodes, failures)
  * are not replays and are left out of the shares.
  */
-import { readFileSync } from 'node:fs';
+import { LuaScript } from '../redis/lua-script.js';
 import type { EpisodeResult } from '../contracts/result.js';
 import type { RedisClient } from '../redis/create-redis.js';
 import type { Keyspace } from './keys.js';
 import { ResultStore } from './result-store.js';
 
-const FOLD_SCRIPT = readFileSync(new URL('./run-fidelity.lua', import.meta.url), 'utf8');
+const FOLD_SCRIPT = LuaScript.load(new URL('./run-fidelity.lua', import.meta.url));
 const DAY_S = 24 * 60 * 60;
 const BATCH = 500;
 
@@ -77,7 +77,7 @@ export async function foldRunFidelity(redis: RedisClient, keys: Keyspace, runId:
       if (value !== undefined) args.push(labelOf(result), value, '');
     }
     // A reader that loses the race (0) simply reads the new cursor and goes on from there.
-    await redis.eval(FOLD_SCRIPT, 2, keys.runFidelity(runId), keys.runFidelityEpisodes(runId), ...args);
+    await FOLD_SCRIPT.run(redis, [keys.runFidelity(runId), keys.runFidelityEpisodes(runId)], args);
   }
 }
 
