@@ -5,8 +5,7 @@
  * liveness never depends on comparing two machines' clocks, and a renewal can never bring back a lease that
  * has expired (renew only extends a key that still exists and is still ours).
  */
-import type { Keyspace, RedisClient } from '@rollout-fleet/shared';
-import { LuaScript, type ScriptArg } from '@rollout-fleet/shared';
+import { LuaScript, type Keyspace, type RedisClient, type ScriptArg } from '@rollout-fleet/shared';
 
 const SLOTS = LuaScript.load(new URL('./slots.lua', import.meta.url));
 

@@ -3,8 +3,7 @@
  * decision taken by create-rate.lua on Redis's clock. A platform 429 lowers the rate for every worker at once
  * (multiplicative decrease); it climbs back linearly while no 429 comes (additive increase).
  */
-import type { Keyspace, RedisClient } from '@rollout-fleet/shared';
-import { LuaScript } from '@rollout-fleet/shared';
+import { LuaScript, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
 
 const SCRIPT = LuaScript.load(new URL('./create-rate.lua', import.meta.url));
 

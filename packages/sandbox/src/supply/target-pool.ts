@@ -5,9 +5,8 @@
  * target is drained, all of them are used by weight: waiting would help nobody, and the create-rate limiter
  * already slows down.
  */
-import type { Keyspace, RedisClient } from '@rollout-fleet/shared';
+import { LuaScript, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
 import type { VefaasTarget } from '../agent-env/agent-env.js';
-import { LuaScript } from '@rollout-fleet/shared';
 
 const HEALTH = LuaScript.load(new URL('./target-health.lua', import.meta.url));
 const SECOND = 1000;

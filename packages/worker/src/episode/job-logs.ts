@@ -4,8 +4,7 @@
  * `keepLogs`, and nothing is written for a job that no longer exists.
  */
 import type { Job } from 'bullmq';
-import type { RedisClient } from '@rollout-fleet/shared';
-import { LuaScript } from '@rollout-fleet/shared';
+import { LuaScript, isNoScriptError, type RedisClient } from '@rollout-fleet/shared';
 
 const SCRIPT = LuaScript.load(new URL('./job-logs.lua', import.meta.url));
 
@@ -36,7 +35,7 @@ export function createJobLogWriter(redis: RedisClient): (job: LoggedJob, rows: r
       const [err, value] = answers?.[i] ?? [new Error('no answer from the pipeline'), null];
       if (err === null) item.resolve(Number(value));
       // A server that does not know the script yet (fresh, restarted): this one append loads it.
-      else if (err instanceof Error && err.message.startsWith('NOSCRIPT')) SCRIPT.run(redis, item.keys, item.args).then((n) => item.resolve(Number(n)), item.reject);
+      else if (isNoScriptError(err)) SCRIPT.run(redis, item.keys, item.args).then((n) => item.resolve(Number(n)), item.reject);
       else item.reject(err);
     });
   };

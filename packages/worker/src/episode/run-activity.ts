@@ -4,8 +4,7 @@
  * and delayed job. A worker proves it is alive with a key that expires (`heartbeat`); the entries of a worker
  * that died are swept once Redis has expired that key, so a SIGKILL never leaves a run "active" forever.
  */
-import type { Keyspace, RedisClient } from '@rollout-fleet/shared';
-import { LuaScript } from '@rollout-fleet/shared';
+import { LuaScript, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
 
 const SCRIPT = LuaScript.load(new URL('./run-activity.lua', import.meta.url));
 

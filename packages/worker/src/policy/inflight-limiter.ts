@@ -8,11 +8,10 @@
  * and a slot released in this process wakes a local waiter at once.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import type { Keyspace, Logger, RedisClient } from '@rollout-fleet/shared';
+import { LuaScript, type Keyspace, type Logger, type RedisClient } from '@rollout-fleet/shared';
 
-const ACQUIRE_SCRIPT = readFileSync(new URL('./inflight-acquire.lua', import.meta.url), 'utf8');
-const RENEW_SCRIPT = readFileSync(new URL('./inflight-renew.lua', import.meta.url), 'utf8');
+const ACQUIRE_SCRIPT = LuaScript.load(new URL('./inflight-acquire.lua', import.meta.url));
+const RENEW_SCRIPT = LuaScript.load(new URL('./inflight-renew.lua', import.meta.url));
 const SECOND = 1000;
 
 export interface InflightLimiterOptions {
@@ -55,7 +54,6 @@ export class InflightLimiter {
   readonly #waiters = new Map<string, Set<() => void>>();
   /** Releases seen per endpoint key in this process: a waiter that missed one (it was mid-try) tries again at once. */
   readonly #releases = new Map<string, number>();
-  readonly #sha = new Map<string, string>();
 
   constructor(redis: RedisClient, keys: Keyspace, options: InflightLimiterOptions) {
     this.#redis = redis;
@@ -75,7 +73,7 @@ export class InflightLimiter {
     for (let attempt = 0; ; attempt += 1) {
       signal?.throwIfAborted();
       const releasesBefore = this.#releases.get(key) ?? 0;
-      const [taken, , waitMs] = (await this.#eval(ACQUIRE_SCRIPT, key, [token, String(this.#limit), String(this.#ttlMs)])) as AcquireReply;
+      const [taken, , waitMs] = (await ACQUIRE_SCRIPT.run(this.#redis, [key], [token, String(this.#limit), String(this.#ttlMs)])) as AcquireReply;
       if (taken === 1) return this.#held(key, token, performance.now() - started);
       if ((this.#releases.get(key) ?? 0) !== releasesBefore) continue;
       const window = Math.min(this.#maxPollMs, this.#minPollMs * 2 ** Math.min(attempt, 10));
@@ -95,7 +93,7 @@ export class InflightLimiter {
 
   #held(key: string, token: string, waitedMs: number): InflightSlot {
     const heartbeat = setInterval(() => {
-      this.#eval(RENEW_SCRIPT, key, [token, String(this.#ttlMs)])
+      RENEW_SCRIPT.run(this.#redis, [key], [token, String(this.#ttlMs)])
         .then((held) => {
           if (held === 0) this.#logger?.warn({ key }, 'policy inflight slot had expired while its request ran (event loop stalled?); taken back');
         })
@@ -145,16 +143,5 @@ export class InflightLimiter {
       waiters.add(wake);
       signal?.addEventListener('abort', aborted, { once: true });
     });
-  }
-
-  async #eval(script: string, key: string, args: string[]): Promise<unknown> {
-    let sha = this.#sha.get(script);
-    if (sha === undefined) this.#sha.set(script, (sha = createHash('sha1').update(script).digest('hex')));
-    try {
-      return await this.#redis.evalsha(sha, 1, key, ...args);
-    } catch (err) {
-      if (!(err instanceof Error) || !err.message.includes('NOSCRIPT')) throw err;
-      return this.#redis.eval(script, 1, key, ...args);
-    }
   }
 }
