@@ -4,12 +4,12 @@
  * adopted by its label (never created twice), 429s lower the fleet rate without failing anyone, full caps are
  * waited for (and time out as SANDBOX_ACQUIRE_TIMEOUT), lost leases and idle sessions are reported.
  */
-import { createHash, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { readdirSync } from 'node:fs';
 import { getEventListeners } from 'node:events';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AGENT_ENV_LABEL_KEY, createVefaasClient, type VefaasClient, FLEET_LABEL_KEY, createSandboxSupply, type SandboxRequest, type SandboxSupply, type SuppliedSandbox, type SupplyLimits } from '@rollout-fleet/sandbox';
-import { SandboxSpecSchema, createKeyspace, createLogger, createRedis, deleteKeysMatching, type Keyspace, type RedisClient, type RolloutError } from '@rollout-fleet/shared';
+import { SandboxSpecSchema, createKeyspace, createLogger, createRedis, deleteKeysMatching, type Keyspace, type RedisClient, type RolloutError, LuaScript } from '@rollout-fleet/shared';
 import { startVefaasLocal, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
 import { createWorkerMetrics } from '@rollout-fleet/worker';
 
@@ -202,16 +202,22 @@ describe('SandboxSupply', () => {
     expect(await supply.leases.counts()).toMatchObject({ live: 1, waiters: 0 });
   });
 
-  it('an attempt for a slot is one slots.lua call: warm claim, reservation and the waiter entry go together', async () => {
+  it('an attempt for a slot is one slot-script call: warm claim, reservation and the waiter entry go together', async () => {
     // No poll within the test: the waiter tries again only when the release wakes it.
     const { supply } = await supplyWith({ maxSandboxes: 1, acquireTimeoutMs: 3_600_000 }, undefined, { first: 600_000, max: 600_000 });
     const first = await acquire(supply);
-    const slotsSha = createHash('sha1').update(readFileSync(new URL('../packages/sandbox/src/leases/slots.lua', import.meta.url), 'utf8')).digest('hex');
+    // One script per slot operation (leases/slots/<op>.lua): a call is told by its script's sha.
+    const slotsDir = new URL('../packages/sandbox/src/leases/slots/', import.meta.url);
+    const opOf = new Map(
+      readdirSync(slotsDir)
+        .filter((file) => file.endsWith('.lua'))
+        .map((file) => [LuaScript.load(new URL(file, slotsDir)).sha, file.slice(0, -'.lua'.length)]),
+    );
     const ops: string[] = [];
     const evalsha = redis.evalsha.bind(redis) as (...args: unknown[]) => unknown;
     const spy = vi.spyOn(redis, 'evalsha').mockImplementation(((...args: unknown[]) => {
-      // slots.lua's arguments: its sha, 7 keys, the key base, then the op.
-      if (args[0] === slotsSha) ops.push(String(args[10]));
+      const op = opOf.get(String(args[0]));
+      if (op !== undefined) ops.push(op);
       return evalsha(...args);
     }) as RedisClient['evalsha']);
     try {

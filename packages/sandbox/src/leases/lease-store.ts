@@ -1,13 +1,28 @@
 /**
  * Sandbox slots and their leases in Redis: the fleet-wide live and starting caps, ownership of every sandbox,
- * and the warm pool. Every operation is one call of slots.lua (atomic, Redis server time); see its header
- * for the key layout. A lease is a hash with a TTL: it is alive exactly as long as Redis keeps the key, so
+ * and the warm pool. Every operation is one call of its own script, slots/<op>.lua (atomic, Redis server time);
+ * see slots/includes/slot-keys.lua for the key layout. A lease is a hash with a TTL: it is alive exactly as long as Redis keeps the key, so
  * liveness never depends on comparing two machines' clocks, and a renewal can never bring back a lease that
  * has expired (renew only extends a key that still exists and is still ours).
  */
 import { LuaScript, type Keyspace, type RedisClient, type ScriptArg } from '@rollout-fleet/shared';
 
-const SLOTS = LuaScript.load(new URL('./slots.lua', import.meta.url));
+const slotScript = (op: string): LuaScript => LuaScript.load(new URL(`./slots/${op}.lua`, import.meta.url));
+const SLOTS = {
+  reserve: slotScript('reserve'),
+  renew: slotScript('renew'),
+  update: slotScript('update'),
+  release: slotScript('release'),
+  offer: slotScript('offer'),
+  claim: slotScript('claim'),
+  withdraw: slotScript('withdraw'),
+  wait: slotScript('wait'),
+  unwait: slotScript('unwait'),
+  counts: slotScript('counts'),
+  pool: slotScript('pool'),
+  orphans: slotScript('orphans'),
+  now: slotScript('now'),
+};
 
 export type SandboxRole = 'main' | 'eval' | 'warm' | 'session' | 'backup';
 
@@ -72,9 +87,11 @@ export interface ListedSandbox {
   label: string;
 }
 
-function fieldArgs(fields: LeaseFields | undefined): string[] {
-  if (!fields) return [];
-  return Object.entries(fields).flatMap(([name, value]) => (value === undefined ? [] : [name, String(value)]));
+/** Lease fields as the scripts take them: name -> string (a Redis hash), unset ones left out. */
+function fieldTable(fields: LeaseFields | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(fields ?? {})) if (value !== undefined) out[name] = String(value);
+  return out;
 }
 
 function pairsToObject(flat: readonly string[]): Record<string, string> {
@@ -122,10 +139,21 @@ export class LeaseStore {
     waiter?: { id: string; ttlMs: number };
     fields?: LeaseFields;
   }): Promise<ReserveOutcome> {
-    const warm = o.warm ? [1, o.target, o.spec, o.warm.poolMax, o.warm.specTarget] : [0, o.target, o.spec, 0, 0];
-    const waiter = o.waiter ? [o.waiter.id, o.waiter.ttlMs] : ['', 0];
-    const args = [o.ticket, o.owner, this.#ttlMs, o.maxLive, o.maxStarting, ...warm, o.claim ? 1 : 0, ...waiter, ...fieldArgs(o.fields)];
-    const reply = (await this.#run('reserve', args)) as [number, string, number | string[], number, number];
+    // One encoded request (reserve.lua's header), not fourteen positional arguments.
+    const request = JSON.stringify({
+      ticket: o.ticket,
+      owner: o.owner,
+      ttl: this.#ttlMs,
+      maxLive: o.maxLive,
+      maxStarting: o.maxStarting,
+      target: o.target,
+      spec: o.spec,
+      ...(o.warm ? { warm: { poolMax: o.warm.poolMax, specTarget: o.warm.specTarget } } : {}),
+      ...(o.claim ? { claim: true } : {}),
+      ...(o.waiter ? { waiter: { id: o.waiter.id, ttl: o.waiter.ttlMs } } : {}),
+      fields: fieldTable(o.fields),
+    });
+    const reply = (await this.#run(SLOTS.reserve, [request])) as [number, string, number | string[], number, number];
     const [ok, reason, live, starting, ready] = reply;
     if (ok === 2) return { ok: true, claimed: pairsToObject(live as string[]) as unknown as Lease };
     if (ok === 1) return { ok: true, live: live as number, starting };
@@ -134,7 +162,7 @@ export class LeaseStore {
 
   /** Extends the lease by one TTL; false when it has expired or someone else holds it (never resurrects). */
   async renew(ticket: string, owner: string): Promise<boolean> {
-    return (await this.#run('renew', [ticket, owner, this.#ttlMs])) === 1;
+    return (await this.#run(SLOTS.renew, [ticket, owner, this.#ttlMs])) === 1;
   }
 
   /** Records what the slot holds; `leaveStarting` moves it out of the starting cap. */
@@ -143,48 +171,54 @@ export class LeaseStore {
     owner: string,
     o: { target: string; sandbox: string; spec: string; leaveStarting?: boolean; fields?: LeaseFields },
   ): Promise<boolean> {
-    const args = [ticket, owner, o.leaveStarting ? 1 : 0, o.target, o.sandbox, o.spec, ...fieldArgs(o.fields)];
-    return (await this.#run('update', args)) === 1;
+    const update = JSON.stringify({
+      target: o.target,
+      sandbox: o.sandbox,
+      spec: o.spec,
+      ...(o.leaveStarting ? { leaveStarting: true } : {}),
+      fields: fieldTable(o.fields),
+    });
+    return (await this.#run(SLOTS.update, [ticket, owner, update])) === 1;
   }
 
   /** Frees the slot (after the sandbox was killed). False when someone else holds it now. */
   async release(ticket: string, owner: string): Promise<boolean> {
-    return (await this.#run('release', [ticket, owner])) === 1;
+    return (await this.#run(SLOTS.release, [ticket, owner])) === 1;
   }
 
   /** A warm sandbox is ready: it enters the pool of its spec. */
   async offer(ticket: string, owner: string, spec: string): Promise<boolean> {
-    return (await this.#run('offer', [ticket, owner, spec])) === 1;
+    return (await this.#run(SLOTS.offer, [ticket, owner, spec])) === 1;
   }
 
   /** Takes the oldest ready warm sandbox of `spec` ('*' = any spec) and makes `owner` its holder. */
   async claim(spec: string, owner: string, fields?: LeaseFields): Promise<Lease | undefined> {
-    const reply = (await this.#run('claim', [spec, owner, this.#ttlMs, ...fieldArgs(fields)])) as [number, string?, string[]?];
+    const reply = (await this.#run(SLOTS.claim, [spec, owner, this.#ttlMs, JSON.stringify(fieldTable(fields))])) as [number, string?, string[]?];
     if (reply[0] !== 1) return undefined;
     return pairsToObject(reply[2] ?? []) as unknown as Lease;
   }
 
   /** Takes an idle warm sandbox back out of the pool (to kill it); false when it was claimed meanwhile. */
   async withdraw(ticket: string, owner: string): Promise<boolean> {
-    return (await this.#run('withdraw', [ticket, owner])) === 1;
+    return (await this.#run(SLOTS.withdraw, [ticket, owner])) === 1;
   }
 
   /** Marks an acquirer as waiting for a slot for `ttlMs` (warm fills yield to waiters). */
   async wait(ticket: string, ttlMs: number): Promise<void> {
-    await this.#run('wait', [ticket, ttlMs]);
+    await this.#run(SLOTS.wait, [ticket, ttlMs]);
   }
 
   async unwait(ticket: string): Promise<void> {
-    await this.#run('unwait', [ticket]);
+    await this.#run(SLOTS.unwait, [ticket]);
   }
 
   async counts(): Promise<SlotCounts> {
-    const [live, starting, waiters, ready, warming] = (await this.#run('counts', [])) as number[];
+    const [live, starting, waiters, ready, warming] = (await this.#run(SLOTS.counts, [])) as number[];
     return { live: live ?? 0, starting: starting ?? 0, waiters: waiters ?? 0, ready: ready ?? 0, warming: warming ?? 0 };
   }
 
   async pool(): Promise<PoolEntry[]> {
-    const flat = (await this.#run('pool', [])) as string[];
+    const flat = (await this.#run(SLOTS.pool, [])) as string[];
     return Object.entries(pairsToObject(flat)).map(([ticket, entry]) => {
       const [spec = '', state = 'warming'] = entry.split('\t');
       return { ticket, spec, state: state === 'ready' ? 'ready' : 'warming' };
@@ -204,7 +238,7 @@ export class LeaseStore {
   async orphans(listed: readonly ListedSandbox[], o: { graceMs: number; unlabelledGraceMs: number }): Promise<string[]> {
     const args: ScriptArg[] = [o.graceMs, o.unlabelledGraceMs];
     for (const s of listed) args.push(s.sandboxId, s.ticket, s.label);
-    return (await this.#run('orphans', args)) as string[];
+    return (await this.#run(SLOTS.orphans, args)) as string[];
   }
 
   /** Sandboxes whose lease expired (their holder died), to be killed; each is handed out once. */
@@ -223,15 +257,16 @@ export class LeaseStore {
 
   /** Redis server time, ms. */
   async serverTime(): Promise<number> {
-    return Number(await this.#run('now', []));
+    return Number(await this.#run(SLOTS.now, []));
   }
 
-  #run(op: string, args: readonly ScriptArg[]): Promise<unknown> {
+  /** Every slot script takes the same seven keys and the key base (slots/includes/slot-keys.lua). */
+  #run(script: LuaScript, args: readonly ScriptArg[]): Promise<unknown> {
     const k = this.#keys;
-    return SLOTS.run(
+    return script.run(
       this.#redis,
       [k.leases(), k.starting(), k.leaseTails(), k.doomed(), k.slotWaiters(), k.pool(), k.orphans()],
-      [k.slotBase(), op, ...args],
+      [k.slotBase(), ...args],
     );
   }
 }

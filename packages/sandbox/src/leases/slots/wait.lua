@@ -1,0 +1,12 @@
+--[[
+  Count an acquirer as waiting for a slot (warm fills yield to waiters) until the entry expires.
+  KEYS[1] leases  KEYS[2] starting  KEYS[3] tails  KEYS[4] doomed  KEYS[5] waiters  KEYS[6] pool  KEYS[7] orphans
+          (every slot script takes these seven; what each holds: includes/slot-keys.lua)
+  ARGV[1] key base for per-ticket keys (same hash tag): <base>lease:<ticket>, <base>pool-ready:<spec>
+  ARGV[2] ticket   ARGV[3] ttl (ms)
+  Returns 1
+]]
+--- @include "server-time"
+
+redis.call('ZADD', KEYS[5], now + tonumber(ARGV[3]), ARGV[2])
+return 1
