@@ -1,11 +1,15 @@
 /**
  * The fleet's CreateSandbox pace: GCRA booking plus AIMD adaptation, one Redis hash per sandbox target, every
- * decision taken by create-rate.lua on Redis's clock. A platform 429 lowers the rate for every worker at once
+ * decision taken by one script per operation (create-rate/{take,drop,peek}.lua) on Redis's clock. A platform 429 lowers the rate for every worker at once
  * (multiplicative decrease); it climbs back linearly while no 429 comes (additive increase).
  */
 import { LuaScript, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
 
-const SCRIPT = LuaScript.load(new URL('./create-rate.lua', import.meta.url));
+const SCRIPTS = {
+  take: LuaScript.load(new URL('./create-rate/take.lua', import.meta.url)),
+  drop: LuaScript.load(new URL('./create-rate/drop.lua', import.meta.url)),
+  peek: LuaScript.load(new URL('./create-rate/peek.lua', import.meta.url)),
+};
 
 export interface CreateRateOptions {
   /** Creates per second across the fleet: the starting rate and the ceiling of recovery. */
@@ -72,10 +76,10 @@ export class CreateRateLimiter {
     return { ratePerS: Number(rate), aheadMs: Number(ahead) };
   }
 
-  #call(op: string, target: string, ceiling: number | undefined, ...rest: number[]): Promise<unknown> {
+  #call(op: keyof typeof SCRIPTS, target: string, ceiling: number | undefined, ...rest: number[]): Promise<unknown> {
     const rate = ceiling ?? this.#o.ratePerS;
     const floor = Math.min(rate, ceiling === undefined ? this.#o.floorPerS : ceiling / 16);
     const recovery = (rate - floor) / this.#o.recoverS;
-    return SCRIPT.run(this.#redis, [this.#keys.createRate(target)], [op, rate, this.#o.burst, floor, recovery, ...rest]);
+    return SCRIPTS[op].run(this.#redis, [this.#keys.createRate(target)], [rate, this.#o.burst, floor, recovery, ...rest]);
   }
 }

@@ -1,14 +1,17 @@
 /**
  * The sandbox targets a fleet creates in: one veFaaS function + gateway route each (several for several
  * regions or accounts), picked at random by weight. A target that keeps answering errors or 429s is drained
- * fleet-wide (target-health.lua) in favour of the others and tried again once the drain expires. When every
+ * fleet-wide (target-health/failure.lua) in favour of the others and tried again once the drain expires. When every
  * target is drained, all of them are used by weight: waiting would help nobody, and the create-rate limiter
  * already slows down.
  */
 import { LuaScript, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
 import type { VefaasTarget } from '../agent-env/agent-env.js';
 
-const HEALTH = LuaScript.load(new URL('./target-health.lua', import.meta.url));
+const HEALTH = {
+  failure: LuaScript.load(new URL('./target-health/failure.lua', import.meta.url)),
+  success: LuaScript.load(new URL('./target-health/success.lua', import.meta.url)),
+};
 const SECOND = 1000;
 
 export interface SupplyTarget {
@@ -96,7 +99,7 @@ export class TargetPool {
     if (this.#targets.length === 1) return 0;
     const k = this.#keys.targetHealth(id);
     const drained = Number(
-      await HEALTH.run(this.#redis, [k.failures, k.drained, k.drains], ['failure', this.#o.threshold, this.#o.windowMs, this.#o.firstDrainMs, this.#o.maxDrainMs]),
+      await HEALTH.failure.run(this.#redis, [k.failures, k.drained, k.drains], [this.#o.threshold, this.#o.windowMs, this.#o.firstDrainMs, this.#o.maxDrainMs]),
     );
     if (drained > 0) this.#drained = { at: -Infinity, ids: new Set() };
     return drained;
@@ -105,7 +108,7 @@ export class TargetPool {
   async success(id: string): Promise<void> {
     if (this.#targets.length === 1) return;
     const k = this.#keys.targetHealth(id);
-    await HEALTH.run(this.#redis, [k.failures, k.drained, k.drains], ['success']);
+    await HEALTH.success.run(this.#redis, [k.failures], []);
   }
 }
 

@@ -1,12 +1,16 @@
 /**
  * Which episodes of each run are running, and which wait for a retry, as counters the workers keep
- * (run-activity.lua): `status` and the dashboard's run pages read their sizes instead of listing every active
- * and delayed job. A worker proves it is alive with a key that expires (`heartbeat`); the entries of a worker
+ * (run-activity/{start,finish,sweep}.lua): `status` and the dashboard's run pages read their sizes instead of
+ * listing every active and delayed job. A worker proves it is alive with a key that expires (`heartbeat`); the entries of a worker
  * that died are swept once Redis has expired that key, so a SIGKILL never leaves a run "active" forever.
  */
 import { LuaScript, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
 
-const SCRIPT = LuaScript.load(new URL('./run-activity.lua', import.meta.url));
+const SCRIPTS = {
+  start: LuaScript.load(new URL('./run-activity/start.lua', import.meta.url)),
+  finish: LuaScript.load(new URL('./run-activity/finish.lua', import.meta.url)),
+  sweep: LuaScript.load(new URL('./run-activity/sweep.lua', import.meta.url)),
+};
 
 export class RunActivity {
   readonly #redis: RedisClient;
@@ -42,7 +46,7 @@ export class RunActivity {
     return Number(await this.#run('sweep'));
   }
 
-  #run(op: string, ...args: Array<string | number>): Promise<unknown> {
-    return SCRIPT.run(this.#redis, [this.#keys.activeJobs()], [this.#keys.slotBase(), op, ...args]);
+  #run(op: keyof typeof SCRIPTS, ...args: Array<string | number>): Promise<unknown> {
+    return SCRIPTS[op].run(this.#redis, [this.#keys.activeJobs()], [this.#keys.slotBase(), ...args]);
   }
 }
