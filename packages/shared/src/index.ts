@@ -60,6 +60,7 @@ export { deleteKeysMatching, keysMatching } from './redis/scan-keys.js';
 export { findRedis } from './redis/local-redis.js';
 export { LuaScript, LuaScriptError, isNoScriptError } from './redis/lua-script.js';
 export type { ScriptArg } from './redis/lua-script.js';
+export { releaseLock } from './redis/release-lock.js';
 export type { FoundRedis } from './redis/local-redis.js';
 export { freePort, isPortFree } from './net/free-port.js';
 export { findOnPath } from './system/find-on-path.js';

@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { AGENT_ENV_LABEL_KEY, type VefaasTarget } from '../agent-env/agent-env.js';
-import { coerceError, type Keyspace, type Logger, type RedisClient } from '@rollout-fleet/shared';
+import { coerceError, releaseLock, type Keyspace, type Logger, type RedisClient } from '@rollout-fleet/shared';
 import { FLEET_LABEL_KEY } from './fleet-id.js';
 import type { LeaseStore, ListedSandbox } from './lease-store.js';
 
@@ -103,12 +103,7 @@ export class Reaper {
       await this.#orphans(report);
     } finally {
       // Release only our own lock (compare-and-delete).
-      await redis.eval(
-        "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
-        1,
-        keys.reaperLock(),
-        token,
-      );
+      await releaseLock(redis, keys.reaperLock(), token);
     }
     if (report.expired.length + report.orphans.length > 0) logger.info(report, 'reaper killed sandboxes');
     return report;

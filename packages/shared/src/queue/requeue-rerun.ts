@@ -26,6 +26,7 @@
 import { randomUUID } from 'node:crypto';
 import type { JobsOptions, Queue, Worker } from 'bullmq';
 import type { RedisClient } from '../redis/create-redis.js';
+import { releaseLock } from '../redis/release-lock.js';
 import { parseJobId, type Keyspace } from '../store/keys.js';
 import type { EpisodeJobData } from './job-contract.js';
 
@@ -115,7 +116,7 @@ export async function requeuePendingReruns(o: SweepOptions): Promise<number> {
       }
     }
   } finally {
-    await o.redis.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", 1, o.keys.rerunLock(), token);
+    await releaseLock(o.redis, o.keys.rerunLock(), token);
   }
   return queued;
 }

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Queue } from 'bullmq';
-import type { EpisodeJobData, Keyspace, Logger, RedisClient, ResultStore } from '@rollout-fleet/shared';
+import { releaseLock, type EpisodeJobData, type Keyspace, type Logger, type RedisClient, type ResultStore } from '@rollout-fleet/shared';
 import { settleFailedJob } from './settle-failed-job.js';
 
 export interface ReconcileOptions {
@@ -41,7 +41,7 @@ export async function reconcileFailedJobs(o: ReconcileOptions): Promise<number> 
       if (outcome === 'settled') settled += 1;
     }
   } finally {
-    await o.redis.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", 1, o.keys.reconcileLock(), token);
+    await releaseLock(o.redis, o.keys.reconcileLock(), token);
   }
   if (settled > 0) o.logger.info({ settled }, 'reconciler wrote results for failed jobs that had none');
   return settled;
