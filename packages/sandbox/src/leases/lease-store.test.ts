@@ -1,5 +1,5 @@
 /**
- * Fleet-wide slots (slots.lua) on real Redis: the live and starting caps, leases that free their slot when
+ * Fleet-wide slots (leases/slots/*.lua) on real Redis: the live and starting caps, leases that free their slot when
  * Redis expires them, renewal that can never resurrect a lease, the warm pool's offer / claim / withdraw, and
  * racing and randomized interleavings from several connections. Expiry is Redis's own (TTLs of a few hundred
  * ms); waits are on conditions, never fixed sleeps.

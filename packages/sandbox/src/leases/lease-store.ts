@@ -38,7 +38,7 @@ export interface LeaseFields {
   auth?: string;
   /**
    * Milliseconds left of a warm sandbox's platform lifetime (the creating process's estimate, counted from before
-   * CreateSandbox: never late). slots.lua keeps it as a point in Redis server time (`lifetime_ends_at`) and a
+   * CreateSandbox: never late). The slot scripts keep it as a point in Redis server time (`lifetime_ends_at`) and a
    * claim returns what is left at that moment, so whoever claims the sandbox calls SetSandboxTimeout only when the
    * end is near, and no two machines' clocks are ever compared.
    */

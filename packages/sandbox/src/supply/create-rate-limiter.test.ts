@@ -1,5 +1,5 @@
 /**
- * The fleet's create-rate limiter (create-rate.lua) on real Redis: GCRA booking (burst, then one create per
+ * The fleet's create-rate limiter (create-rate/*.lua) on real Redis: GCRA booking (burst, then one create per
  * interval, on Redis's clock), the booking horizon, AIMD (429 → multiplicative decrease once per cooldown,
  * linear recovery, floor and ceiling), and racing / randomized callers on separate connections.
  */

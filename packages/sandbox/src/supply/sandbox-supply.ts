@@ -4,8 +4,8 @@
  * `acquire(request)` hands back a started sandbox with the tools installed, taken from the warm pool when one
  * of the same spec is ready, else created within the fleet-wide limits:
  *
- *   1. a slot: the live and starting caps, a lease in Redis (leases/slots.lua), renewed while held;
- *   2. a create slot: the fleet's create rate (create-rate.lua, GCRA + AIMD), booked, not polled for;
+ *   1. a slot: the live and starting caps, a lease in Redis (leases/slots/*.lua), renewed while held;
+ *   2. a create slot: the fleet's create rate (create-rate/take.lua, GCRA + AIMD), booked, not polled for;
  *   3. CreateSandbox, sent once: a 429 lowers the fleet's rate and waits for the next slot; a timeout or a
  *      5xx looks the call up by its label and adopts or kills what it made (adopt-or-kill.ts);
  *   4. readiness (SWE-ReX /is_alive with back-off), the bash session, the tools.

@@ -3,9 +3,9 @@
  * once rather than at a waiter's next poll (polls back off to 2 s: at the end of a sweep, with the queue empty,
  * nobody else asks for a freed slot and the create rate went unused meanwhile).
  *
- * Wire contract: slots.lua's `release` publishes, on the channel `<slot base>slot-freed`, the member of one
- * registered waiter (`wait`), chosen at random; every process listens there and wakes that waiter if it is its
- * own. A wake is only a hint: the waiter asks slots.lua again like any acquirer, and its poll stays the fallback
+ * Wire contract: leases/slots/release.lua publishes, on the channel `<slot base>slot-freed`, the member of one
+ * registered waiter (`wait.lua`, `reserve.lua`), chosen at random; every process listens there and wakes that waiter if it is its
+ * own. A wake is only a hint: the waiter asks reserve.lua again like any acquirer, and its poll stays the fallback
  * for wakes that go nowhere (the listener reconnecting, the chosen waiter gone meanwhile, a slot freed by a
  * lease's expiry or by leaving the starting cap, neither of which publishes).
  */

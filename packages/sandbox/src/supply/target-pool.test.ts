@@ -1,5 +1,5 @@
 /**
- * Target health (target-health.lua via TargetPool) on real Redis: a target that fails `threshold` times within
+ * Target health (target-health/*.lua via TargetPool) on real Redis: a target that fails `threshold` times within
  * the window is drained fleet-wide for a while (each drain in a row twice as long, up to the maximum), a
  * success clears the failure count, picks avoid a drained target until Redis expires the flag — and racing or
  * randomly interleaved failures from several processes' connections start one drain per threshold crossing,
@@ -58,7 +58,7 @@ async function picks(pool: TargetPool, n: number): Promise<Set<string>> {
   return seen;
 }
 
-describe('TargetPool health (target-health.lua)', () => {
+describe('TargetPool health (target-health/*.lua)', () => {
   it('drains a target after `threshold` failures in the window, picks the others meanwhile, and takes it back when Redis expires the drain', async () => {
     const keys = keyspace();
     const pool = poolOn(keys);
