@@ -93,5 +93,3 @@ export { toPythonJson } from './grading/python-json.js';
 export { encodeTurnTokens, expandPromptIds } from './contracts/turn-tokens.js';
 export type { FullTurnIds } from './contracts/turn-tokens.js';
 export { openAiExportOf, trainingRecordsOf } from './contracts/export-records.js';
-export { LuaScript } from './redis/lua-script.js';
-export type { ScriptArg } from './redis/lua-script.js';
