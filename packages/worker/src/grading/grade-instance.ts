@@ -4,9 +4,8 @@
  */
 import type { EvalSpec, GradingReport, ResolutionStatus } from '@rollout-fleet/shared';
 import { readTestLog } from './parse-log.js';
-import { FAIL_ONLY_REPOS, parserForRepo } from './repo-parsers.js';
-import type { TestLogView } from './grading-details.js';
 import { evaluateTests, resolutionOf, successRate } from './resolution.js';
+import { untestedView, type TestLogView } from './test-log-view.js';
 
 export interface GradeInstanceInput {
   instanceId: string;
@@ -28,18 +27,6 @@ export interface InstanceGrade {
   p2pRate: number;
   /** What the parser read from the log, for the result's `grading` block (grading-details.ts). */
   view: TestLogView;
-}
-
-
-/** The parser and grading mode an eval gets, before any test ran. */
-export function untestedView(spec: Pick<EvalSpec, 'repo' | 'log_parser'>): TestLogView {
-  return {
-    parser: spec.log_parser ?? parserForRepo(spec.repo),
-    parserSource: spec.log_parser === undefined ? 'repository' : 'episode',
-    testsRan: false,
-    statuses: {},
-    mode: FAIL_ONLY_REPOS.has(spec.repo) ? 'fail_only' : 'pass_and_fail',
-  };
 }
 
 export function gradeInstance(input: GradeInstanceInput): InstanceGrade {

@@ -6,9 +6,9 @@
  */
 import { TEST_NOT_FOUND_HINT, type EvalSpec, type GradedTest, type GradingDetails } from '@rollout-fleet/shared';
 import { keepOutput } from '../episode/output-limit.js';
-import { untestedView } from './grade-instance.js';
-import { classifyTest, type GradingMode } from './resolution.js';
-import type { ParserName, StatusMap } from './types.js';
+import { classifyTest } from './resolution.js';
+import { untestedView, type TestLogView } from './test-log-view.js';
+import type { ParserName } from './types.js';
 
 /** The test-id format each parser produces (docs/grading.md, "Log parsers"). */
 export const TEST_ID_FORMATS: Readonly<Record<ParserName, string>> = {
@@ -20,16 +20,6 @@ export const TEST_ID_FORMATS: Readonly<Record<ParserName, string>> = {
   django: '`test_name (module.TestClass)`, on Python 3.11+ `test_name (module.TestClass.test_name)` (unittest -v, Django runtests --verbosity 2)',
   sympy: '`test_name` (sympy bin/test)',
 };
-
-/** How the tests went, as grade-instance.ts read them. */
-export interface TestLogView {
-  parser: ParserName;
-  parserSource: GradingDetails['parser_source'];
-  /** The tests ran on the patched tree and printed output between the harness's markers. */
-  testsRan: boolean;
-  statuses: StatusMap;
-  mode: GradingMode;
-}
 
 export interface GradingDetailsInput {
   eval: Pick<EvalSpec, 'FAIL_TO_PASS' | 'PASS_TO_PASS' | 'timeout_s'>;
