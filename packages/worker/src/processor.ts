@@ -44,7 +44,7 @@ import { runWithBackup, type AttemptTrace } from './episode/run-with-backup.js';
 import type { StragglerPolicy } from './episode/stragglers.js';
 import type { EpisodeOutcome } from './metrics/worker-metrics.js';
 import { formatGradingLog, formatStepLog, formatTurnLog, stepProgress, turnProgress, type EpisodeProgress } from './episode/job-progress.js';
-import { untestedDetails } from './grading/grading-details.js';
+import { escapedError, lostInStep, stepThatKillsItsSandbox } from './grading/verdict.js';
 import { createJobLogWriter } from './episode/job-logs.js';
 import { executionOf } from './jobs/job-execution.js';
 import { ProgressBatcher } from './episode/progress-batcher.js';
@@ -194,7 +194,9 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
       if (killer !== undefined) {
         // Every attempt lost its sandbox during the same step: the step kills its own server (the model's doing),
         // so the episode is graded as leaving no patch instead of being retried into a null reward.
-        const result = buildResult(deps, job, { episode, outcome: lostInStepOutcome(deps, episode, killer), attempts, startedAt, masker });
+        const verdict = lostInStep(episode.eval, killer, deps.reward);
+        const outcome: AttemptOutcome = { ...verdict, steps: [], sandboxId: null, timings: { sandboxAcquireMs: 0, replayMs: 0, gradeMs: 0 } };
+        const result = buildResult(deps, job, { episode, outcome, attempts, startedAt, masker });
         const committed = await deps.results.commit(result, fence);
         if (committed.stored) deps.metrics.episodes.inc({ outcome: outcomeOf(result) });
         log.warn({ step: killer }, 'the sandbox died during the same step in every attempt: graded as no patch');
@@ -245,31 +247,6 @@ async function claim(
   }
 }
 
-/** The step index at which every one of the job's last `n` (≥ 2) attempts lost its sandbox, if there is one. */
-export function stepThatKillsItsSandbox(attempts: readonly Attempt[], n: number): number | undefined {
-  if (n < 2 || attempts.length < n) return undefined;
-  const steps = attempts.slice(-n).map((a) => a.lost_at_step);
-  const first = steps[0];
-  return first !== undefined && steps.every((s) => s === first) ? first : undefined;
-}
-
-/** The graded outcome of an episode whose step kills its sandbox: no patch; unresolved when there is an eval. */
-function lostInStepOutcome(deps: ProcessorDeps, episode: Episode, step: number): AttemptOutcome {
-  const graded = episode.eval !== undefined;
-  return {
-    steps: [],
-    patch: null,
-    report: graded ? { patch_is_None: true, patch_exists: false, patch_successfully_applied: false, resolved: false } : null,
-    ...(episode.eval === undefined ? {} : { grading: untestedDetails(episode.eval, `the sandbox died during step ${step} in every attempt, leaving no patch`) }),
-    resolved: graded ? false : null,
-    reward: graded ? deps.reward.unresolved : null,
-    failure: toFailure(new RolloutError('SANDBOX_LOST_IN_STEP', `the sandbox died during step ${step} in every attempt`)),
-    gradedIn: null,
-    sandboxId: null,
-    timings: { sandboxAcquireMs: 0, replayMs: 0, gradeMs: 0 },
-  };
-}
-
 /** Moves the job back to the queue without spending an attempt (shutdown, superseded). */
 async function handBack(job: EpisodeJob, token: string | undefined, err: RolloutError, logger: Logger): Promise<never> {
   if (!token) throw err;
@@ -299,10 +276,7 @@ function reasonOf(
   if (o.job?.aborted) return new RolloutError('JOB_LOCK_LOST', String(o.job.reason ?? 'the job lock was lost'), { cause: thrown });
   if (o.watch.aborted && o.watch.reason instanceof RolloutError) return o.watch.reason;
   if (o.deadline.aborted) return new RolloutError('ATTEMPT_DEADLINE', `attempt exceeded its hard bound of ${o.boundS} s`, { cause: thrown });
-  const err = coerceError(thrown);
-  // Model-caused trouble is an observation or graded inside the attempt; one that escapes is our bug.
-  if (err.class === 'model') return new RolloutError('INTERNAL', `a model-side error escaped the attempt: ${err.message}`, { cause: err });
-  return err;
+  return escapedError(coerceError(thrown));
 }
 
 /** One copy of an attempt (the primary, or a straggler's backup) as the result lists it. */

@@ -1,8 +1,8 @@
 /**
  * One attempt at one episode: sandbox → tools → replay or policy loop → patch → grade, with every sandbox
  * released on every path. Model-side trouble becomes observations (step-executor.ts) or is graded (a patch
- * that cannot be taken, a patch that kills its grading sandbox); infra trouble throws and the processor decides
- * about retries. The attempt is bounded by `signal` (its hard bound, cancel, shutdown, lost lock); the model's
+ * that cannot be taken, a patch that kills its grading sandbox: grading/verdict.ts decides each verdict from the
+ * evidence gathered here); infra trouble throws and the processor decides about retries. The attempt is bounded by `signal` (its hard bound, cancel, shutdown, lost lock); the model's
  * own time — the episode deadline — ends the steps, not the attempt.
  *
  * Grading (docs/adversarial-grading.md): the patch is taken outside the agent's shell (extract-patch.ts) and,
@@ -12,11 +12,22 @@
 import { DEFAULT_REPO_DIR, RolloutError, coerceError, linkedAbort, toFailure, type ChatMessage, type Episode, type Failure, type Fidelity, type GradingDetails, type GradingReport, type LinkedAbort, type Logger, type Policy, type PolicyRunInfo, type StepRecord, type TokenTotals, type ToolName, type TurnRecord } from '@rollout-fleet/shared';
 import { PolicyClient } from '../policy-client/policy-client.js';
 import { toolProfile } from '../policy/tool-profiles.js';
-import { type AgentEnv } from '@rollout-fleet/sandbox';
+import type { AgentEnv } from '@rollout-fleet/sandbox';
 import { extractPatch, probeRepository, type RepoBase } from '../grading/extract-patch.js';
-import { gradeInSandbox, gradingPhaseOf, type SandboxGrade } from '../grading/grade-in-sandbox.js';
+import { gradeInSandbox, type SandboxGrade } from '../grading/grade-in-sandbox.js';
 import { settleBeforeExtraction } from '../grading/settle-before-extraction.js';
-import { untestedDetails } from '../grading/grading-details.js';
+import {
+  emptyPatch,
+  evalSandboxLost,
+  failureOf,
+  graded as gradedVerdict,
+  noPatchTaken,
+  onGradingSandboxFailure,
+  repositoryMissing,
+  ungraded,
+  type Rewards,
+  type Verdict,
+} from '../grading/verdict.js';
 import type { WorkerMetrics } from '../metrics/worker-metrics.js';
 import type { SandboxRole, SandboxSupply, SuppliedSandbox } from '@rollout-fleet/sandbox';
 import type { InflightLimiter } from '../policy/inflight-limiter.js';
@@ -35,7 +46,7 @@ export interface AttemptDeps {
   outputLimitBytes: number;
   /** Grade in a fresh sandbox of the same image (the default). false = in the agent's sandbox: unsafe. */
   freshEval: boolean;
-  reward: { resolved: number; unresolved: number };
+  reward: Rewards;
   /** What policy episodes need; without it a policy episode fails as a configuration error. */
   policy?: PolicyDeps;
 }
@@ -58,18 +69,9 @@ export interface PolicyOutcome {
   info: PolicyRunInfo;
 }
 
-export interface AttemptOutcome {
+/** The attempt's verdict (grading/verdict.ts) with what the attempt did on the way. */
+export interface AttemptOutcome extends Verdict {
   steps: StepRecord[];
-  patch: string | null;
-  report: GradingReport | null;
-  resolved: boolean | null;
-  reward: number | null;
-  /** A model-caused problem the episode was graded with (deadline, broken shell or repository, grader killed). */
-  failure: Failure | null;
-  /** Where the eval ran; null when nothing was graded. */
-  gradedIn: 'fresh' | 'in-place' | null;
-  /** How the grade was reached (parser, tests parsed, per-test status, eval log); set whenever `report` is. */
-  grading?: GradingDetails;
   sandboxId: string | null;
   timings: { sandboxAcquireMs: number; replayMs: number; gradeMs: number };
   /** Set for policy episodes. */
@@ -203,7 +205,7 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
     return {
       steps,
       ...graded,
-      failure: stopped ?? graded.failure ?? outOfSync,
+      failure: failureOf({ steps: stopped, grading: graded.failure, sync: outOfSync }),
       sandboxId: main.sandboxId,
       timings,
       ...(policy ? { policy } : {}),
@@ -330,13 +332,12 @@ function policyOutcome(policy: Policy, run: PolicyRun, patch: string | null): Po
   };
 }
 
-type Graded = Pick<AttemptOutcome, 'patch' | 'report' | 'resolved' | 'reward' | 'failure' | 'gradedIn' | 'grading'>;
-
+/** Gathers the evidence of the attempt's grade (the patch, the graded tests) and asks grading/verdict.ts for the verdict. */
 async function grade(
   deps: AttemptDeps,
   input: AttemptInput,
   o: { main: SuppliedSandbox; repoDir: string; base: RepoBase | null; takeEvalBox: () => EvalSandbox; newEvalBox: () => EvalSandbox },
-): Promise<Graded> {
+): Promise<Verdict> {
   const { episode } = input;
   const given = episode.model_patch;
   let patch: string | null = null;
@@ -347,37 +348,20 @@ async function grade(
     if (extracted.ok) patch = extracted.patch;
     else failure = extracted.failure;
   } else if (episode.eval) {
-    throw new RolloutError('INPUT_INVALID', `the episode has an eval spec but its image has no git repository at ${o.repoDir}`);
+    throw repositoryMissing(o.repoDir);
   }
   const spec = episode.eval;
-  if (!spec) return { patch, report: null, resolved: null, reward: null, failure, gradedIn: null };
-  const rewardOf = (resolved: boolean): number => (resolved ? deps.reward.resolved : deps.reward.unresolved);
-  // The model left a repository no patch can be taken from: graded as no prediction (SWE-bench: patch None).
-  if (failure) {
-    const report = { patch_is_None: true, patch_exists: false, patch_successfully_applied: false, resolved: false };
-    const grading = untestedDetails(spec, `no patch could be taken from the repository (${failure.code})`);
-    return { patch: null, report, resolved: false, reward: rewardOf(false), failure, gradedIn: null, grading };
-  }
+  if (!spec) return ungraded(patch, failure);
+  if (failure) return noPatchTaken(spec, failure, deps.reward);
   const run = (env: AgentEnv, mode: 'in-place' | 'apply'): Promise<SandboxGrade> =>
     gradeInSandbox({ shell: env, instanceId: episode.instance_id, eval: spec, mode, patch, repoDir: o.repoDir, logLimitBytes: deps.outputLimitBytes });
-  const outcome = (g: SandboxGrade, gradedIn: 'fresh' | 'in-place'): Graded => ({
-    patch,
-    report: g.report,
-    resolved: g.report.resolved,
-    reward: rewardOf(g.report.resolved),
-    failure: null,
-    gradedIn,
-    grading: g.details,
-  });
+  const outcome = (g: SandboxGrade, gradedIn: 'fresh' | 'in-place'): Verdict => gradedVerdict(patch, g, gradedIn, deps.reward);
   if (given !== undefined && !needsFreshSandbox(deps, episode)) return outcome(await run(o.main.env, 'apply'), 'fresh');
   if (!needsFreshSandbox(deps, episode)) return outcome(await run(o.main.env, 'in-place'), 'in-place');
   // Nothing more is needed from the agent's sandbox: release it now (its kill runs while grading goes on; the
   // attempt's own clean-up awaits it).
   void o.main.release().catch(() => undefined);
-  if (patch === null || patch.trim() === '') {
-    const empty = await gradeInSandbox({ shell: NO_SHELL, instanceId: episode.instance_id, eval: spec, mode: 'apply', patch });
-    return { ...outcome(empty, 'fresh'), gradedIn: null };
-  }
+  if (patch === null || patch.trim() === '') return emptyPatch(spec, patch, deps.reward);
   for (let round = 1; ; round += 1) {
     const pending = round === 1 ? o.takeEvalBox() : o.newEvalBox();
     let box: SuppliedSandbox | undefined;
@@ -386,32 +370,15 @@ async function grade(
       return outcome(await run(box.env, 'apply'), 'fresh');
     } catch (thrown) {
       const err = coerceError(thrown);
-      // The patch's own code runs only in the eval phase; a sandbox that dies there twice died of the patch
-      // (killed its server, exhausted the sandbox), as far as anyone can tell — SWE-bench counts it unresolved.
-      if (input.signal.aborted || !killedBy(err) || gradingPhaseOf(err) !== 'eval') throw err;
+      const next = onGradingSandboxFailure(err, { round, stopped: input.signal.aborted });
+      if (next === 'throw') throw err;
       input.logger.warn({ err, round }, 'grading sandbox died while the tests ran');
-      if (round >= 2) {
-        const report = { patch_is_None: false, patch_exists: true, patch_successfully_applied: true, resolved: false };
-        const lostFailure = toFailure(new RolloutError('EVAL_SANDBOX_LOST', `the grading sandbox died twice while the tests ran: ${err.message}`));
-        const grading = untestedDetails(spec, 'the grading sandbox died twice while the tests ran (EVAL_SANDBOX_LOST)');
-        return { patch, report, resolved: false, reward: rewardOf(false), failure: lostFailure, gradedIn: 'fresh', grading };
-      }
+      if (next === 'eval-sandbox-lost') return evalSandboxLost(spec, patch, err, deps.reward);
     } finally {
       await box?.release();
     }
   }
 }
-
-/** Sandbox loss as the transport reports it (the sandbox, not a request, is gone). */
-function killedBy(err: RolloutError): boolean {
-  return err.code === 'SANDBOX_DEAD' || err.code === 'SWEREX_NETWORK' || err.code === 'SWEREX_TIMEOUT' || err.code === 'GATEWAY_ERROR';
-}
-
-/** Grading an empty patch touches no sandbox (SWE-bench does not run empty predictions). */
-const NO_SHELL = {
-  execute: () => Promise.reject(new RolloutError('INTERNAL', 'an empty patch needs no sandbox')),
-  writeFile: () => Promise.reject(new RolloutError('INTERNAL', 'an empty patch needs no sandbox')),
-};
 
 /**
  * A started sandbox with the episode's tools, from the fleet's supply: leased from creation to kill, with

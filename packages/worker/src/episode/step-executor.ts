@@ -12,9 +12,7 @@
 import { RolloutError, coerceError, toFailure, type Failure, type StepRecord } from '@rollout-fleet/shared';
 import { keepOutput, type KeptOutput } from './output-limit.js';
 import { noShellObservation, sessionRestartedNote, syntaxErrorObservation, timeoutObservation } from './observations.js';
-
-/** Transport answers that mean the sandbox (not one request) stopped answering. */
-export const SANDBOX_LOSS: ReadonlySet<string> = new Set(['SANDBOX_DEAD', 'SWEREX_NETWORK', 'SWEREX_TIMEOUT', 'GATEWAY_ERROR']);
+import { SANDBOX_LOSS } from '../grading/verdict.js';
 
 export interface StepShell {
   run(

@@ -73,17 +73,8 @@ export async function gradeInSandbox(options: {
   const { shell, instanceId, mode, patch } = options;
   const repoDir = options.repoDir ?? DEFAULT_REPO_DIR;
   const logLimitBytes = options.logLimitBytes ?? DEFAULT_EVAL_LOG_LIMIT_BYTES;
-  const notGraded = (report: Partial<GradingReport>, notRun: string): SandboxGrade => ({
-    report: { patch_is_None: false, patch_exists: false, patch_successfully_applied: false, resolved: false, ...report },
-    resolution: 'RESOLVED_NO',
-    patch,
-    log: '',
-    testsTimedOut: false,
-    details: untestedDetails(options.eval, notRun),
-  });
   // SWE-bench does not run empty predictions; they count as empty patches, never as resolved.
-  if (patch === null) return notGraded({ patch_is_None: true }, 'no patch');
-  if (patch.trim() === '') return notGraded({}, 'the patch is empty');
+  if (patch === null || patch.trim() === '') return emptyPatchGrade(options.eval, patch);
 
   let log = '';
   let patchApplied = true;
@@ -128,6 +119,19 @@ export async function gradeInSandbox(options: {
   const grade = gradeInstance({ instanceId, log, eval: options.eval, patch, patchApplied: true });
   const details = gradingDetails({ eval: options.eval, view: grade.view, log, logLimitBytes, timedOut });
   return { ...grade, patch, log, testsTimedOut: timedOut, details };
+}
+
+/** SWE-bench does not run empty predictions: a null or empty patch is graded without a sandbox, never resolved. */
+export function emptyPatchGrade(spec: EvalSpec, patch: string | null): SandboxGrade {
+  const notGraded = (report: Partial<GradingReport>, notRun: string): SandboxGrade => ({
+    report: { patch_is_None: false, patch_exists: false, patch_successfully_applied: false, resolved: false, ...report },
+    resolution: 'RESOLVED_NO',
+    patch,
+    log: '',
+    testsTimedOut: false,
+    details: untestedDetails(spec, notRun),
+  });
+  return patch === null ? notGraded({ patch_is_None: true }, 'no patch') : notGraded({}, 'the patch is empty');
 }
 
 /**
