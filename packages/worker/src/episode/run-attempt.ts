@@ -9,7 +9,7 @@
  * by default, graded in a fresh sandbox of the same image, acquired while the last steps run. Grading in the
  * agent's own sandbox (`freshEval: false`) is an explicit, unsafe opt-in.
  */
-import { DEFAULT_REPO_DIR, RolloutError, coerceError, linkedAbort, toFailure, type ChatMessage, type Episode, type Failure, type Fidelity, type GradingDetails, type GradingReport, type LinkedAbort, type Logger, type Policy, type PolicyRunInfo, type StepRecord, type TokenTotals, type ToolName, type TurnRecord } from '@rollout-fleet/shared';
+import { DEFAULT_REPO_DIR, RolloutError, coerceError, linkedAbort, type ChatMessage, type Episode, type Failure, type Fidelity, type LinkedAbort, type Logger, type Policy, type PolicyRunInfo, type StepRecord, type TokenTotals, type ToolName, type TurnRecord } from '@rollout-fleet/shared';
 import { PolicyClient } from '../policy-client/policy-client.js';
 import { toolProfile } from '../policy/tool-profiles.js';
 import type { AgentEnv } from '@rollout-fleet/sandbox';

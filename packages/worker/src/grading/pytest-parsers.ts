@@ -5,8 +5,9 @@
  * "status" (e.g. `ERROR: file not found`), the line is dropped. Such entries can never be a test name
  * the dataset lists, so grading outcomes do not change.
  */
+import { TEST_STATUSES } from '@rollout-fleet/shared';
 import { pySplit } from './py-text.js';
-import { TEST_STATUSES, isTestStatus, type TestStatus } from './types.js';
+import { isTestStatus, type TestStatus } from './types.js';
 
 export type StatusEntries = Map<string, TestStatus>;
 

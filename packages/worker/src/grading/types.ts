@@ -1,9 +1,10 @@
-import type { EvalSpec } from '@rollout-fleet/shared';
+import { TEST_STATUSES, type EvalSpec } from '@rollout-fleet/shared';
 
-/** SWE-bench `TestStatus` values (v4.1.0 `swebench/harness/constants`). */
-export type TestStatus = 'PASSED' | 'FAILED' | 'SKIPPED' | 'ERROR' | 'XFAIL';
-
-export const TEST_STATUSES: readonly TestStatus[] = ['FAILED', 'PASSED', 'SKIPPED', 'ERROR', 'XFAIL'];
+/**
+ * SWE-bench `TestStatus` values (v4.1.0 `swebench/harness/constants`), as the result contract lists them. The
+ * parsers only ask whether a word is one of them (`some`, `includes`), so the list's order does not matter.
+ */
+export type TestStatus = (typeof TEST_STATUSES)[number];
 
 export function isTestStatus(value: string): value is TestStatus {
   return (TEST_STATUSES as readonly string[]).includes(value);
