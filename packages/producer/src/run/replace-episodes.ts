@@ -20,15 +20,14 @@ import type { Job, Queue } from 'bullmq';
 import {
   ResultStore,
   jobIdFor,
-  jobNameFor,
   jobOptionsFor,
   type Episode,
   type EpisodeJobData,
   type JobPolicy,
   type Keyspace,
-  type PendingRerun,
   type RedisClient,
 } from '@rollout-fleet/shared';
+import { episodeJob, type EpisodeJob } from './episode-job.js';
 
 export interface ReplaceEpisodesOptions {
   queue: Queue<EpisodeJobData>;
@@ -55,14 +54,12 @@ export async function replaceEpisodes(options: ReplaceEpisodesOptions): Promise<
   const summary: ReplaceSummary = { enqueued: 0, restarted: 0 };
   const ids = options.episodes.map((e) => jobIdFor(runId, e.episode_id, e.sample_index));
   if (ids.length > 0) await redis.sadd(keys.runJobs(runId), ...ids);
-  const toAdd: PendingRerun[] = [];
+  const toAdd: EpisodeJob[] = [];
   for (const episode of options.episodes) {
     const ref = { runId, episodeId: episode.episode_id, sampleIndex: episode.sample_index };
-    const id = jobIdFor(runId, episode.episode_id, episode.sample_index);
     const previous = await store.get(runId, episode.episode_id, episode.sample_index);
-    const data: EpisodeJobData = { episode: { ...episode, run_id: runId }, enqueued_at: now().toISOString(), attempts: previous?.attempts ?? [] };
-    const add: PendingRerun = { name: jobNameFor(episode.instance_id, episode.sample_index), data, opts: { ...jobOptions, jobId: id } };
-    const job = await withPayload(queue, id, data);
+    const add = episodeJob(runId, episode, { jobOptions, enqueuedAt: now(), attempts: previous?.attempts ?? [] });
+    const job = await withPayload(queue, add.opts.jobId, add.data);
     await store.retract(ref, { rerun: JSON.stringify(add) });
     if (job && !(await removed(job))) {
       summary.restarted += 1;

@@ -19,22 +19,22 @@
  * after the current chunk (`cancelled`).
  */
 import type { Queue } from 'bullmq';
-import type { RedisClient } from '@rollout-fleet/shared';
 import {
   DEFAULT_JOB_POLICY,
   GroupStore,
+  ResultStore,
   RolloutError,
   clearAnnouncement,
   recordRunSpecs,
   jobIdFor,
-  jobNameFor,
   jobOptionsFor,
   type Episode,
   type EpisodeJobData,
   type JobPolicy,
   type Keyspace,
+  type RedisClient,
 } from '@rollout-fleet/shared';
-import { ResultStore } from '@rollout-fleet/shared';
+import { episodeJob, type EpisodeJob } from './episode-job.js';
 import { replaceEpisodes } from './replace-episodes.js';
 
 export interface SubmitProgress {
@@ -87,7 +87,7 @@ const SUBMITTING_TTL_MS = 30_000;
 
 interface ChunkPlan {
   size: number;
-  toAdd: Array<{ name: string; data: EpisodeJobData; opts: ReturnType<typeof jobOptionsFor> & { jobId: string } }>;
+  toAdd: EpisodeJob[];
   /** Forced or resumed: replaced (results retracted, jobs re-added or restarted). */
   toReplace: Episode[];
   skippedDone: number;
@@ -213,12 +213,7 @@ async function planChunk(options: SubmitRunOptions, chunk: readonly Episode[], n
     if (typeof result === 'string' && wasCancelled(result)) plan.toReplace.push(episode);
     else if (hasResult) plan.skippedDone += 1;
     else if (hasJob) plan.skippedQueued += 1;
-    else
-      plan.toAdd.push({
-        name: jobNameFor(episode.instance_id, episode.sample_index),
-        data: { episode: { ...episode, run_id: runId }, enqueued_at: now().toISOString() },
-        opts: { ...jobOptions, jobId: ids[i] as string },
-      });
+    else plan.toAdd.push(episodeJob(runId, episode, { jobOptions, enqueuedAt: now() }));
   });
   return plan;
 }

@@ -355,7 +355,7 @@ async function grade(
   if (failure) return noPatchTaken(spec, failure, deps.reward);
   const run = (env: AgentEnv, mode: 'in-place' | 'apply'): Promise<SandboxGrade> =>
     gradeInSandbox({ shell: env, instanceId: episode.instance_id, eval: spec, mode, patch, repoDir: o.repoDir, logLimitBytes: deps.outputLimitBytes });
-  const outcome = (g: SandboxGrade, gradedIn: 'fresh' | 'in-place'): Verdict => gradedVerdict(patch, g, gradedIn, deps.reward);
+  const outcome = (g: SandboxGrade, gradedIn: 'fresh' | 'in-place'): Verdict => gradedVerdict(g, gradedIn, deps.reward);
   if (given !== undefined && !needsFreshSandbox(deps, episode)) return outcome(await run(o.main.env, 'apply'), 'fresh');
   if (!needsFreshSandbox(deps, episode)) return outcome(await run(o.main.env, 'in-place'), 'in-place');
   // Nothing more is needed from the agent's sandbox: release it now (its kill runs while grading goes on; the
@@ -373,7 +373,7 @@ async function grade(
       const next = onGradingSandboxFailure(err, { round, stopped: input.signal.aborted });
       if (next === 'throw') throw err;
       input.logger.warn({ err, round }, 'grading sandbox died while the tests ran');
-      if (next === 'eval-sandbox-lost') return evalSandboxLost(spec, patch, err, deps.reward);
+      if (next === 'eval-sandbox-lost') return evalSandboxLost(spec, { patch, cause: err }, deps.reward);
     } finally {
       await box?.release();
     }

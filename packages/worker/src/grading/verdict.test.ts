@@ -73,17 +73,17 @@ describe('verdicts', () => {
     },
     {
       rule: 'the tests resolved the issue (fresh sandbox)',
-      verdict: graded('diff', sandboxGrade({ ...APPLIED, resolved: true }), 'fresh', DEFAULTS),
+      verdict: graded(sandboxGrade({ ...APPLIED, resolved: true }), 'fresh', DEFAULTS),
       expected: { resolved: true, reward: 1, failure: null, gradedIn: 'fresh', patchIsNone: false },
     },
     {
       rule: 'the tests did not resolve it (in place)',
-      verdict: graded('diff', sandboxGrade({ ...APPLIED, resolved: false }), 'in-place', CONFIGURED),
+      verdict: graded(sandboxGrade({ ...APPLIED, resolved: false }), 'in-place', CONFIGURED),
       expected: { resolved: false, reward: -0.5, failure: null, gradedIn: 'in-place', patchIsNone: false },
     },
     {
       rule: 'vector 15: a patch that does not apply is unresolved',
-      verdict: graded('diff', sandboxGrade({ ...APPLIED, patch_successfully_applied: false, resolved: false }), 'fresh', DEFAULTS),
+      verdict: graded(sandboxGrade({ ...APPLIED, patch_successfully_applied: false, resolved: false }), 'fresh', DEFAULTS),
       expected: { resolved: false, reward: 0, failure: null, gradedIn: 'fresh', patchIsNone: false },
     },
     {
@@ -103,7 +103,7 @@ describe('verdicts', () => {
     },
     {
       rule: 'vector 13: the grading sandbox lost twice while the tests ran is unresolved, reward 0',
-      verdict: evalSandboxLost(SPEC, 'diff', new RolloutError('SANDBOX_DEAD', 'gone'), DEFAULTS),
+      verdict: evalSandboxLost(SPEC, { patch: 'diff', cause: new RolloutError('SANDBOX_DEAD', 'gone') }, DEFAULTS),
       expected: { resolved: false, reward: 0, failure: 'EVAL_SANDBOX_LOST/model', gradedIn: 'fresh', patchIsNone: false },
     },
     {
@@ -123,12 +123,12 @@ describe('verdicts', () => {
 
   it('a graded verdict keeps how it was graded; one reached without running the tests says why', () => {
     const grade = sandboxGrade({ ...APPLIED, resolved: true });
-    expect(graded('diff', grade, 'fresh', DEFAULTS)).toMatchObject({ patch: 'diff', report: grade.report, grading: grade.details });
+    expect(graded(grade, 'fresh', DEFAULTS)).toMatchObject({ patch: 'diff', report: grade.report, grading: grade.details });
     for (const v of [emptyPatch(SPEC, null, DEFAULTS), noPatchTaken(SPEC, extraction, DEFAULTS), lostInStep(SPEC, 3, DEFAULTS)]) {
       expect(v.grading?.tests_ran).toBe(false);
     }
     expect(noPatchTaken(SPEC, extraction, DEFAULTS).grading?.problem).toContain('PATCH_EXTRACTION_FAILED');
-    expect(evalSandboxLost(SPEC, 'diff', new RolloutError('SANDBOX_DEAD', 'gone'), DEFAULTS).grading?.problem).toContain('EVAL_SANDBOX_LOST');
+    expect(evalSandboxLost(SPEC, { patch: 'diff', cause: new RolloutError('SANDBOX_DEAD', 'gone') }, DEFAULTS).grading?.problem).toContain('EVAL_SANDBOX_LOST');
     expect(lostInStep(SPEC, 3, DEFAULTS).grading?.problem).toContain('step 3');
     expect(lostInStep(SPEC, 3, DEFAULTS).patch).toBeNull();
     expect(noPatchTaken(SPEC, extraction, DEFAULTS).patch).toBeNull();

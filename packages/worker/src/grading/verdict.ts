@@ -63,16 +63,17 @@ export function ungraded(patch: string | null, failure: Failure | null): Verdict
 
 /** An eval but no git repository to take the patch from: the episode's image is wrong (input, never retried). */
 export function repositoryMissing(repoDir: string): RolloutError {
-  return new RolloutError('INPUT_INVALID', `the episode has an eval spec but its image has no git repository at ${repoDir}`);
+  const message = `the episode has an eval spec but its image has no git repository at ${repoDir}`;
+  return new RolloutError('INPUT_INVALID', message);
 }
 
 /**
  * The tests ran (or SWE-bench's rules graded the patch without running them: not applied, no test output):
  * the report decides. `gradedIn` null for an empty patch, graded without any sandbox.
  */
-export function graded(patch: string | null, grade: SandboxGrade, gradedIn: Verdict['gradedIn'], rewards: Rewards): Verdict {
+export function graded(grade: SandboxGrade, gradedIn: Verdict['gradedIn'], rewards: Rewards): Verdict {
   return {
-    patch,
+    patch: grade.patch,
     report: grade.report,
     resolved: grade.report.resolved,
     reward: rewardFor(grade.report.resolved, rewards),
@@ -84,7 +85,7 @@ export function graded(patch: string | null, grade: SandboxGrade, gradedIn: Verd
 
 /** An empty or null patch runs no tests (SWE-bench does not run empty predictions): unresolved, no sandbox used. */
 export function emptyPatch(spec: EvalSpec, patch: string | null, rewards: Rewards): Verdict {
-  return graded(patch, emptyPatchGrade(spec, patch), null, rewards);
+  return graded(emptyPatchGrade(spec, patch), null, rewards);
 }
 
 /**
@@ -93,21 +94,30 @@ export function emptyPatch(spec: EvalSpec, patch: string | null, rewards: Reward
  */
 export function noPatchTaken(spec: Spec, failure: Failure, rewards: Rewards): Verdict {
   const grading = untestedDetails(spec, `no patch could be taken from the repository (${failure.code})`);
-  return { patch: null, report: noPatchReport(), resolved: false, reward: rewardFor(false, rewards), failure, gradedIn: null, grading };
+  const reward = rewardFor(false, rewards);
+  return { patch: null, report: noPatchReport(), resolved: false, reward, failure, gradedIn: null, grading };
 }
 
 /** Transport answers that mean the sandbox (not one request) stopped answering. */
-export const SANDBOX_LOSS: ReadonlySet<string> = new Set(['SANDBOX_DEAD', 'SWEREX_NETWORK', 'SWEREX_TIMEOUT', 'GATEWAY_ERROR']);
+export const SANDBOX_LOSS: ReadonlySet<string> = new Set([
+  'SANDBOX_DEAD',
+  'SWEREX_NETWORK',
+  'SWEREX_TIMEOUT',
+  'GATEWAY_ERROR',
+]);
 
 /**
  * What a failure of the grading sandbox means: thrown as it is (infra: retried with the whole attempt) unless the
  * sandbox itself was lost while the patch's tests ran — then it is graded again in a second fresh sandbox, and a
  * second such loss is the patch's doing (`eval-sandbox-lost`).
  */
-export function onGradingSandboxFailure(err: RolloutError, o: { round: number; stopped: boolean }): 'throw' | 'grade-again' | 'eval-sandbox-lost' {
+export function onGradingSandboxFailure(
+  err: RolloutError,
+  o: { round: number; stopped: boolean },
+): 'throw' | 'grade-again' | 'eval-sandbox-lost' {
   // The attempt was stopped (cancel, shutdown, lost lock or lease, hard bound): its own reason decides.
   if (o.stopped) return 'throw';
-  // A request that failed while the sandbox lives is ours to retry, not the patch's doing.
+  // Not a lost sandbox (a server error, GRADING_FAILED): thrown as it is, its code's class decides.
   if (!SANDBOX_LOSS.has(err.code)) return 'throw';
   // The patch's own code runs only in the eval phase: a sandbox lost in set-up or apply was lost to us.
   if (gradingPhaseOf(err) !== 'eval') return 'throw';
@@ -119,11 +129,18 @@ export function onGradingSandboxFailure(err: RolloutError, o: { round: number; s
  * The grading sandbox died twice while the patch's tests ran (EVAL_SANDBOX_LOST, class model): unresolved, as
  * SWE-bench counts a crashed instance — a patch that kills its grader must not turn its 0 into a retried null.
  */
-export function evalSandboxLost(spec: Spec, patch: string | null, err: RolloutError, rewards: Rewards): Verdict {
+export function evalSandboxLost(
+  spec: Spec,
+  o: { patch: string | null; cause: RolloutError },
+  rewards: Rewards,
+): Verdict {
+  const { patch } = o;
   const report = { patch_is_None: false, patch_exists: true, patch_successfully_applied: true, resolved: false };
-  const failure = toFailure(new RolloutError('EVAL_SANDBOX_LOST', `the grading sandbox died twice while the tests ran: ${err.message}`));
+  const message = `the grading sandbox died twice while the tests ran: ${o.cause.message}`;
+  const failure = toFailure(new RolloutError('EVAL_SANDBOX_LOST', message));
   const grading = untestedDetails(spec, 'the grading sandbox died twice while the tests ran (EVAL_SANDBOX_LOST)');
-  return { patch, report, resolved: false, reward: rewardFor(false, rewards), failure, gradedIn: 'fresh', grading };
+  const reward = rewardFor(false, rewards);
+  return { patch, report, resolved: false, reward, failure, gradedIn: 'fresh', grading };
 }
 
 /**
@@ -142,10 +159,12 @@ export function stepThatKillsItsSandbox(attempts: readonly Attempt[], n: number)
  * reward for unresolved when there is an eval (null when there is none) — killing the sandbox must not buy a null.
  */
 export function lostInStep(spec: Spec | undefined, step: number, rewards: Rewards): Verdict {
-  const failure = toFailure(new RolloutError('SANDBOX_LOST_IN_STEP', `the sandbox died during step ${step} in every attempt`));
+  const message = `the sandbox died during step ${step} in every attempt`;
+  const failure = toFailure(new RolloutError('SANDBOX_LOST_IN_STEP', message));
   if (spec === undefined) return { patch: null, report: null, resolved: null, reward: null, failure, gradedIn: null };
   const grading = untestedDetails(spec, `the sandbox died during step ${step} in every attempt, leaving no patch`);
-  return { patch: null, report: noPatchReport(), grading, resolved: false, reward: rewardFor(false, rewards), failure, gradedIn: null };
+  const reward = rewardFor(false, rewards);
+  return { patch: null, report: noPatchReport(), grading, resolved: false, reward, failure, gradedIn: null };
 }
 
 /**
