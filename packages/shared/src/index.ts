@@ -30,7 +30,7 @@ export type {
 } from './contracts/turn-record.js';
 export { DEFAULT_TEMPLATES, MINI_SUBMIT_SENTINEL } from './contracts/default-templates.js';
 export { effectiveTemplates, renderTemplate } from './contracts/render-template.js';
-export { EpisodeResultSchema, GradingDetailsSchema, TEST_NOT_FOUND_HINT } from './contracts/result.js';
+export { EpisodeResultSchema, GradingDetailsSchema, TEST_NOT_FOUND_HINT, TEST_STATUSES } from './contracts/result.js';
 export type {
   Attempt,
   EpisodeResult,
