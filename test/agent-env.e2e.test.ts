@@ -11,8 +11,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AgentEnv, createVefaasClient, type AgentEnvOptions, type VefaasClient, type VefaasTarget } from '@rollout-fleet/sandbox';
 import { createLogger, SandboxSpecSchema, type SandboxSpec } from '@rollout-fleet/shared';
 import { startVefaasLocal, type VefaasLocalHandle, type VefaasLocalOptions } from '@rollout-fleet/vefaas-local';
-import { describeWith } from '@rollout-fleet/test-kit';
-import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
+import { bwrapNeed, describeWith } from '@rollout-fleet/test-kit';
 
 const IMAGES_DIR = fileURLToPath(new URL('../examples/images', import.meta.url));
 const silent = createLogger({ level: 'silent', format: 'json' });

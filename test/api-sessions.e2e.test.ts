@@ -6,8 +6,7 @@
  * error, and reaping after a client disappears (mid-create, and an API process SIGKILLed with live sessions).
  */
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import { describeWith } from '@rollout-fleet/test-kit';
-import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
+import { bwrapNeed, describeWith } from '@rollout-fleet/test-kit';
 import { spawnApi, startTestApi, type TestApi } from './support/api-harness.js';
 import type { Config } from '@rollout-fleet/shared';
 import { cloudEnvFor, configOf, fleetSandboxes, leasesOf, startHost, stopChild, testEnv, type Host } from './support/pipeline-harness.js';

@@ -6,8 +6,7 @@
  * times out the 10th cold start, so every kind is injected even in a run this small.
  */
 import { expect, it } from 'vitest';
-import { describeWith } from '@rollout-fleet/test-kit';
-import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
+import { bwrapNeed, describeWith } from '@rollout-fleet/test-kit';
 import { formatChaosReport, runChaosSweep, type ChaosReport } from '../bench/lib/chaos-sweep.js';
 
 describeWith([bwrapNeed()], 'chaos sweep (CI size)', () => {

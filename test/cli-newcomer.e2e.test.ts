@@ -11,8 +11,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { itWith } from '@rollout-fleet/test-kit';
-import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
+import { bwrapNeed, itWith } from '@rollout-fleet/test-kit';
 import { CLI, ROOT, SWEEP, childEnv, cloudEnvFor, collectResults, configOf, openPipeline, runCli, spawnWorker, startHost, stopChild, testEnv, type Pipeline } from './support/pipeline-harness.js';
 
 describe('rollout-fleet CLI for a newcomer', () => {

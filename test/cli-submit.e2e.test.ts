@@ -11,8 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EpisodeResultSchema } from '@rollout-fleet/shared';
-import { itWith } from '@rollout-fleet/test-kit';
-import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
+import { bwrapNeed, itWith } from '@rollout-fleet/test-kit';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
 import {
   CLI,

@@ -15,8 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { EpisodeResultSchema, jobIdFor, type EpisodeResult } from '@rollout-fleet/shared';
-import { itWith, systemProgramNeed } from '@rollout-fleet/test-kit';
-import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
+import { bwrapNeed, itWith, systemProgramNeed } from '@rollout-fleet/test-kit';
 import { formatGradingLog } from '@rollout-fleet/worker';
 import { CLI, childEnv, configOf, openPipeline, runCli, stopChild, testEnv, type Pipeline } from './support/pipeline-harness.js';
 

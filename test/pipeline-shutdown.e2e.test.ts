@@ -21,8 +21,7 @@ import {
   type Host,
   type Pipeline,
 } from './support/pipeline-harness.js';
-import { describeWith } from '@rollout-fleet/test-kit';
-import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
+import { bwrapNeed, describeWith } from '@rollout-fleet/test-kit';
 
 describeWith([bwrapNeed()], 'worker shutdown and fresh-eval grading', () => {
   let host: Host;

@@ -23,8 +23,7 @@ import {
   type Host,
   type Pipeline,
 } from './support/pipeline-harness.js';
-import { describeWith } from '@rollout-fleet/test-kit';
-import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
+import { bwrapNeed, describeWith } from '@rollout-fleet/test-kit';
 
 const RUN = 'sweep-e2e';
 const TIMEOUT_OBSERVATION =

@@ -7,8 +7,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { commandNeed, describeWith } from '@rollout-fleet/test-kit';
-import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
+import { bwrapNeed, commandNeed, describeWith } from '@rollout-fleet/test-kit';
 import { spawnApi, type ApiChild } from './support/api-harness.js';
 import { ROOT, childEnv, configOf, openPipeline, stopChild, testEnv, type Pipeline } from './support/pipeline-harness.js';
 

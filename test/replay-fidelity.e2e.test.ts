@@ -8,8 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EpisodeResultSchema, EpisodeSchema, type EpisodeResult } from '@rollout-fleet/shared';
 import { submitRun, validateInputs } from '@rollout-fleet/producer';
-import { describeWith, systemProgramNeed } from '@rollout-fleet/test-kit';
-import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
+import { bwrapNeed, describeWith, systemProgramNeed } from '@rollout-fleet/test-kit';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
 import { ROOT, collectResults, configOf, openPipeline, runCli, silentLogger, startHost, testEnv, type Host, type Pipeline } from './support/pipeline-harness.js';
 

@@ -12,7 +12,7 @@ import { createLogger } from '@rollout-fleet/shared';
 import { startVefaasLocal, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
 import { describeWith } from '@rollout-fleet/test-kit';
 import { runNode } from './support/pipeline-harness.js';
-import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
+import { bwrapNeed } from '@rollout-fleet/test-kit';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(ROOT, 'bin/rollout-fleet.js');

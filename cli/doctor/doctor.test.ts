@@ -18,7 +18,7 @@ import { closeSharedDispatchers, createVefaasClient, type VefaasTarget } from '@
 import { createLogger, freePort } from '@rollout-fleet/shared';
 import { describeWith } from '@rollout-fleet/test-kit';
 import { startVefaasLocal, type VefaasLocalHandle, type VefaasLocalOptions } from '@rollout-fleet/vefaas-local';
-import { bwrapNeed } from '@rollout-fleet/vefaas-local/testing';
+import { bwrapNeed } from '@rollout-fleet/test-kit';
 import { formatCheckLine } from '../commands/doctor.js';
 import type { CheckLine } from './doctor-types.js';
 import { runDoctor, type DoctorOptions } from './run-doctor.js';

@@ -28,3 +28,10 @@ export {
   specBlock,
 } from './tool-bundle-harness.js';
 export type { Scratch } from './tool-bundle-harness.js';
+export { bwrapNeed } from './bwrap-need.js';
+export { startStandInWorker } from './stand-in-worker.js';
+export type { Execution, StandInHooks, StandInWorker } from './stand-in-worker.js';
+export { FORMAT_SPECS, arbitraryFile, inputFileOf, validationOptions } from './adversarial-inputs.js';
+export type { Adversity } from './adversarial-inputs.js';
+export { RexCaller, SWEREX_CONFORMANCE_FACETS, describeSwerexConformance, dispatcherTarget, multipartBody, socketTarget, storedZip } from './swerex-conformance/index.js';
+export type { DispatcherTargetOptions, SwerexConformanceFacet, SwerexConformanceTarget, SwerexReply, SwerexRequest } from './swerex-conformance/index.js';

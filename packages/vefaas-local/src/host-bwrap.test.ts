@@ -5,9 +5,8 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { startVefaasLocal, type VefaasLocalHandle } from './host.js';
-import { callAction, okResult, swerexCommand } from './testing/control-plane-caller.js';
-import { describeWith } from '@rollout-fleet/test-kit';
-import { bwrapNeed } from './testing/bwrap-need.js';
+import { callAction, okResult, swerexCommand } from '../test/control-plane-caller.js';
+import { bwrapNeed, describeWith } from '@rollout-fleet/test-kit';
 
 const TOKEN = 'real-token';
 

@@ -15,11 +15,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { describeWith } from '@rollout-fleet/test-kit';
 import { startVefaasLocal, type VefaasLocalHandle } from './host.js';
 import { sandboxCgroupDirs } from './sandbox/cgroups/sandbox-cgroups.js';
-import { bwrapNeed } from './testing/bwrap-need.js';
-import { okResult, swerexCommand } from './testing/control-plane-caller.js';
-import { makeImageTemplate } from './testing/sandbox-fixture.js';
-import { dispatcherTarget } from './testing/swerex-conformance/index.js';
-import { RexCaller } from './testing/swerex-conformance/rex-caller.js';
+import { bwrapNeed, dispatcherTarget, RexCaller } from '@rollout-fleet/test-kit';
+import { okResult, swerexCommand } from '../test/control-plane-caller.js';
+import { makeImageTemplate } from '../test/sandbox-fixture.js';
 
 const MB = 1024 * 1024;
 const MAX_PROCESSES = 96;

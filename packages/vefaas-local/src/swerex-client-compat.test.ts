@@ -12,9 +12,8 @@ import { closeSharedDispatchers, createVefaasClient, dispatcherFor, SwerexClient
 import type { Dispatcher } from 'undici';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startVefaasLocal, type VefaasLocalHandle } from './host.js';
-import { swerexCommand } from './testing/control-plane-caller.js';
-import { describeWith } from '@rollout-fleet/test-kit';
-import { bwrapNeed } from './testing/bwrap-need.js';
+import { swerexCommand } from '../test/control-plane-caller.js';
+import { bwrapNeed, describeWith } from '@rollout-fleet/test-kit';
 
 interface Seen {
   path: string;

@@ -1,7 +1,7 @@
 import { createVefaasClient, type VefaasClient } from '@rollout-fleet/sandbox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startVefaasLocal, type VefaasLocalHandle } from './host.js';
-import { swerexCommand } from './testing/control-plane-caller.js';
+import { swerexCommand } from '../test/control-plane-caller.js';
 
 describe('the shared VefaasClient against vefaas-local', () => {
   let host: VefaasLocalHandle;

@@ -22,8 +22,7 @@ import {
   type EpisodeJobData,
   type RedisClient,
 } from '@rollout-fleet/shared';
-import { seededRandom } from '@rollout-fleet/test-kit';
-import { startStandInWorker, type Execution } from '../testing/stand-in-worker.js';
+import { seededRandom, startStandInWorker, type Execution } from '@rollout-fleet/test-kit';
 import { submitRun } from './submit-run.js';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

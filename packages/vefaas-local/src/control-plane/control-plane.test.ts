@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startVefaasLocal, type VefaasLocalHandle } from '../host.js';
-import { callAction, okResult, swerexCommand } from '../testing/control-plane-caller.js';
+import { callAction, okResult, swerexCommand } from '../../test/control-plane-caller.js';
 
 const IMAGE = 'swe-bench/django:v1';
 

@@ -2,7 +2,7 @@ import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVefaasClient, type VefaasClient } from '@rollout-fleet/sandbox';
 import { startVefaasLocal, type VefaasLocalHandle } from '../host.js';
-import { swerexCommand } from '../testing/control-plane-caller.js';
+import { swerexCommand } from '../../test/control-plane-caller.js';
 
 const SANDBOXES = 1000;
 const CONCURRENCY = 50;

@@ -2,7 +2,7 @@ import { request } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startVefaasLocal, type VefaasLocalHandle } from '../host.js';
 import type { VefaasLocalOptions } from '../host-options.js';
-import { callAction, okResult, swerexCommand } from '../testing/control-plane-caller.js';
+import { callAction, okResult, swerexCommand } from '../../test/control-plane-caller.js';
 
 const TOKEN = 't';
 const hosts: VefaasLocalHandle[] = [];

@@ -7,8 +7,8 @@ import { request } from 'undici';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeWith } from '@rollout-fleet/test-kit';
 import { startVefaasLocal, type VefaasLocalHandle } from '../host.js';
-import { okResult, swerexCommand } from '../testing/control-plane-caller.js';
-import { bwrapNeed } from '../testing/bwrap-need.js';
+import { okResult, swerexCommand } from '../../test/control-plane-caller.js';
+import { bwrapNeed } from '@rollout-fleet/test-kit';
 
 const TOKEN = 'stall-token';
 

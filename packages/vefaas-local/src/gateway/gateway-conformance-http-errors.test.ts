@@ -4,10 +4,8 @@
  * multipart upload, long commands and interrupts).
  */
 import { afterAll, beforeAll } from 'vitest';
-import { startGatewayFixture, type GatewayFixture } from '../testing/gateway-fixture.js';
-import { describeSwerexConformance } from '../testing/swerex-conformance/index.js';
-import { describeWith } from '@rollout-fleet/test-kit';
-import { bwrapNeed } from '../testing/bwrap-need.js';
+import { startGatewayFixture, type GatewayFixture } from '../../test/gateway-fixture.js';
+import { bwrapNeed, describeSwerexConformance, describeWith } from '@rollout-fleet/test-kit';
 
 describeWith([bwrapNeed()], 'SWE-ReX conformance through the vefaas-local gateway', () => {
   let fixture: GatewayFixture;

@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startVefaasLocal, type VefaasLocalHandle } from '../host.js';
-import { callAction, okResult, swerexCommand } from '../testing/control-plane-caller.js';
+import { callAction, okResult, swerexCommand } from '../../test/control-plane-caller.js';
 
 const TOKEN = 'tok-123';
 

@@ -2,8 +2,7 @@ import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { bwrapArgs } from './bwrap-args.js';
 import { JAIL, RUNTIME_DIR, stateLayout } from './jail-layout.js';
-import { describeWith } from '@rollout-fleet/test-kit';
-import { bwrapNeed } from '../testing/bwrap-need.js';
+import { bwrapNeed, describeWith } from '@rollout-fleet/test-kit';
 import { checkIsolation } from './check-isolation.js';
 
 const layout = stateLayout('/tmp/state', 'sb1');

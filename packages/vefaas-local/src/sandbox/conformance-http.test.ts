@@ -1,9 +1,7 @@
 /** SWE-ReX server conformance (http facet) against a real bubblewrap sandbox over its UNIX socket. */
 import { afterAll, beforeAll } from 'vitest';
-import { startTestSandbox, type SandboxFixture } from '../testing/sandbox-fixture.js';
-import { describeSwerexConformance } from '../testing/swerex-conformance/index.js';
-import { describeWith } from '@rollout-fleet/test-kit';
-import { bwrapNeed } from '../testing/bwrap-need.js';
+import { startTestSandbox, type SandboxFixture } from '../../test/sandbox-fixture.js';
+import { bwrapNeed, describeSwerexConformance, describeWith } from '@rollout-fleet/test-kit';
 
 describeWith([bwrapNeed()], 'SWE-ReX conformance (http) in a bubblewrap sandbox', () => {
   let fixture: SandboxFixture;

@@ -3,10 +3,8 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestSandbox, type SandboxFixture } from '../testing/sandbox-fixture.js';
-import { RexCaller } from '../testing/swerex-conformance/rex-caller.js';
-import { describeWith } from '@rollout-fleet/test-kit';
-import { bwrapNeed } from '../testing/bwrap-need.js';
+import { startTestSandbox, type SandboxFixture } from '../../test/sandbox-fixture.js';
+import { RexCaller, bwrapNeed, describeWith } from '@rollout-fleet/test-kit';
 
 describeWith([bwrapNeed()], 'escape attempts from a bubblewrap sandbox', () => {
   let fixture: SandboxFixture;

@@ -1,9 +1,7 @@
 /** Memory and process limits are enforced on the whole sandbox (cgroup v1 on this machine). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestSandbox, type SandboxFixture } from '../testing/sandbox-fixture.js';
-import { RexCaller } from '../testing/swerex-conformance/rex-caller.js';
-import { describeWith } from '@rollout-fleet/test-kit';
-import { bwrapNeed } from '../testing/bwrap-need.js';
+import { startTestSandbox, type SandboxFixture } from '../../test/sandbox-fixture.js';
+import { RexCaller, bwrapNeed, describeWith } from '@rollout-fleet/test-kit';
 
 describeWith([bwrapNeed()], 'resource limits of a bubblewrap sandbox', () => {
   const MAX_PROCESSES = 48;

@@ -8,9 +8,8 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { describeWith } from '@rollout-fleet/test-kit';
-import { bwrapNeed } from '../../testing/bwrap-need.js';
-import { startTestSandbox } from '../../testing/sandbox-fixture.js';
+import { bwrapNeed, describeWith } from '@rollout-fleet/test-kit';
+import { startTestSandbox } from '../../../test/sandbox-fixture.js';
 import { probeSandboxLimits } from '../limits-report.js';
 import { cgroupHost, createSandboxCgroups, sandboxCgroupDirs } from './sandbox-cgroups.js';
 

@@ -6,10 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { closeSharedDispatchers, dispatcherFor } from '@rollout-fleet/sandbox';
-import { startVefaasLocal, type VefaasLocalHandle } from '../host.js';
+import { startVefaasLocal, type VefaasLocalHandle } from '../src/host.js';
 import { okResult, swerexCommand } from './control-plane-caller.js';
 import { makeImageTemplate } from './sandbox-fixture.js';
-import { dispatcherTarget, type SwerexConformanceTarget } from './swerex-conformance/index.js';
+import { dispatcherTarget, type SwerexConformanceTarget } from '@rollout-fleet/test-kit';
 
 export interface GatewayFixture {
   host: VefaasLocalHandle;

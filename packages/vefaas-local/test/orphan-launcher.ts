@@ -3,9 +3,9 @@
  * `{"pids": [...]}` (every host pid of the sandbox) on one line, then waits to be killed.
  * argv: <stateRoot> <sandboxId> <imageDir>
  */
-import { isSwerexAlive } from '../sandbox/alive-probe.js';
-import { launchSandbox } from '../sandbox/launch-sandbox.js';
-import { socketTarget } from './swerex-conformance/target.js';
+import { isSwerexAlive } from '../src/sandbox/alive-probe.js';
+import { launchSandbox } from '../src/sandbox/launch-sandbox.js';
+import { socketTarget } from '@rollout-fleet/test-kit';
 
 async function main(): Promise<void> {
   const [stateRoot, sandboxId, imageDir] = process.argv.slice(2) as [string, string, string];

@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect, vi } from 'vitest';
-import { isSwerexAlive } from '../sandbox/alive-probe.js';
-import { launchSandbox } from '../sandbox/launch-sandbox.js';
-import type { SandboxLaunch, SandboxProcess } from '../sandbox/types.js';
-import { socketTarget, type SwerexConformanceTarget } from './swerex-conformance/target.js';
+import { isSwerexAlive } from '../src/sandbox/alive-probe.js';
+import { launchSandbox } from '../src/sandbox/launch-sandbox.js';
+import type { SandboxLaunch, SandboxProcess } from '../src/sandbox/types.js';
+import { socketTarget, type SwerexConformanceTarget } from '@rollout-fleet/test-kit';
 
 const run = promisify(execFile);
 

@@ -1,5 +1,5 @@
 /**
- * fast-check arbitraries for the importer properties (test-only; not exported by the package): input files of
+ * fast-check arbitraries for the importer properties (test-only): input files of
  * every format, shaped closely enough to the real thing that the importers get past detection and into their
  * field handling, with adversarial content spliced in — deep nesting, huge strings, lone surrogates, NUL and
  * BOM characters, prototype keys (`__proto__`, `constructor`, `toString`) — and the bytes then damaged
@@ -7,9 +7,7 @@
  */
 import fc from 'fast-check';
 import { stringify as toYaml } from 'yaml';
-import { INPUT_FORMATS, type InputFormat } from '../importers/detect-format.js';
-import type { InputFile } from '../importers/types.js';
-import type { ValidationOptions } from '../validation/validate-inputs.js';
+import { INPUT_FORMATS, type InputFile, type InputFormat, type ValidationOptions } from '@rollout-fleet/producer';
 
 /** Keys that have bitten JavaScript parsers and lookup tables. */
 export const PROTOTYPE_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__'];

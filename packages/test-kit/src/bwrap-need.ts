@@ -1,6 +1,6 @@
 /** The need of every test that runs real sandboxes: bubblewrap installed and allowed to create namespaces. */
 import type { Need } from '@rollout-fleet/test-kit';
-import { checkIsolation } from '../sandbox/check-isolation.js';
+import { checkIsolation } from '@rollout-fleet/vefaas-local';
 
 export function bwrapNeed(): Need {
   const report = checkIsolation();
