@@ -1,5 +1,5 @@
 /**
- * Replay fidelity of the shared SWE-agent trajectories (test/fixtures/swe-agent): how many recorded observations
+ * Replay fidelity of the shared SWE-agent trajectories (../shared/data/swe-agent): how many recorded observations
  * the replay reproduces, after the normalisation of docs/fidelity.md.
  *
  *   npm run bench:fidelity                      replay them now (vefaas-local + Redis + a worker in this process)
@@ -11,6 +11,7 @@
  * never replayed counts as differing.
  */
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { compareStep, recordingFormatFor, summariseFidelity, sweAgentObservation } from '@rollout-fleet/worker';
@@ -18,18 +19,19 @@ import { EpisodeResultSchema, type Episode, type EpisodeResult, type Fidelity, t
 import { validateInputs } from '@rollout-fleet/producer';
 import { openBenchFleet } from './lib/bench-fleet.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+// The shared data beside the checkout (../shared/data), read in place, or $ROLLOUT_FLEET_SHARED_DATA.
+const sharedData = process.env.ROLLOUT_FLEET_SHARED_DATA || fileURLToPath(new URL('../../shared/data', import.meta.url));
 /** Each shared trajectory and the example image reproducing what it saw. */
 export const TRAJECTORIES: ReadonlyArray<{ file: string; image: string }> = [
-  { file: 'test/fixtures/swe-agent/6e44b9__sweagenttestrepo-1c2844.traj', image: 'swe-agent-test-repo' },
-  { file: 'test/fixtures/swe-agent/function_calling_simple.traj', image: 'swe-agent-test-repo' },
-  { file: 'test/fixtures/swe-agent/str_replace_anthropic_demo.yaml', image: 'swe-agent-test-repo-demo' },
+  { file: 'swe-agent/6e44b9__sweagenttestrepo-1c2844.traj', image: 'swe-agent-test-repo' },
+  { file: 'swe-agent/function_calling_simple.traj', image: 'swe-agent-test-repo' },
+  { file: 'swe-agent/str_replace_anthropic_demo.yaml', image: 'swe-agent-test-repo-demo' },
 ];
 
 async function importAll(runId: string): Promise<Episode[]> {
   const episodes: Episode[] = [];
   for (const { file, image } of TRAJECTORIES) {
-    const validated = validateInputs([{ path: `${root}${file}`, text: await readFile(`${root}${file}`, 'utf8') }], { runId, image });
+    const validated = validateInputs([{ path: join(sharedData, file), text: await readFile(join(sharedData, file), 'utf8') }], { runId, image });
     if (validated.problems.length > 0) throw new Error(`cannot import ${file}: ${JSON.stringify(validated.problems)}`);
     episodes.push(...validated.episodes);
   }

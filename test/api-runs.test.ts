@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EpisodeSchema } from '@rollout-fleet/shared';
 import { resultFixture } from '@rollout-fleet/test-kit';
+import { itWith, readSharedData, sharedDataNeed } from '@rollout-fleet/shared/testing';
 import { startTestApi, type TestApi } from './support/api-harness.js';
 import { SWEEP } from './support/pipeline-harness.js';
 
@@ -103,8 +104,12 @@ describe('API runs', () => {
     expect(await t.pipeline.redis.exists(t.pipeline.keys.run('dry'))).toBe(0);
   });
 
-  it('reads files in the import formats the CLI reads: SWE-agent and mini-swe-agent trajectories, a SWE-bench dataset with predictions', async () => {
-    const fixture = async (name: string) => ({ name: name.split('/').pop()!, content: await readFile(new URL(`./fixtures/${name}`, import.meta.url), 'utf8') });
+  // SWE-agent's files are read in place from the shared data; the mini-swe-agent one was written here (test/fixtures/).
+  itWith([sharedDataNeed('swe-agent')], 'reads files in the import formats the CLI reads: SWE-agent and mini-swe-agent trajectories, a SWE-bench dataset with predictions', async () => {
+    const fixture = async (name: string) => ({
+      name: name.split('/').pop()!,
+      content: name.startsWith('swe-agent/') ? readSharedData(name) : await readFile(new URL(`./fixtures/${name}`, import.meta.url), 'utf8'),
+    });
     const traj = await t.call('/v1/runs', {
       method: 'POST',
       json: { run_id: 'formats', image: 'swe-agent-test-repo', files: [await fixture('swe-agent/function_calling_simple.traj'), await fixture('mini-swe-agent/tool-calls.traj.json')] },

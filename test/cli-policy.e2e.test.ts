@@ -7,9 +7,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, configOf, openPipeline, runCli, testEnv, type Pipeline } from './support/pipeline-harness.js';
+import { itWith, sharedDataNeed, sharedDataPath } from '@rollout-fleet/shared/testing';
+import { configOf, openPipeline, runCli, testEnv, type Pipeline } from './support/pipeline-harness.js';
 
-const DATASET = `${ROOT}test/fixtures/swe-agent/swe-bench-lite-test.json`;
+const DATASET_FILE = 'swe-agent/swe-bench-lite-test.json';
+const DATASET = sharedDataPath(DATASET_FILE);
 const POLICY = {
   base_url: 'http://10.0.0.5:8000/v1',
   model: 'qwen-coder',
@@ -41,7 +43,7 @@ describe('rollout-fleet submit --policy', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('makes N policy episodes per dataset instance and enqueues them', async () => {
+  itWith([sharedDataNeed(DATASET_FILE)], 'makes N policy episodes per dataset instance and enqueues them', async () => {
     const policyPath = join(dir, 'policy.yaml');
     await writeFile(policyPath, `base_url: ${POLICY.base_url}\nmodel: qwen-coder\napi_key_env: POLICY_API_KEY\nsampling:\n  temperature: 1\n  max_completion_tokens: 2048\n`);
     const template = ['--image-template', 'swebench/sweb.eval.x86_64.{instance_id_1776}:latest'];
@@ -59,7 +61,7 @@ describe('rollout-fleet submit --policy', () => {
     expect(episode.problem_statement).toBeTruthy();
   });
 
-  it('refuses a broken policy file with exit 3, naming file and field, enqueueing nothing and echoing no key', async () => {
+  itWith([sharedDataNeed(DATASET_FILE)], 'refuses a broken policy file with exit 3, naming file and field, enqueueing nothing and echoing no key', async () => {
     const policyPath = join(dir, 'bad-policy.json');
     await writeFile(policyPath, JSON.stringify({ ...POLICY, api_key: 'sk-live-do-not-print-7731', sampling: { max_completion_tokens: 2048 } }));
     const run = await runCli(['submit', DATASET, '--policy', policyPath, '--run', 'rl-bad'], env);

@@ -1,5 +1,5 @@
 /**
- * The SWE-agent trajectories of test/fixtures/swe-agent replayed end to end — importer → Redis → worker →
+ * The SWE-agent trajectories of the shared data (swe-agent/, read in place) replayed end to end — importer → Redis → worker →
  * vefaas-local (bubblewrap; the example images mount the repository where SWE-agent had it) — with the windowed
  * tools, and their fidelity asserted: every recorded observation matches after normalisation, except the ones
  * docs/fidelity.md explains; and mini-swe-agent trajectories (both forms), each action in a fresh shell.
@@ -9,11 +9,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EpisodeResultSchema, EpisodeSchema, type EpisodeResult } from '@rollout-fleet/shared';
 import { submitRun, validateInputs } from '@rollout-fleet/producer';
 import { bwrapNeed, describeWith, systemProgramNeed } from '@rollout-fleet/test-kit';
+import { sharedDataNeed, sharedDataPath } from '@rollout-fleet/shared/testing';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
 import { ROOT, collectResults, configOf, openPipeline, runCli, silentLogger, startHost, testEnv, type Host, type Pipeline } from './support/pipeline-harness.js';
 
 const RUN = 'fidelity-e2e';
-const FIXTURES = `${ROOT}test/fixtures`;
+/** SWE-agent's own files from the shared data; mini-swe-agent's written here (test/fixtures/). */
+const pathOf = (name: string): string => (name.startsWith('swe-agent/') ? sharedDataPath(name) : `${ROOT}test/fixtures/${name}`);
 /** Trajectory → the example image reproducing what it saw. */
 const TRAJECTORIES: Record<string, string> = {
   'swe-agent/6e44b9__sweagenttestrepo-1c2844.traj': 'swe-agent-test-repo',
@@ -24,7 +26,7 @@ const TRAJECTORIES: Record<string, string> = {
 };
 
 // Sandboxes under bubblewrap see the host's /usr only: the recorded runs call `python`.
-describeWith([bwrapNeed(), systemProgramNeed('python', 'python-is-python3')], 'replay fidelity end to end', () => {
+describeWith([bwrapNeed(), systemProgramNeed('python', 'python-is-python3'), sharedDataNeed('swe-agent')], 'replay fidelity end to end', () => {
   let host: Host;
   let pipeline: Pipeline;
   let worker: RunningWorker;
@@ -36,7 +38,7 @@ describeWith([bwrapNeed(), systemProgramNeed('python', 'python-is-python3')], 'r
     pipeline = openPipeline(configOf(env));
     const episodes = [];
     for (const [name, image] of Object.entries(TRAJECTORIES)) {
-      const validated = validateInputs([{ path: `${FIXTURES}/${name}`, text: await readFile(`${FIXTURES}/${name}`, 'utf8') }], { runId: RUN, image });
+      const validated = validateInputs([{ path: pathOf(name), text: await readFile(pathOf(name), 'utf8') }], { runId: RUN, image });
       expect(validated.problems).toEqual([]);
       episodes.push(...validated.episodes);
     }

@@ -11,11 +11,13 @@ import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { freePort } from '@rollout-fleet/shared';
+import { describeWith, sharedDataNeed, sharedDataPath } from '@rollout-fleet/shared/testing';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const DATASET = join(ROOT, 'test/fixtures/swe-agent/swe-bench-lite-test.json');
+const DATASET_FILE = 'swe-agent/swe-bench-lite-test.json';
+const DATASET = sharedDataPath(DATASET_FILE);
 const RUNTIME = join(ROOT, 'packages/vefaas-local/runtime');
 const IDS = ['django__django-15781', 'django__django-16255', 'pytest-dev__pytest-11143', 'scikit-learn__scikit-learn-13584', 'sympy__sympy-13031'];
 
@@ -47,7 +49,7 @@ async function answers(port: number, token: string): Promise<void> {
   expect(await (await post('/run_in_session', { session: 'rf', command: 'echo from-the-image', action_type: 'bash' })).json()).toMatchObject({ output: 'from-the-image\n', exit_code: 0 });
 }
 
-describe('rollout-fleet render-images', () => {
+describeWith([sharedDataNeed(DATASET_FILE)], 'rollout-fleet render-images', () => {
   let out: string;
   beforeAll(async () => {
     out = await mkdtemp(join(tmpdir(), 'rf-images-'));

@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { itWith, readSharedData, sharedDataNeed } from '@rollout-fleet/shared/testing';
 import { formatProblem } from '../validation/problem.js';
 import { importOpenAiMessages } from './openai-messages.js';
 import type { ImportOptions } from './types.js';
-import { fileURLToPath } from 'node:url';
 
 const options: ImportOptions = { runId: 'run-1', image: 'img:latest' };
 
@@ -18,8 +17,9 @@ interface HistoryMessage {
  * The real v1 .traj history converted to OpenAI chat messages the way SWE-agent sends it
  * (trajectories-and-grading.md §1.2, `_history_to_messages`).
  */
+const REAL_TRAJ = 'swe-agent/6e44b9__sweagenttestrepo-1c2844.traj';
 function messagesFromRealTraj(): unknown[] {
-  const traj = JSON.parse(readFileSync(fileURLToPath(new URL('../../../../test/fixtures/swe-agent/6e44b9__sweagenttestrepo-1c2844.traj', import.meta.url)), 'utf8')) as { history: HistoryMessage[] };
+  const traj = JSON.parse(readSharedData(REAL_TRAJ)) as { history: HistoryMessage[] };
   return traj.history.map((m) => {
     if (m.role === 'tool') return { role: 'tool', content: m.content, tool_call_id: m.tool_call_ids?.[0] };
     if (m.tool_calls !== undefined) return { role: m.role, content: m.content, tool_calls: m.tool_calls };
@@ -28,9 +28,8 @@ function messagesFromRealTraj(): unknown[] {
 }
 
 describe('importOpenAiMessages', () => {
-  const messages = messagesFromRealTraj();
-
-  it('turns assistant tool_calls into steps with the matching tool observations ({messages} form)', () => {
+  itWith([sharedDataNeed(REAL_TRAJ)], 'turns assistant tool_calls into steps with the matching tool observations ({messages} form)', () => {
+    const messages = messagesFromRealTraj();
     const file = { path: 'rollouts/6e44b9__sweagenttestrepo-1c2844.json', text: JSON.stringify({ messages, model_patch: 'diff --git a/x b/x\n' }) };
     const { episodes, problems } = importOpenAiMessages(file, options);
     expect(problems).toEqual([]);
@@ -74,7 +73,8 @@ describe('importOpenAiMessages', () => {
     expect(episodes[0]!.trajectory![0]!.arguments).toEqual({ __raw: '{"command": "ls' });
   });
 
-  it('reads JSONL with one {instance_id, messages} per line and names bad lines', () => {
+  itWith([sharedDataNeed(REAL_TRAJ)], 'reads JSONL with one {instance_id, messages} per line and names bad lines', () => {
+    const messages = messagesFromRealTraj();
     const lines = [
       JSON.stringify({ instance_id: 'sympy__sympy-13031', messages }),
       '{"instance_id": "broken", "messages": [',

@@ -1,12 +1,11 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { itWith, readSharedData, sharedDataNeed } from '@rollout-fleet/shared/testing';
 import { formatProblem } from '../validation/problem.js';
 import { importSweAgentTrajectory } from './swe-agent-traj.js';
 import type { ImportOptions, InputFile } from './types.js';
-import { fileURLToPath } from 'node:url';
 
-const DATA = fileURLToPath(new URL('../../../../test/fixtures/swe-agent', import.meta.url));
-const real = (name: string): InputFile => ({ path: name, text: readFileSync(`${DATA}/${name}`, 'utf8') });
+const SWE_AGENT = sharedDataNeed('swe-agent');
+const real = (name: string): InputFile => ({ path: name, text: readSharedData(`swe-agent/${name}`) });
 const options: ImportOptions = { runId: 'run-1', image: 'img:latest' };
 
 /** A legacy 0.x file as described in trajectories-and-grading.md §1.4 (state as a JSON string, text actions). */
@@ -50,7 +49,7 @@ const legacyTraj = {
 };
 
 describe('importSweAgentTrajectory', () => {
-  it('reads a v1 .traj with the windowed tools: recorded actions and observations, bundle, repo dir, pty', () => {
+  itWith([SWE_AGENT], 'reads a v1 .traj with the windowed tools: recorded actions and observations, bundle, repo dir, pty', () => {
     const { episodes, problems } = importSweAgentTrajectory(real('6e44b9__sweagenttestrepo-1c2844.traj'), options);
     expect(problems).toEqual([]);
     expect(episodes).toHaveLength(1);
@@ -96,7 +95,7 @@ describe('importSweAgentTrajectory', () => {
     expect(episode.metadata!['skipped_actions']).toBeUndefined();
   });
 
-  it('reads a demonstration .traj (history only): actions with the next message as observation, bundles from the tool names', () => {
+  itWith([SWE_AGENT], 'reads a demonstration .traj (history only): actions with the next message as observation, bundles from the tool names', () => {
     const { episodes, problems } = importSweAgentTrajectory(real('function_calling_simple.traj'), options);
     expect(problems).toEqual([]);
     const episode = episodes[0]!;
@@ -113,7 +112,7 @@ describe('importSweAgentTrajectory', () => {
     expect(episode.model_patch).toBeUndefined();
   });
 
-  it('reads the YAML demonstration: str_replace_editor calls plus the submit tool its bundles name', () => {
+  itWith([SWE_AGENT], 'reads the YAML demonstration: str_replace_editor calls plus the submit tool its bundles name', () => {
     const { episodes, problems } = importSweAgentTrajectory(real('str_replace_anthropic_demo.yaml'), { ...options, instanceId: 'demo-1' });
     expect(problems).toEqual([]);
     const episode = episodes[0]!;
@@ -157,7 +156,7 @@ describe('importSweAgentTrajectory', () => {
     expect(episode.model_patch).toBe('diff --git a/pydicom/dataset.py b/pydicom/dataset.py\n');
   });
 
-  it('--repo-dir overrides the inferred repository; --no-replay grades the submission and replays nothing', () => {
+  itWith([SWE_AGENT], '--repo-dir overrides the inferred repository; --no-replay grades the submission and replays nothing', () => {
     const moved = importSweAgentTrajectory(real('6e44b9__sweagenttestrepo-1c2844.traj'), { ...options, repoDir: '/testbed' });
     expect(moved.episodes[0]!.repo_dir).toBe('/testbed');
     const graded = importSweAgentTrajectory(real('6e44b9__sweagenttestrepo-1c2844.traj'), { ...options, replay: false });
@@ -167,7 +166,7 @@ describe('importSweAgentTrajectory', () => {
     expect(nothing.problems[0]).toMatchObject({ field: 'info.submission', message: 'no submission to grade' });
   });
 
-  it('expands samples under one episode id', () => {
+  itWith([SWE_AGENT], 'expands samples under one episode id', () => {
     const { episodes } = importSweAgentTrajectory(real('function_calling_simple.traj'), { ...options, samples: 3 });
     expect(episodes.map((e) => [e.episode_id, e.sample_index])).toEqual([
       ['function_calling_simple', 0], ['function_calling_simple', 1], ['function_calling_simple', 2],
@@ -192,7 +191,7 @@ describe('importSweAgentTrajectory', () => {
     expect(empty.problems[0]).toMatchObject({ field: 'history', message: 'no actions to replay and no submission to grade' });
   });
 
-  it('reports a missing image with the option hint', () => {
+  itWith([SWE_AGENT], 'reports a missing image with the option hint', () => {
     const { episodes, problems } = importSweAgentTrajectory(real('function_calling_simple.traj'), { runId: 'run-1' });
     expect(episodes).toEqual([]);
     expect(formatProblem(problems[0]!)).toBe(

@@ -1,16 +1,16 @@
-import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { describeWith, itWith, readSharedData, sharedDataNeed } from '@rollout-fleet/shared/testing';
 import { formatProblem } from '../validation/problem.js';
 import { evalSpecForInstance, parseSweBenchInstances } from './swebench-dataset.js';
 import { importSweBenchGold, importSweBenchPredictions, type SweBenchImportOptions } from './swebench-predictions.js';
 import { testCommandForRepo } from './test-commands.js';
-import { fileURLToPath } from 'node:url';
 
-const dataset = { path: 'swe-bench-lite-test.json', text: readFileSync(fileURLToPath(new URL('../../../../test/fixtures/swe-agent/swe-bench-lite-test.json', import.meta.url)), 'utf8') };
+const DATASET = 'swe-agent/swe-bench-lite-test.json';
+const dataset = () => ({ path: 'swe-bench-lite-test.json', text: readSharedData(DATASET) });
 const IDS = ['django__django-16255', 'sympy__sympy-13031', 'pytest-dev__pytest-11143', 'scikit-learn__scikit-learn-13584', 'django__django-15781'];
 
 function loadDataset(): SweBenchImportOptions {
-  const { instances, problems } = parseSweBenchInstances(dataset);
+  const { instances, problems } = parseSweBenchInstances(dataset());
   expect(problems).toEqual([]);
   return {
     runId: 'run-1',
@@ -26,8 +26,8 @@ const predictions = [
 ];
 
 describe('SWE-bench dataset', () => {
-  it('reads the real Lite file with plain lists and builds eval specs with per-repo test commands', () => {
-    const { instances } = parseSweBenchInstances(dataset);
+  itWith([sharedDataNeed(DATASET)], 'reads the real Lite file with plain lists and builds eval specs with per-repo test commands', () => {
+    const { instances } = parseSweBenchInstances(dataset());
     expect(instances.map((i) => i.instance.instance_id)).toEqual(IDS);
     const django = instances[0]!.instance;
     expect(django.FAIL_TO_PASS).toHaveLength(1);
@@ -65,8 +65,11 @@ describe('SWE-bench dataset', () => {
   });
 });
 
-describe('importSweBenchPredictions', () => {
-  const options = loadDataset();
+describeWith([sharedDataNeed(DATASET)], 'importSweBenchPredictions', () => {
+  let options: SweBenchImportOptions;
+  beforeAll(() => {
+    options = loadDataset();
+  });
   const forms = {
     'preds.json (dict)': JSON.stringify(Object.fromEntries(predictions.map((p) => [p.instance_id, { model_patch: p.model_patch, model_name_or_path: p.model_name_or_path }]))),
     'preds.json (list)': JSON.stringify(predictions),
@@ -103,7 +106,7 @@ describe('importSweBenchPredictions', () => {
   });
 
   it('builds gold episodes from the dataset patch', () => {
-    const { instances } = parseSweBenchInstances(dataset);
+    const { instances } = parseSweBenchInstances(dataset());
     const { episodes } = importSweBenchGold(instances, options);
     expect(episodes).toHaveLength(5);
     expect(episodes[0]!.model_patch).toBe(instances[0]!.instance.patch);

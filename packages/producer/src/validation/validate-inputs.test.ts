@@ -1,13 +1,12 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { itWith, readSharedData, sharedDataNeed } from '@rollout-fleet/shared/testing';
 import { detectFormat } from '../importers/detect-format.js';
 import type { InputFile } from '../importers/types.js';
 import { formatProblem, problemsToError } from './problem.js';
 import { validateInputs, type ValidationOptions } from './validate-inputs.js';
-import { fileURLToPath } from 'node:url';
 
-const DATA = fileURLToPath(new URL('../../../../test/fixtures/swe-agent', import.meta.url));
-const real = (name: string): InputFile => ({ path: name, text: readFileSync(`${DATA}/${name}`, 'utf8') });
+const SWE_AGENT = sharedDataNeed('swe-agent');
+const real = (name: string): InputFile => ({ path: name, text: readSharedData(`swe-agent/${name}`) });
 const options: ValidationOptions = { runId: 'run-1', imageTemplate: 'swebench/sweb.eval.x86_64.{instance_id_1776}:latest' };
 
 const nativeEpisode = (episodeId: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
@@ -28,7 +27,7 @@ const chat = {
 };
 
 describe('detectFormat', () => {
-  it('recognises every input kind by extension and content', () => {
+  itWith([SWE_AGENT], 'recognises every input kind by extension and content', () => {
     const kinds = [
       real('6e44b9__sweagenttestrepo-1c2844.traj'),
       real('str_replace_anthropic_demo.yaml'),
@@ -38,7 +37,7 @@ describe('detectFormat', () => {
       { path: 'chat.json', text: JSON.stringify(chat) },
       { path: 'bare.json', text: JSON.stringify(chat.messages) },
       { path: 'episodes.jsonl', text: `${JSON.stringify(nativeEpisode('e'))}\n` },
-      { path: 'traj-as.json', text: readFileSync(`${DATA}/function_calling_simple.traj`, 'utf8') },
+      { path: 'traj-as.json', text: readSharedData('swe-agent/function_calling_simple.traj') },
     ].map((file) => {
       const detected = detectFormat(file);
       return detected.ok ? detected.format : detected.problem.message;
@@ -51,7 +50,7 @@ describe('detectFormat', () => {
 });
 
 describe('validateInputs', () => {
-  it('imports all formats together, applies defaults and joins trajectories with the dataset', () => {
+  itWith([SWE_AGENT], 'imports all formats together, applies defaults and joins trajectories with the dataset', () => {
     const files: InputFile[] = [
       { path: 'episodes.jsonl', text: [nativeEpisode('native-1'), nativeEpisode('native-2', { sandbox: { image: 'own' } })].map((e) => JSON.stringify(e)).join('\n') },
       real('6e44b9__sweagenttestrepo-1c2844.traj'),
@@ -110,7 +109,7 @@ describe('validateInputs', () => {
     expect(raised.problems).toEqual([]);
   });
 
-  it('reports unknown formats, empty files, JSONL named .json and bad options', () => {
+  itWith([SWE_AGENT], 'reports unknown formats, empty files, JSONL named .json and bad options', () => {
     const { problems } = validateInputs([
       { path: 'notes.json', text: '{"hello": "world"}' },
       { path: 'empty.jsonl', text: '\n' },
@@ -127,7 +126,7 @@ describe('validateInputs', () => {
     expect(bad.problems[0]!.file).toBe('(options)');
   });
 
-  it('keeps going after a bad file and says everything in one error for callers that throw', () => {
+  itWith([SWE_AGENT], 'keeps going after a bad file and says everything in one error for callers that throw', () => {
     const { episodes, problems } = validateInputs([
       { path: 'bad.jsonl', text: '{"episode_id": "e", "instance_id": "i", "trajectory": [{"name": "execute_bash", "arguments": "ls"}]}\n' },
       real('function_calling_simple.traj'),
@@ -141,7 +140,7 @@ describe('validateInputs', () => {
     expect(error.message).toContain('bad.jsonl:1: trajectory[0].arguments');
   });
 
-  it('adds gold episodes on request', () => {
+  itWith([SWE_AGENT], 'adds gold episodes on request', () => {
     const { episodes, problems } = validateInputs([real('swe-bench-lite-test.json')], { ...options, gold: true });
     expect(problems).toEqual([]);
     expect(episodes.map((e) => e.instance_id)).toEqual([

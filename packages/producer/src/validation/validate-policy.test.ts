@@ -2,16 +2,15 @@
  * `submit --policy FILE`: one policy block for a whole submission. A SWE-bench dataset becomes N policy episodes
  * per instance; other episodes get the block; mistakes are reported once, where they are.
  */
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
+import { describeWith, readSharedData, sharedDataNeed } from '@rollout-fleet/shared/testing';
 import type { InputFile } from '../importers/types.js';
 import { formatProblem } from './problem.js';
 import { validateInputs, type ValidationOptions } from './validate-inputs.js';
 
-const DATA = fileURLToPath(new URL('../../../../test/fixtures/swe-agent', import.meta.url));
-const DATASET: InputFile = { path: 'swe-bench-lite-test.json', text: readFileSync(`${DATA}/swe-bench-lite-test.json`, 'utf8') };
-const INSTANCES = (JSON.parse(DATASET.text) as Array<{ instance_id: string; problem_statement: string }>);
+const DATASET_FILE = 'swe-agent/swe-bench-lite-test.json';
+let DATASET: InputFile;
+let INSTANCES: Array<{ instance_id: string; problem_statement: string }>;
 const options: ValidationOptions = { runId: 'rl-step-3', imageTemplate: 'swebench/sweb.eval.x86_64.{instance_id_1776}:latest' };
 
 const POLICY = {
@@ -23,7 +22,12 @@ const POLICY = {
 };
 const policyFile = (block: unknown = POLICY, path = 'policy.json'): InputFile => ({ path, text: JSON.stringify(block) });
 
-describe('validateInputs with a policy file', () => {
+describeWith([sharedDataNeed(DATASET_FILE)], 'validateInputs with a policy file', () => {
+  beforeAll(() => {
+    DATASET = { path: 'swe-bench-lite-test.json', text: readSharedData(DATASET_FILE) };
+    INSTANCES = JSON.parse(DATASET.text) as Array<{ instance_id: string; problem_statement: string }>;
+  });
+
   it('turns every dataset instance into N policy episodes with its problem statement, eval spec and image', () => {
     const result = validateInputs([DATASET], { ...options, samples: 3, policyFile: policyFile() });
     expect(result.problems).toEqual([]);

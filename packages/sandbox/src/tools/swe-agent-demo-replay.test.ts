@@ -1,17 +1,18 @@
-// Replays the str_replace_editor calls recorded in test/fixtures/swe-agent/str_replace_anthropic_demo.yaml against a
-// reconstructed tree and checks every observation. The recording comes from an older tool/template (tools spec
+// Replays the str_replace_editor calls recorded in swe-agent/str_replace_anthropic_demo.yaml (the shared data)
+// against a reconstructed tree and checks every observation. The recording comes from an older tool/template (tools spec
 // §3.11), so the test keeps, as data, the exact list of known differences per step and asserts that applying
 // exactly those to our output reproduces the recording, and that each of them is needed.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { toolCallToCommand } from './tool-call-to-command.js';
-import { makeScratch, runShell } from '@rollout-fleet/test-kit';
-import type { Scratch } from '@rollout-fleet/test-kit';
+import { makeScratch, runShell, type Scratch } from '@rollout-fleet/test-kit';
 import { fileURLToPath } from 'node:url';
+import { describeWith } from '../testing/needs.js';
+import { readSharedData, sharedDataNeed } from '../testing/shared-data.js';
 
-const DEMO = fileURLToPath(new URL('../../../../test/fixtures/swe-agent/str_replace_anthropic_demo.yaml', import.meta.url));
+const DEMO = 'swe-agent/str_replace_anthropic_demo.yaml';
 const RECORDED_ROOT = '/swe-agent-test-repo';
 
 type Difference = 'state-suffix' | 'empty-line-tabs' | 'snippet-one-line-later';
@@ -86,7 +87,7 @@ interface RecordedCall {
 }
 
 function recordedCalls(): RecordedCall[] {
-  const demo = parse(readFileSync(DEMO, 'utf8')) as { history: HistoryEntry[] };
+  const demo = parse(readSharedData(DEMO)) as { history: HistoryEntry[] };
   const observations = new Map<string, string>();
   for (const entry of demo.history) {
     if (entry.role === 'tool') for (const id of entry.tool_call_ids ?? []) observations.set(id, entry.content);
@@ -140,8 +141,8 @@ beforeAll(() => {
 });
 afterAll(() => scratch.cleanup());
 
-// The fixture is part of the repository (test/fixtures/): a missing file is a failure, never a skip.
-describe('replay of str_replace_anthropic_demo.yaml', () => {
+// The demo is read in place from the shared data: skipped with the reason where that is absent, a failure under CI.
+describeWith([sharedDataNeed(DEMO)], 'replay of str_replace_anthropic_demo.yaml', () => {
   it('holds the expected calls: three str_replace_editor calls, then submit (not one of our tools)', () => {
     const calls = recordedCalls();
     expect(calls.map((call) => call.name)).toEqual(['str_replace_editor', 'str_replace_editor', 'str_replace_editor', 'submit']);

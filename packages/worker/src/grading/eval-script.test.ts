@@ -3,9 +3,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { itWith, readSharedData, sharedDataNeed } from '@rollout-fleet/shared/testing';
 import { buildEvalScript, evalScriptLines } from './eval-script.js';
 import { parseLog } from './parse-log.js';
-import { fileURLToPath } from 'node:url';
 
 interface Instance {
   instance_id: string;
@@ -13,10 +13,10 @@ interface Instance {
   base_commit: string;
   test_patch: string;
 }
-const instances = JSON.parse(readFileSync(fileURLToPath(new URL('../../../../test/fixtures/swe-agent/swe-bench-lite-test.json', import.meta.url)), 'utf8')) as Instance[];
+const DATASET = 'swe-agent/swe-bench-lite-test.json';
 
 function instance(id: string): Instance {
-  const found = instances.find((i) => i.instance_id === id);
+  const found = (JSON.parse(readSharedData(DATASET)) as Instance[]).find((i) => i.instance_id === id);
   if (!found) throw new Error(`fixture instance ${id} missing`);
   return found;
 }
@@ -24,7 +24,7 @@ function instance(id: string): Instance {
 const CONDA = 'if [ -f /opt/miniconda3/bin/activate ]; then source /opt/miniconda3/bin/activate && conda activate testbed; fi';
 
 describe('buildEvalScript', () => {
-  it('builds the harness script for a django test_patch', () => {
+  itWith([sharedDataNeed(DATASET)], 'builds the harness script for a django test_patch', () => {
     const { repo, base_commit, test_patch } = instance('django__django-16255');
     const testCommand = './tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1';
     const script = buildEvalScript({ eval: { repo, base_commit, test_patch, test_command: testCommand } });
@@ -52,7 +52,7 @@ describe('buildEvalScript', () => {
     );
   });
 
-  it('builds the harness lines for a pytest test_patch, with repo-specific commands in their slots', () => {
+  itWith([sharedDataNeed(DATASET)], 'builds the harness lines for a pytest test_patch, with repo-specific commands in their slots', () => {
     const { repo, base_commit, test_patch } = instance('pytest-dev__pytest-11143');
     const lines = evalScriptLines({
       eval: { repo, base_commit, test_patch, test_command: 'pytest -rA' },

@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { describeWith, readSharedData, sharedDataNeed } from '@rollout-fleet/shared/testing';
 import { gradeInstance, type GradeInstanceInput } from './grade-instance.js';
-import { fileURLToPath } from 'node:url';
 
 interface Instance {
   instance_id: string;
@@ -9,7 +8,8 @@ interface Instance {
   FAIL_TO_PASS: string[];
   PASS_TO_PASS: string[];
 }
-const instances = JSON.parse(readFileSync(fileURLToPath(new URL('../../../../test/fixtures/swe-agent/swe-bench-lite-test.json', import.meta.url)), 'utf8')) as Instance[];
+const DATASET = 'swe-agent/swe-bench-lite-test.json';
+const instances = (): Instance[] => JSON.parse(readSharedData(DATASET)) as Instance[];
 
 const wrap = (lines: string[]): string =>
   ['+ : \'>>>>> Start Test Output\'', ...lines, '+ : \'>>>>> End Test Output\''].join('\n');
@@ -114,9 +114,9 @@ describe('report flags (§6.4)', () => {
   });
 });
 
-describe('real SWE-bench Lite instance', () => {
+describeWith([sharedDataNeed(DATASET)], 'real SWE-bench Lite instance', () => {
   it('resolves django__django-16255 when every listed test reports ok, and not when one P2P test fails', () => {
-    const instance = instances.find((i) => i.instance_id === 'django__django-16255');
+    const instance = instances().find((i) => i.instance_id === 'django__django-16255');
     if (!instance) throw new Error('fixture instance missing');
     const lines = [...instance.FAIL_TO_PASS, ...instance.PASS_TO_PASS].map((name) => `${name} ... ok`);
     const evalSpec = { repo: instance.repo, FAIL_TO_PASS: instance.FAIL_TO_PASS, PASS_TO_PASS: instance.PASS_TO_PASS };

@@ -1,22 +1,21 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { describeWith, readSharedData, sharedDataNeed } from '@rollout-fleet/shared/testing';
 import { modifiedFiles, testDirectives } from './test-directives.js';
-import { fileURLToPath } from 'node:url';
 
 interface Instance {
   instance_id: string;
   repo: string;
   test_patch: string;
 }
-const instances = JSON.parse(readFileSync(fileURLToPath(new URL('../../../../test/fixtures/swe-agent/swe-bench-lite-test.json', import.meta.url)), 'utf8')) as Instance[];
+const DATASET = 'swe-agent/swe-bench-lite-test.json';
 
 function instance(id: string): Instance {
-  const found = instances.find((i) => i.instance_id === id);
+  const found = (JSON.parse(readSharedData(DATASET)) as Instance[]).find((i) => i.instance_id === id);
   if (!found) throw new Error(`fixture instance ${id} missing`);
   return found;
 }
 
-describe('testDirectives on real SWE-bench Lite instances', () => {
+describeWith([sharedDataNeed(DATASET)], 'testDirectives on real SWE-bench Lite instances', () => {
   it.each([
     ['django__django-16255', ['sitemaps_tests.test_http', 'sitemaps_tests.urls.http']],
     ['django__django-15781', ['user_commands.tests']],
