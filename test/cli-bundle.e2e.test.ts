@@ -2,13 +2,15 @@
  * The built CLI (scripts/build-cli.mjs → dist/cli-bundle/, what bin/rollout-fleet.js runs while it is current):
  * it answers `worker --help`, a bundled `rollout-fleet worker` runs an episode end to end (the Lua scripts,
  * tool bundle and runtime files it reads next to their sources are found from the bundle), the worker loads no
- * dashboard (express, bull-board), and the staleness check refuses a bundle whose sources changed.
+ * dashboard (express, bull-board), the staleness check refuses a bundle whose sources changed, and no test file
+ * or test kit is among its sources.
  */
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isTestCode } from './support/test-code.js';
 import { ROOT, childEnv, cloudEnvFor, collectResults, configOf, episode, openPipeline, startHost, runNode, stopChild, testEnv, type CliRun, type Host, type Pipeline } from './support/pipeline-harness.js';
 
 interface CliBundle {
@@ -46,6 +48,13 @@ describe('the built CLI', () => {
     const help = await run([cliBundle.bundleEntry(bundle), 'worker', '--help']);
     expect(help.code, help.stderr).toBe(0);
     expect(help.stdout).toContain('Usage: rollout-fleet worker [options]');
+  });
+
+  it('is built from no test file, test kit or fixture (its esbuild metafile inputs, as the manifest lists them)', async () => {
+    const { inputs } = JSON.parse(await readFile(cliBundle.manifestPath(bundle), 'utf8')) as { inputs: Array<{ path: string }> };
+    const paths = inputs.map((input) => input.path);
+    expect(paths).toContain('cli/main.ts');
+    expect(paths.filter((path) => isTestCode(path) || path.startsWith('packages/test-kit/'))).toEqual([]);
   });
 
   describe('a bundled worker', () => {
