@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """SWE-ReX 1.4 compatible server (standard library only, Python 3.8+) for vefaas-local sandboxes.
 
-Wire contract: the SWE-ReX 1.4 HTTP API (mirrors `swerex-remote` 1.4.0; checked by the conformance suite in src/testing/swerex-conformance/).
+Wire contract: the SWE-ReX 1.4 HTTP API (mirrors `swerex-remote` 1.4.0; checked by the conformance suite in
+packages/test-kit/src/swerex-conformance/).
   in:  HTTP/1.1 on a UNIX socket (--socket PATH) or TCP (--host/--port); JSON bodies; /upload multipart.
   auth: X-API-Key on every path when --auth-token is non-empty -> 401 {"detail":"Invalid API Key"} /
         401 {"detail":"Not authenticated"} + `www-authenticate: APIKey` when missing.

@@ -1,5 +1,5 @@
 /**
- * Importers cannot crash: for every import format, arbitrary and adversarial files (see testing/adversarial-inputs.ts)
+ * Importers cannot crash: for every import format, arbitrary and adversarial files (see packages/test-kit/src/adversarial-inputs.ts)
  * end in located problems or valid episodes — never an exception, never a polluted prototype, never output that
  * grows faster than the input.
  */
