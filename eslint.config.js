@@ -10,15 +10,15 @@ const IOREDIS_ONLY_IN_SHARED = {
 const PACKAGES = ['shared', 'sandbox', 'vefaas-local', 'producer', 'worker', 'api', 'test-kit'];
 const DEEP_SRC = { group: ['**/packages/*/src/**', '../../packages/**', '@rollout-fleet/*/src/**'], message: 'Import other packages by their package name.' };
 const TEST_KIT = { group: ['@rollout-fleet/test-kit', '@rollout-fleet/test-kit/**'], message: 'Test kits are for tests, test/support, bench and the demo only: nothing that ships imports them.' };
-// Test kits that still live in a package's src until they move out (producer/src/testing, vefaas-local/src/testing).
-const KITS_IN_SRC = ['src/testing/**', 'src/**/test-kit.ts'];
+// A package's own test fixtures live beside its tests, outside src (e.g. packages/vefaas-local/test/).
+const TEST_DIRS = ['test/**'];
 
 /** no-restricted-imports for one package: the packages of ours it may import; its tests may also take the test kit. */
 function arrows(dir, allowed, message, { ioredis = false } = {}) {
   const forbidden = PACKAGES.filter((name) => !allowed.includes(name) && `packages/${name}` !== dir);
   const paths = ioredis ? [] : [IOREDIS_ONLY_IN_SHARED];
   const own = { group: forbidden.filter((name) => name !== 'test-kit').flatMap((name) => [`@rollout-fleet/${name}`, `@rollout-fleet/${name}/**`]), message };
-  const tests = [`${dir}/**/*.test.ts`, ...KITS_IN_SRC.map((glob) => `${dir}/${glob}`)];
+  const tests = [`${dir}/**/*.test.ts`, ...TEST_DIRS.map((glob) => `${dir}/${glob}`)];
   return [
     { files: [`${dir}/**/*.ts`], ignores: tests, rules: { 'no-restricted-imports': ['error', { paths, patterns: [DEEP_SRC, own, TEST_KIT] }] } },
     { files: tests, rules: { 'no-restricted-imports': ['error', { paths, patterns: [DEEP_SRC, own] }] } },
@@ -46,7 +46,7 @@ export default tseslint.config(
   ...arrows('packages/producer', ['shared', 'sandbox'], 'The producer imports only shared and sandbox (the tool vocabulary of recordings), never the worker.'),
   ...arrows('packages/worker', ['shared', 'sandbox'], 'The worker imports only shared and sandbox.'),
   ...arrows('packages/api', ['shared', 'sandbox', 'producer', 'worker'], 'The API imports shared, sandbox, producer and worker (vefaas-local only in tests, through the CLI\'s target).'),
-  ...arrows('packages/test-kit', ['shared', 'sandbox'], 'The test kit imports only shared and sandbox.'),
+  ...arrows('packages/test-kit', ['shared', 'sandbox', 'vefaas-local', 'producer'], 'The test kit imports shared, sandbox, vefaas-local and producer (never the worker or the API, whose tests use it).'),
   {
     // What ships never reaches the test kit; the demo (cli/demo*.ts), tests, test/support and bench may.
     files: ['cli/**/*.ts'],

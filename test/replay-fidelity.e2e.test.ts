@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EpisodeResultSchema, EpisodeSchema, type EpisodeResult } from '@rollout-fleet/shared';
 import { submitRun, validateInputs } from '@rollout-fleet/producer';
 import { bwrapNeed, describeWith, systemProgramNeed } from '@rollout-fleet/test-kit';
-import { sharedDataNeed, sharedDataPath } from '@rollout-fleet/shared/testing';
+import { sharedDataNeed, sharedDataPath } from '@rollout-fleet/test-kit';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
 import { ROOT, collectResults, configOf, openPipeline, runCli, silentLogger, startHost, testEnv, type Host, type Pipeline } from './support/pipeline-harness.js';
 

@@ -13,7 +13,7 @@ import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { freePort } from '@rollout-fleet/shared';
-import { describeWith, sharedDataNeed, sharedDataPath } from '@rollout-fleet/shared/testing';
+import { describeWith, sharedDataNeed, sharedDataPath } from '@rollout-fleet/test-kit';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const DATASET_FILE = 'swe-agent/swe-bench-lite-test.json';

@@ -1,5 +1,5 @@
 /** The need of every test that runs real sandboxes: bubblewrap installed and allowed to create namespaces. */
-import type { Need } from '@rollout-fleet/test-kit';
+import type { Need } from './needs.js';
 import { checkIsolation } from '@rollout-fleet/vefaas-local';
 
 export function bwrapNeed(): Need {

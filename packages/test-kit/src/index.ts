@@ -2,7 +2,7 @@
  * Test and demo kits, never imported by what ships: needs, fixtures, seeded random, wire and scripted policy servers,
  * the tool-bundle harness.
  */
-export { commandNeed, describeWith, itWith, systemProgramNeed } from './needs.js';
+export { commandNeed, describeWith, isCi, itWith, systemProgramNeed } from './needs.js';
 export type { Need } from './needs.js';
 export { memorySink } from './memory-sink.js';
 export { resultFixture, rewardedResult } from './result-fixture.js';
@@ -35,3 +35,4 @@ export { FORMAT_SPECS, arbitraryFile, inputFileOf, validationOptions } from './a
 export type { Adversity } from './adversarial-inputs.js';
 export { RexCaller, SWEREX_CONFORMANCE_FACETS, describeSwerexConformance, dispatcherTarget, multipartBody, socketTarget, storedZip } from './swerex-conformance/index.js';
 export type { DispatcherTargetOptions, SwerexConformanceFacet, SwerexConformanceTarget, SwerexReply, SwerexRequest } from './swerex-conformance/index.js';
+export { readSharedData, sharedDataDir, sharedDataNeed, sharedDataPath } from './shared-data.js';

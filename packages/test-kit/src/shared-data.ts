@@ -11,7 +11,7 @@ import type { Need } from './needs.js';
 
 export function sharedDataDir(env: NodeJS.ProcessEnv = process.env): string {
   const override = env.ROLLOUT_FLEET_SHARED_DATA ?? '';
-  return override !== '' ? resolve(override) : fileURLToPath(new URL('../../../../../shared/data', import.meta.url));
+  return override !== '' ? resolve(override) : fileURLToPath(new URL('../../../../shared/data', import.meta.url));
 }
 
 /** Absolute path of `relative` (e.g. `swe-agent/swe-bench-lite-test.json`) in the shared data. */

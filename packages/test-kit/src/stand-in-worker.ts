@@ -7,7 +7,7 @@
  * a test hold an execution where the interleaving matters.
  */
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
-import { rewardedResult } from '@rollout-fleet/test-kit';
+import { rewardedResult } from './result-fixture.js';
 import { ResultStore, parseJobId, requeueWhenFinished, type EpisodeJobData, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
 
 /** One execution of a job, as the hooks see it. */

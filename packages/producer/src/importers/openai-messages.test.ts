@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { itWith, readSharedData, sharedDataNeed } from '@rollout-fleet/shared/testing';
+import { itWith, readSharedData, sharedDataNeed } from '@rollout-fleet/test-kit';
 import { formatProblem } from '../validation/problem.js';
 import { importOpenAiMessages } from './openai-messages.js';
 import type { ImportOptions } from './types.js';

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { describeWith, itWith, readSharedData, sharedDataNeed } from '@rollout-fleet/shared/testing';
+import { describeWith, itWith, readSharedData, sharedDataNeed } from '@rollout-fleet/test-kit';
 import { formatProblem } from '../validation/problem.js';
 import { evalSpecForInstance, parseSweBenchInstances } from './swebench-dataset.js';
 import { importSweBenchGold, importSweBenchPredictions, type SweBenchImportOptions } from './swebench-predictions.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { itWith, readSharedData, sharedDataNeed } from '@rollout-fleet/shared/testing';
+import { itWith, readSharedData, sharedDataNeed } from '@rollout-fleet/test-kit';
 import { detectFormat } from '../importers/detect-format.js';
 import type { InputFile } from '../importers/types.js';
 import { formatProblem, problemsToError } from './problem.js';

@@ -3,7 +3,7 @@
  * per instance; other episodes get the block; mistakes are reported once, where they are.
  */
 import { beforeAll, expect, it } from 'vitest';
-import { describeWith, readSharedData, sharedDataNeed } from '@rollout-fleet/shared/testing';
+import { describeWith, readSharedData, sharedDataNeed } from '@rollout-fleet/test-kit';
 import type { InputFile } from '../importers/types.js';
 import { formatProblem } from './problem.js';
 import { validateInputs, type ValidationOptions } from './validate-inputs.js';

@@ -8,9 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { toolCallToCommand } from './tool-call-to-command.js';
 import { makeScratch, runShell, type Scratch } from '@rollout-fleet/test-kit';
-import { fileURLToPath } from 'node:url';
-import { describeWith } from '../testing/needs.js';
-import { readSharedData, sharedDataNeed } from '../testing/shared-data.js';
+import { describeWith, readSharedData, sharedDataNeed } from '@rollout-fleet/test-kit';
 
 const DEMO = 'swe-agent/str_replace_anthropic_demo.yaml';
 const RECORDED_ROOT = '/swe-agent-test-repo';

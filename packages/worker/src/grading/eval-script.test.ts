@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { itWith, readSharedData, sharedDataNeed } from '@rollout-fleet/shared/testing';
+import { itWith, readSharedData, sharedDataNeed } from '@rollout-fleet/test-kit';
 import { buildEvalScript, evalScriptLines } from './eval-script.js';
 import { parseLog } from './parse-log.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeWith, readSharedData, sharedDataNeed } from '@rollout-fleet/shared/testing';
+import { describeWith, readSharedData, sharedDataNeed } from '@rollout-fleet/test-kit';
 import { gradeInstance, type GradeInstanceInput } from './grade-instance.js';
 
 interface Instance {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeWith, readSharedData, sharedDataNeed } from '@rollout-fleet/shared/testing';
+import { describeWith, readSharedData, sharedDataNeed } from '@rollout-fleet/test-kit';
 import { modifiedFiles, testDirectives } from './test-directives.js';
 
 interface Instance {
