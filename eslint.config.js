@@ -14,14 +14,14 @@ const TEST_KIT = { group: ['@rollout-fleet/test-kit', '@rollout-fleet/test-kit/*
 const TEST_DIRS = ['test/**'];
 
 /** no-restricted-imports for one package: the packages of ours it may import; its tests may also take the test kit. */
-function arrows(dir, allowed, message, { ioredis = false } = {}) {
+function arrows(dir, allowed, message, { ioredis = false, banned = [] } = {}) {
   const forbidden = PACKAGES.filter((name) => !allowed.includes(name) && `packages/${name}` !== dir);
   const paths = ioredis ? [] : [IOREDIS_ONLY_IN_SHARED];
   const own = { group: forbidden.filter((name) => name !== 'test-kit').flatMap((name) => [`@rollout-fleet/${name}`, `@rollout-fleet/${name}/**`]), message };
   const tests = [`${dir}/**/*.test.ts`, ...TEST_DIRS.map((glob) => `${dir}/${glob}`)];
   return [
-    { files: [`${dir}/**/*.ts`], ignores: tests, rules: { 'no-restricted-imports': ['error', { paths, patterns: [DEEP_SRC, own, TEST_KIT] }] } },
-    { files: tests, rules: { 'no-restricted-imports': ['error', { paths, patterns: [DEEP_SRC, own] }] } },
+    { files: [`${dir}/**/*.ts`], ignores: tests, rules: { 'no-restricted-imports': ['error', { paths, patterns: [DEEP_SRC, own, TEST_KIT, ...banned] }] } },
+    { files: tests, rules: { 'no-restricted-imports': ['error', { paths, patterns: [DEEP_SRC, own, ...banned] }] } },
   ];
 }
 
@@ -44,7 +44,10 @@ export default tseslint.config(
   ...arrows('packages/sandbox', ['shared'], 'sandbox imports only @rollout-fleet/shared.'),
   ...arrows('packages/vefaas-local', ['shared', 'sandbox'], 'vefaas-local imports only shared and sandbox (the signature it verifies).'),
   ...arrows('packages/producer', ['shared', 'sandbox'], 'The producer imports only shared and sandbox (the tool vocabulary of recordings), never the worker.'),
-  ...arrows('packages/worker', ['shared', 'sandbox'], 'The worker imports only shared and sandbox.'),
+  ...arrows('packages/worker', ['shared', 'sandbox'], 'The worker imports only shared and sandbox.', {
+    // HTTP surfaces (API, dashboard) live in the API package; the worker's health endpoint is plain node:http.
+    banned: [{ group: ['express', '@bull-board/*'], message: 'HTTP surfaces (API, dashboard) live in @rollout-fleet/api.' }],
+  }),
   ...arrows('packages/api', ['shared', 'sandbox', 'producer', 'worker'], 'The API imports shared, sandbox, producer and worker (vefaas-local only in tests, through the CLI\'s target).'),
   ...arrows('packages/test-kit', ['shared', 'sandbox', 'vefaas-local', 'producer'], 'The test kit imports shared, sandbox, vefaas-local and producer (never the worker or the API, whose tests use it).'),
   {

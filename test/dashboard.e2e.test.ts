@@ -22,7 +22,7 @@ import { createVefaasClient, type VefaasClient } from '@rollout-fleet/sandbox';
 import { submitRun, validateInputs } from '@rollout-fleet/producer';
 import { startVefaasLocal, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
 import { formatGradingLog, formatStepLog, startWorker, type RunningWorker } from '@rollout-fleet/worker';
-import { startDashboard, type Dashboard } from '@rollout-fleet/worker/dashboard';
+import { startDashboard, type Dashboard } from '@rollout-fleet/api/dashboard';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 // Debian's chromium, found on PATH (never a downloaded browser).

@@ -16,7 +16,7 @@ import { ConfigMap, Secret, Service, type IContainer, type IPodSpec } from 'kube
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { createRedis, loadConfig, type Config, type RedisClient } from '@rollout-fleet/shared';
-import { startDashboard, type Dashboard } from '@rollout-fleet/worker/dashboard';
+import { startDashboard, type Dashboard } from '@rollout-fleet/api/dashboard';
 import { CLI, ROOT, silentLogger, testEnv } from './support/pipeline-harness.js';
 
 const DIR = join(ROOT, 'deploy/k8s');

@@ -16,7 +16,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { EpisodeResultSchema, jobIdFor, type Episode, type EpisodeResult } from '@rollout-fleet/shared';
 import { cancelRun, retryFailed, submitRun, validateInputs } from '@rollout-fleet/producer';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
-import { startDashboard } from '@rollout-fleet/worker/dashboard';
+import { startDashboard } from '@rollout-fleet/api/dashboard';
 import {
   SWEEP,
   cloudEnvFor,

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { AGENT_ENV_LABEL_KEY, LeaseStore, ensureFleetId } from '@rollout-fleet/sandbox';
 import { createKeyspace, createRedis, isCluster, keysMatching, type Config, type EpisodeResult, type RedisClient } from '@rollout-fleet/shared';
 import { bwrapNeed, commandNeed, describeWith } from '@rollout-fleet/test-kit';
-import { startDashboard, type Dashboard } from '@rollout-fleet/worker/dashboard';
+import { startDashboard, type Dashboard } from '@rollout-fleet/api/dashboard';
 import { FLEET_LABEL_KEY, SWEEP, cloudEnvFor, configOf, fleetSandboxes, readExpected, runCli, silentLogger, spawnWorker, startHost, stopChild, type Host } from './support/pipeline-harness.js';
 import { startRedisCluster, type LocalCluster } from './support/redis-cluster.js';
 

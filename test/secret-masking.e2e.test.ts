@@ -15,7 +15,7 @@ import { startScriptedPolicyServer, type ScriptedPolicyServer } from '@rollout-f
 import { startApi, type ApiServer } from '@rollout-fleet/api';
 import { submitRun } from '@rollout-fleet/producer';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
-import { startDashboard, type Dashboard } from '@rollout-fleet/worker/dashboard';
+import { startDashboard, type Dashboard } from '@rollout-fleet/api/dashboard';
 import {
   cloudEnvFor,
   collectResults,

@@ -26,7 +26,7 @@ export function registerDashboard(program: Command): void {
 
 async function runDashboard(flags: DashboardFlags): Promise<number> {
   const { RolloutError, createLogger, loadConfig } = await import('@rollout-fleet/shared');
-  const { startDashboard } = await import('@rollout-fleet/worker/dashboard');
+  const { startDashboard } = await import('@rollout-fleet/api/dashboard');
   let config;
   try {
     config = loadConfig();

@@ -1,8 +1,6 @@
 /** The worker: runs episodes from the queue (policy loop, replay, grading). Only names used outside the package. */
-export { createHttpAuth } from './dashboard/auth.js';
-export { csrfGuard } from './dashboard/csrf.js';
-export { hostForUrl } from './dashboard/loopback.js';
-export { formatGradingLog, formatStepLog } from './episode/job-progress.js';
+export { formatGradingLog, formatStepLog, stepProgress } from './episode/job-progress.js';
+export type { EpisodeProgress, StepLogFields } from './episode/job-progress.js';
 export { every as repeatEvery, startWorker } from './start-worker.js';
 export type { RunningWorker } from './start-worker.js';
 export { startHealthServer } from './health/health-server.js';
@@ -15,3 +13,5 @@ export { toolProfile } from './policy/tool-profiles.js';
 export { sweAgentObservation } from './fidelity/agent-view.js';
 export { recordingFormatFor } from './fidelity/normalise.js';
 export { compareStep, summariseFidelity } from './fidelity/compare.js';
+export { checkRedis } from './health/worker-health.js';
+export { publishMetrics } from './metrics/metrics-publisher.js';

@@ -1,4 +1,4 @@
-/** Test helpers for the dashboard: a config with a unique prefix, a log sink and Redis cleanup. */
+/** Test helpers for the dashboard's tests (packages/api/src/dashboard): a config with a unique prefix, a log sink and Redis cleanup. */
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { createLogger, deleteKeysMatching, loadConfig, type Config, type Logger, type RedisClient } from '@rollout-fleet/shared';

@@ -1,6 +1,6 @@
 /**
  * `rollout-fleet dashboard`: Bull Board for the fleet's queues, plus /metrics, /api/runs and /runs pages,
- * all behind one authentication layer (see auth.ts) and one CSRF guard for writes (see csrf.ts). Job data is
+ * all behind one authentication layer (see ../http/auth.ts, shared with the API) and one CSRF guard for writes (../http/csrf.ts). Job data is
  * shown through the shared redaction (redacting-adapter.ts): no sandbox env value or other secret is displayed.
  * Routes:
  *   /healthz                       200 {ok, redis} | 503 when Redis does not answer (no authentication)
@@ -15,11 +15,11 @@ import { ExpressAdapter } from '@bull-board/express';
 import { Queue } from 'bullmq';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { RolloutError, createKeyspace, createRedis, type Config, type EpisodeJobData, type Logger, type RedisClient } from '@rollout-fleet/shared';
-import { createDashboardAuth } from './auth.js';
-import { checkRedis } from '../health/worker-health.js';
-import { csrfGuard } from './csrf.js';
+import { checkRedis } from '@rollout-fleet/worker';
+import { createDashboardAuth } from '../http/auth.js';
+import { csrfGuard } from '../http/csrf.js';
 import { createDashboardMetrics } from './dashboard-metrics.js';
-import { hostForUrl } from './loopback.js';
+import { hostForUrl } from '../http/loopback.js';
 import { RedactingBullMQAdapter } from './redacting-adapter.js';
 import { episodeViewerPath, runRoutes } from './run-routes.js';
 

@@ -2,7 +2,7 @@
 import { createKeyspace, createRedis, ResultStore, type Config, type EpisodeResult, type RedisClient, type TurnRecord } from '@rollout-fleet/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDashboard, type Dashboard } from './start-dashboard.js';
-import { TEST_REDIS_URL, capturingLogger, dashboardTestConfig, deletePrefix } from './test-kit.js';
+import { TEST_REDIS_URL, capturingLogger, dashboardTestConfig, deletePrefix } from '@rollout-fleet/test-kit';
 
 function turn(index: number, usage: { prompt_tokens: number; completion_tokens: number }): TurnRecord {
   return {

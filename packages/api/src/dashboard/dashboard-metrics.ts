@@ -1,6 +1,6 @@
 /**
  * The dashboard's `/metrics`: one Prometheus scrape target for the whole fleet. It merges
- * - the fleet aggregate: every live worker's published snapshot, summed (see ../metrics/metrics-publisher.ts);
+ * - the fleet aggregate: every live worker's published snapshot, summed (see the worker's metrics/metrics-publisher.ts);
  * - gauges read from Redis at scrape time: BullMQ job counts by state, the fleet's sandbox slots (live,
  *   starting, warm, waiting; from the slot script, on Redis's clock), known runs and how many workers report;
  * - the replay fidelity of the newest runs (folded from their results streams, see store/run-fidelity.ts).
@@ -9,7 +9,7 @@ import type { Queue } from 'bullmq';
 import { FIRST_DIVERGENCE_BUCKETS, getRunFidelity, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
 import { Gauge, Registry } from 'prom-client';
 import { LeaseStore } from '@rollout-fleet/sandbox';
-import { aggregateFleetMetrics } from '../metrics/metrics-publisher.js';
+import { aggregateFleetMetrics } from '@rollout-fleet/worker';
 
 /** Runs whose fidelity /metrics reports: the newest ones (labels per run stay few). */
 const FIDELITY_RUNS = 50;

@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import { type Config, createKeyspace, createRedis, type EpisodeResult, jobIdFor, type RedisClient, ResultStore, type RunStatus } from '@rollout-fleet/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDashboard, type Dashboard } from './start-dashboard.js';
-import { TEST_REDIS_URL, capturingLogger, dashboardTestConfig, deletePrefix } from './test-kit.js';
+import { TEST_REDIS_URL, capturingLogger, dashboardTestConfig, deletePrefix } from '@rollout-fleet/test-kit';
 
 function result(runId: string, i: number, overrides: Partial<EpisodeResult> = {}): EpisodeResult {
   return {

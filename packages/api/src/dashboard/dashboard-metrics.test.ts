@@ -2,10 +2,9 @@ import { Queue } from 'bullmq';
 import { type Config, createKeyspace, createRedis, type RedisClient } from '@rollout-fleet/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LeaseStore } from '@rollout-fleet/sandbox';
-import { publishMetrics } from '../metrics/metrics-publisher.js';
-import { createWorkerMetrics } from '../metrics/worker-metrics.js';
+import { createWorkerMetrics, publishMetrics } from '@rollout-fleet/worker';
 import { startDashboard, type Dashboard } from './start-dashboard.js';
-import { TEST_REDIS_URL, capturingLogger, dashboardTestConfig, deletePrefix } from './test-kit.js';
+import { TEST_REDIS_URL, capturingLogger, dashboardTestConfig, deletePrefix } from '@rollout-fleet/test-kit';
 
 /** The value of one sample line `name{labels} value` in Prometheus text. */
 function sample(text: string, series: string): number | undefined {

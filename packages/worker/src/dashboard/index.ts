@@ -1,4 +1,0 @@
-// `@rollout-fleet/worker/dashboard`: the dashboard (express, bull-board) apart from the package entry, so a
-// `rollout-fleet worker` process never loads what only `rollout-fleet dashboard` serves.
-export { startDashboard } from './start-dashboard.js';
-export type { Dashboard, StartDashboardOptions } from './start-dashboard.js';
