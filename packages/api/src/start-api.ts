@@ -7,18 +7,15 @@
  * rules and code). The OpenAPI document (docs/openapi.json) is generated from the same zod contracts.
  */
 import { hostname } from 'node:os';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import express, { type NextFunction, type Request, type Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import { RolloutError, createKeyspace, createRedis, type Config, type EpisodeJobData, type Logger } from '@rollout-fleet/shared';
 import { Reaper, createSandboxSupply, reaperPlatformFor, supplyLimitsFrom, type SandboxSupply, type SupplyTarget, type VefaasTarget } from '@rollout-fleet/sandbox';
 import { repeatEvery } from '@rollout-fleet/worker';
 import { apiError, errorBody, sendError } from './http/api-error.js';
 import { createHttpAuth } from './http/auth.js';
-import { csrfGuard } from './http/csrf.js';
-import { hostForUrl } from './http/loopback.js';
+import { createHttpApp, httpGate, listenHttp } from './http/http-server.js';
 import { runRoutes } from './routes/run-routes.js';
 import { sessionRoutes } from './routes/session-routes.js';
 import { streamRoutes } from './routes/stream-routes.js';
@@ -111,16 +108,9 @@ export async function startApi(options: StartApiOptions): Promise<ApiServer> {
     loops.push(repeatEvery(intervalMs, () => reaper.reapOnce(), logger, 'reaper pass failed'));
   }
 
-  const app = express();
-  app.disable('x-powered-by');
+  const app = createHttpApp({ 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-store' });
   app.set('query parser', 'simple');
-  app.use((_req, res, next) => {
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    res.setHeader('Cache-Control', 'no-store');
-    next();
-  });
-  app.use(auth.middleware);
-  app.use(csrfGuard(logger, { component: 'api', allowWithoutOrigin: true, deny: denyJson }));
+  app.use(httpGate(auth, logger, { component: 'api', allowWithoutOrigin: true, deny: denyJson }));
   app.use(runRoutes({ config, redis, keys, queue }));
   app.use(streamRoutes({ redis, keys, ...options.streams }));
   app.use(sessionRoutes({ sessions, maxBodyBytes: config.api.maxBodyBytes }));
@@ -131,24 +121,20 @@ export async function startApi(options: StartApiOptions): Promise<ApiServer> {
     sendError(res, bodyParserError(err) ?? err, logger.child({ method: req.method, path: req.path }));
   });
 
-  let server: Server;
-  try {
-    server = await new Promise<Server>((resolve, reject) => {
-      const s = app.listen(options.port, host);
-      s.once('listening', () => resolve(s));
-      s.once('error', reject);
-    });
-  } catch (err) {
-    for (const stop of loops) stop();
-    await queue.close();
-    queueConnection.disconnect();
-    redis.disconnect();
-    throw new RolloutError('CONFIG_INVALID', `api: cannot listen on ${host}:${options.port}: ${(err as Error).message}`, { cause: err });
-  }
+  const listener = await listenHttp(app, {
+    component: 'api',
+    host,
+    port: options.port,
+    onFailure: async () => {
+      for (const stop of loops) stop();
+      await queue.close();
+      queueConnection.disconnect();
+      redis.disconnect();
+    },
+  });
   // Calls may run as long as their timeout: never cut a request off by Node's default request timeout.
-  server.requestTimeout = 0;
-  const port = (server.address() as AddressInfo).port;
-  const url = `http://${hostForUrl(host)}:${port}`;
+  listener.server.requestTimeout = 0;
+  const { port, url } = listener;
   logger.info({ url, auth: auth.mode, fleetId: supply.fleetId }, 'api listening');
 
   let closing: Promise<void> | undefined;
@@ -162,8 +148,7 @@ export async function startApi(options: StartApiOptions): Promise<ApiServer> {
         for (const stop of loops) stop();
         await sessions.closeAll();
         await supply.close();
-        server.closeAllConnections();
-        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await listener.close();
         await queue.close();
         queueConnection.disconnect();
         redis.disconnect();

@@ -8,18 +8,15 @@
  *   /api/runs, /api/runs/<id>      JSON run summaries          /runs, /runs/<id>   HTML run pages
  *   / and the rest                 Bull Board (UI, /static assets, /api/queues...)
  */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createBullBoard } from '@bull-board/api';
 import { ExpressAdapter } from '@bull-board/express';
 import { Queue } from 'bullmq';
-import express, { type NextFunction, type Request, type Response } from 'express';
-import { RolloutError, createKeyspace, createRedis, type Config, type EpisodeJobData, type Logger, type RedisClient } from '@rollout-fleet/shared';
+import type { NextFunction, Request, Response, Router } from 'express';
+import { createKeyspace, createRedis, type Config, type EpisodeJobData, type Logger, type RedisClient } from '@rollout-fleet/shared';
 import { checkRedis } from '@rollout-fleet/worker';
 import { createDashboardAuth } from '../http/auth.js';
-import { csrfGuard } from '../http/csrf.js';
+import { createHttpApp, httpGate, listenHttp } from '../http/http-server.js';
 import { createDashboardMetrics } from './dashboard-metrics.js';
-import { hostForUrl } from '../http/loopback.js';
 import { RedactingBullMQAdapter } from './redacting-adapter.js';
 import { episodeViewerPath, runRoutes } from './run-routes.js';
 
@@ -92,14 +89,7 @@ export async function startDashboard(options: StartDashboardOptions): Promise<Da
   });
   const metrics = createDashboardMetrics({ redis, keys, queues, staleAfterMs: options.metricsStaleAfterMs });
 
-  const app = express();
-  app.disable('x-powered-by');
-  app.use((_req, res, next) => {
-    res.setHeader('X-Frame-Options', 'DENY');
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    res.setHeader('Referrer-Policy', 'same-origin');
-    next();
-  });
+  const app = createHttpApp({ 'X-Frame-Options': 'DENY', 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'same-origin' });
   const serveMetrics = async (_req: Request, res: Response): Promise<void> => {
     const text = await metrics.render();
     res.setHeader('Content-Type', metrics.contentType).send(text);
@@ -110,29 +100,18 @@ export async function startDashboard(options: StartDashboardOptions): Promise<Da
     res.status(redisState === 'ok' ? 200 : 503).json({ ok: redisState === 'ok', redis: redisState });
   });
   if (config.dashboard.metricsPublic) app.get('/metrics', serveMetrics);
-  app.use(auth.middleware);
-  app.use(csrfGuard(logger));
+  app.use(httpGate(auth, logger));
   if (!config.dashboard.metricsPublic) app.get('/metrics', serveMetrics);
   app.use(runRoutes({ redis, keys, queue: episodes }));
-  app.use('/', board.getRouter() as express.Router);
+  app.use('/', board.getRouter() as Router);
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     logger.error({ err, method: req.method, path: req.path }, 'dashboard: request failed');
     if (!res.headersSent) res.status(500).type('text/plain').send('Internal error\n');
   });
 
-  let server: Server;
-  try {
-    server = await new Promise<Server>((resolve, reject) => {
-      const s = app.listen(options.port, host);
-      s.once('listening', () => resolve(s));
-      s.once('error', reject);
-    });
-  } catch (err) {
-    await closeAll();
-    throw new RolloutError('CONFIG_INVALID', `dashboard: cannot listen on ${host}:${options.port}: ${(err as Error).message}`, { cause: err });
-  }
-  const port = (server.address() as AddressInfo).port;
-  const url = `http://${hostForUrl(host)}:${port}/`;
+  const listener = await listenHttp(app, { component: 'dashboard', host, port: options.port, onFailure: closeAll });
+  const { port } = listener;
+  const url = `${listener.url}/`;
   logger.info({ url, auth: auth.mode, readOnly: config.dashboard.readOnly, metricsPublic: config.dashboard.metricsPublic, queues: queueNames }, 'dashboard listening');
 
   let closing: Promise<void> | undefined;
@@ -141,8 +120,7 @@ export async function startDashboard(options: StartDashboardOptions): Promise<Da
     port,
     close: () => {
       closing ??= (async () => {
-        server.closeAllConnections();
-        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await listener.close();
         await closeAll();
       })();
       return closing;
