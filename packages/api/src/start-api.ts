@@ -11,8 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import type { NextFunction, Request, Response } from 'express';
 import { RolloutError, createKeyspace, createRedis, type Config, type EpisodeJobData, type Logger } from '@rollout-fleet/shared';
-import { Reaper, createSandboxSupply, reaperPlatformFor, supplyLimitsFrom, type SandboxSupply, type SupplyTarget, type VefaasTarget } from '@rollout-fleet/sandbox';
-import { repeatEvery } from '@rollout-fleet/worker';
+import { createProcessReaper, createSandboxSupply, supplyLimitsFrom, type SandboxSupply, type SupplyTarget, type VefaasTarget } from '@rollout-fleet/sandbox';
 import { apiError, errorBody, sendError } from './http/api-error.js';
 import { createHttpAuth } from './http/auth.js';
 import { createHttpApp, httpGate, listenHttp } from './http/http-server.js';
@@ -20,8 +19,6 @@ import { runRoutes } from './routes/run-routes.js';
 import { sessionRoutes } from './routes/session-routes.js';
 import { streamRoutes } from './routes/stream-routes.js';
 import { SessionManager } from './sessions/session-manager.js';
-
-const SECOND = 1000;
 
 export interface StartApiOptions {
   /** From `loadConfig`: redis, queue, api, supply, sandbox and worker (lease, reaper) settings are used. */
@@ -95,17 +92,7 @@ export async function startApi(options: StartApiOptions): Promise<ApiServer> {
   });
   const loops: Array<() => void> = [];
   if (options.reaper !== false) {
-    const intervalMs = config.worker.reaperIntervalS * SECOND;
-    const reaper = new Reaper({
-      redis,
-      keys,
-      leases: supply.leases,
-      platforms: targets.map((t) => reaperPlatformFor(t.target, supply.fleetId, t.id)),
-      createTimeoutMs: config.vefaas.createTimeoutMs,
-      logger,
-      lockTtlMs: Math.min(60 * SECOND, Math.max(5 * SECOND, 3 * intervalMs)),
-    });
-    loops.push(repeatEvery(intervalMs, () => reaper.reapOnce(), logger, 'reaper pass failed'));
+    loops.push(createProcessReaper({ config, redis, keys, leases: supply.leases, fleetId: supply.fleetId, targets, logger }).start());
   }
 
   const app = createHttpApp({ 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-store' });

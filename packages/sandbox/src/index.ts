@@ -49,3 +49,5 @@ export { LeaseStore } from './leases/lease-store.js';
 export { LeaseKeeper } from './supply/lease-keeper.js';
 export { Reaper, reaperPlatformFor } from './leases/reaper.js';
 export type { ReaperPlatform } from './leases/reaper.js';
+export { createProcessReaper } from './leases/process-reaper.js';
+export type { ProcessReaper, ProcessReaperOptions } from './leases/process-reaper.js';

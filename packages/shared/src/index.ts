@@ -76,6 +76,7 @@ export type { EpisodeJobData, EpisodeJobReturn, JobPolicy } from './queue/job-co
 export { requeuePendingReruns, requeueRerun, requeueWhenFinished } from './queue/requeue-rerun.js';
 export type { PendingRerun } from './queue/requeue-rerun.js';
 export { abortableDelay } from './abort/abortable-delay.js';
+export { repeatEvery } from './abort/repeat-every.js';
 export { linkedAbort } from './abort/linked-abort.js';
 export type { LinkedAbort } from './abort/linked-abort.js';
 export { getRunStatus } from './store/run-status.js';

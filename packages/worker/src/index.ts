@@ -1,7 +1,7 @@
 /** The worker: runs episodes from the queue (policy loop, replay, grading). Only names used outside the package. */
 export { formatGradingLog, formatStepLog, stepProgress } from './episode/job-progress.js';
 export type { EpisodeProgress, StepLogFields } from './episode/job-progress.js';
-export { every as repeatEvery, startWorker } from './start-worker.js';
+export { startWorker } from './start-worker.js';
 export type { RunningWorker } from './start-worker.js';
 export { startHealthServer } from './health/health-server.js';
 export type { HealthServer } from './health/health-server.js';

@@ -9,7 +9,7 @@ import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { Queue, Worker } from 'bullmq';
 import { ResultStore, abortableDelay, createKeyspace, createRedis, jobSecrets, requeuePendingReruns, requeueWhenFinished, scrubFromLogs, type Config, type EpisodeJobData, type EpisodeJobReturn, type Logger } from '@rollout-fleet/shared';
-import { prepareToolBundleUpload, type VefaasTarget, Reaper, reaperPlatformFor, createSandboxSupply, type SandboxSupply, supplyLimitsFrom, WarmPool } from '@rollout-fleet/sandbox';
+import { prepareToolBundleUpload, createProcessReaper, createSandboxSupply, supplyLimitsFrom, WarmPool, type Reaper, type SandboxSupply, type VefaasTarget } from '@rollout-fleet/sandbox';
 import { EpisodeWatch } from './episode/episode-watch.js';
 import { reconcileFailedJobs } from './jobs/reconcile-failed-jobs.js';
 import { settleFailedJob } from './jobs/settle-failed-job.js';
@@ -18,6 +18,7 @@ import { publishMetrics, unpublishMetrics } from './metrics/metrics-publisher.js
 import { createWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics.js';
 import { InflightLimiter } from './policy/inflight-limiter.js';
 import { createProcessor } from './processor.js';
+import { repeatEvery as every } from '@rollout-fleet/shared';
 import { RunActivity } from './episode/run-activity.js';
 import { StragglerPolicy } from './episode/stragglers.js';
 import type { SupplyTarget } from '@rollout-fleet/sandbox';
@@ -152,16 +153,14 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   requeueWhenFinished(worker, reruns, (jobId, err) => logger.warn({ err, jobId }, 'could not put back a forced job that finished; the sweep will'));
 
   const reaperIntervalMs = config.worker.reaperIntervalS * SECOND_MS;
-  const reaper = new Reaper({
+  const reaping = createProcessReaper({
+    config,
     redis,
     keys,
     leases: supply.leases,
-    platforms: targets.map((t) => reaperPlatformFor(t.target, supply.fleetId, t.id)),
-    createTimeoutMs: config.vefaas.createTimeoutMs,
+    fleetId: supply.fleetId,
+    targets,
     logger,
-    // A worker killed mid-pass leaves the fleet-wide lock behind: it must expire within a few intervals,
-    // or reaping stops for a minute when intervals are short.
-    lockTtlMs: Math.min(60 * SECOND_MS, Math.max(5 * SECOND_MS, 3 * reaperIntervalMs)),
     onKill: (reason) => metrics.reaperKills.inc({ reason }),
   });
   // Not on `redis`: a BullMQ Queue defines its ~100 scripts on the connection it is given, and ioredis then copies
@@ -189,7 +188,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   // A first snapshot now, not in 5 s: until it exists, `status` and `submit --announce` do not see this worker.
   await publish().catch((err: unknown) => logger.warn({ err }, 'metrics publish failed'));
   const loops = [
-    every(reaperIntervalMs, () => reaper.reapOnce(), logger, 'reaper pass failed'),
+    reaping.start(),
     every(METRICS_INTERVAL_MS, publish, logger, 'metrics publish failed'),
     every(METRICS_INTERVAL_MS, () => activity.heartbeat(WORKER_ALIVE_TTL_MS), logger, 'worker heartbeat failed'),
     every(reaperIntervalMs, () => activity.sweep(), logger, 'run counter sweep failed'),
@@ -232,7 +231,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     })();
     return closing;
   };
-  return { workerId, worker, metrics, reaper, supply, warmPool, health, close };
+  return { workerId, worker, metrics, reaper: reaping.reaper, supply, warmPool, health, close };
 }
 
 /** A few tries with back-off (a Redis blip); what still fails is left to the reconciler. */
@@ -249,20 +248,4 @@ async function settleWithRetries(settle: () => Promise<unknown>, logger: Logger,
       await abortableDelay(250 * 2 ** attempt);
     }
   }
-}
-
-/** Runs `task` every `intervalMs` (never overlapping itself); returns the stopper. */
-export function every(intervalMs: number, task: () => Promise<unknown>, logger: Logger, failure: string): () => void {
-  let busy = false;
-  const timer = setInterval(() => {
-    if (busy) return;
-    busy = true;
-    task()
-      .catch((err: unknown) => logger.warn({ err }, failure))
-      .finally(() => {
-        busy = false;
-      });
-  }, intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
 }
