@@ -5,7 +5,6 @@
  * process on the same target: one command for a whole local fleet. Prints the URL on stdout; logs go to stderr.
  */
 import type { Command } from 'commander';
-import { EXIT } from '../exit-codes.js';
 import { portNumber, positiveInteger } from '../runtime/option-parsers.js';
 
 interface ApiFlags {
@@ -43,7 +42,8 @@ async function runApi(flags: ApiFlags): Promise<number> {
     const { openTarget } = await import('../runtime/target.js');
     const { startApi } = await import('@rollout-fleet/api');
     const { startWorker } = await import('@rollout-fleet/worker');
-    const { closeSharedDispatchers } = await import('@rollout-fleet/sandbox');
+    // Loaded before anything is announced: whoever reads the banner may signal us at once.
+    const { serveUntilStopped } = await import('../runtime/shutdown.js');
     const opened = await openTarget(config, logger);
     logger.info(`sandboxes from ${opened.description}`);
     let api;
@@ -58,26 +58,7 @@ async function runApi(flags: ApiFlags): Promise<number> {
       : undefined;
     const auth = config.api.token === undefined ? 'no token: loopback only' : 'bearer token (RF_API_TOKEN)';
     console.log(`api: ${api.url} (${auth})${worker ? `, with a worker (${worker.workerId})` : ''}\n  openapi: docs/openapi.json`);
-    await new Promise<void>((resolve) => {
-      const stop = (signal: NodeJS.Signals): void => {
-        process.off('SIGINT', stop);
-        process.off('SIGTERM', stop);
-        logger.info({ signal }, 'api: stopping');
-        resolve();
-      };
-      process.on('SIGINT', stop);
-      process.on('SIGTERM', stop);
-    });
-    await api.close();
-    await worker?.close();
-    await opened.close();
-    await closeSharedDispatchers();
-    // Everything is closed; a handle still open here is a leak, and must not keep the process alive.
-    setTimeout(() => {
-      logger.warn('exiting with handles still open after shutdown');
-      process.exit(EXIT.OK);
-    }, 5000).unref();
-    return EXIT.OK;
+    return await serveUntilStopped(logger, { message: 'api: stopping', close: [() => api.close(), () => worker?.close(), () => opened.close()] });
   } catch (err) {
     return reportFailure('api', err);
   }

@@ -27,6 +27,8 @@ export function registerDashboard(program: Command): void {
 async function runDashboard(flags: DashboardFlags): Promise<number> {
   const { RolloutError, createLogger, loadConfig } = await import('@rollout-fleet/shared');
   const { startDashboard } = await import('@rollout-fleet/api/dashboard');
+  // Loaded before anything is announced: whoever reads the URL may signal us at once.
+  const { untilStopSignal } = await import('../runtime/shutdown.js');
   let config;
   try {
     config = loadConfig();
@@ -51,16 +53,7 @@ async function runDashboard(flags: DashboardFlags): Promise<number> {
   const auth = token !== undefined ? ' (bearer token or basic auth)' : user !== undefined ? ' (basic auth)' : ' (no authentication: loopback only)';
   console.log(`dashboard: ${dashboard.url}${auth}\n  runs: ${dashboard.url}runs   metrics: ${dashboard.url}metrics`);
 
-  await new Promise<void>((resolve) => {
-    const stop = (signal: NodeJS.Signals): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      logger.info({ signal }, 'dashboard: stopping');
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  await untilStopSignal(logger, { message: 'dashboard: stopping' });
   await dashboard.close();
   return EXIT.OK;
 }

@@ -58,7 +58,8 @@ async function runWorker(flags: WorkerFlags): Promise<number> {
     const { openTarget } = await import('../runtime/target.js');
     const { startHealthServer, startWorker } = await import('@rollout-fleet/worker');
     const { RolloutError } = await import('@rollout-fleet/shared');
-    const { closeSharedDispatchers } = await import('@rollout-fleet/sandbox');
+    // Loaded before anything is announced: whoever reads the log may signal us at once.
+    const { serveUntilStopped } = await import('../runtime/shutdown.js');
     // First, so a taken port fails before anything starts; up until the process exits, so readiness reads
     // "starting" and then "stopping" around the worker's life.
     const started: { worker?: RunningWorker } = {};
@@ -89,28 +90,11 @@ async function runWorker(flags: WorkerFlags): Promise<number> {
       ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
     });
     started.worker = running;
-    await new Promise<void>((resolve) => {
-      const stop = (signal: NodeJS.Signals): void => {
-        logger.info({ signal }, 'shutting down (send again to force)');
-        process.once(signal, () => {
-          logger.error('forced exit: sandboxes of running episodes are left to the reaper');
-          process.exit(EXIT.FAILURE);
-        });
-        resolve();
-      };
-      process.once('SIGTERM', stop);
-      process.once('SIGINT', stop);
+    return await serveUntilStopped(logger, {
+      message: 'shutting down (send again to force)',
+      forceMessage: 'forced exit: sandboxes of running episodes are left to the reaper',
+      close: [() => running.close(), () => health?.close(), () => opened.close()],
     });
-    await running.close();
-    await health?.close();
-    await opened.close();
-    await closeSharedDispatchers();
-    // Everything is closed; a handle still open here is a leak, and must not keep the process alive.
-    setTimeout(() => {
-      logger.warn('exiting with handles still open after shutdown');
-      process.exit(EXIT.OK);
-    }, 5000).unref();
-    return EXIT.OK;
   } catch (err) {
     return reportFailure('worker', err);
   }
