@@ -4,12 +4,19 @@ import tseslint from 'typescript-eslint';
 // Connections come from one factory (a single server or a cluster, decided by REDIS_URL): see packages/shared/src/redis/.
 const IOREDIS_ONLY_IN_SHARED = {
   name: 'ioredis',
-  message: 'Create Redis connections with createRedis() from @rollout-fleet/shared and type them as RedisClient, so Redis Cluster works everywhere.',
+  message:
+    'Create Redis connections with createRedis() from @rollout-fleet/shared and type them as RedisClient, so Redis Cluster works everywhere.',
 };
 
 const PACKAGES = ['shared', 'sandbox', 'vefaas-local', 'producer', 'worker', 'api', 'test-kit'];
-const DEEP_SRC = { group: ['**/packages/*/src/**', '../../packages/**', '@rollout-fleet/*/src/**'], message: 'Import other packages by their package name.' };
-const TEST_KIT = { group: ['@rollout-fleet/test-kit', '@rollout-fleet/test-kit/**'], message: 'Test kits are for tests, test/support, bench and the demo only: nothing that ships imports them.' };
+const DEEP_SRC = {
+  group: ['**/packages/*/src/**', '../../packages/**', '@rollout-fleet/*/src/**'],
+  message: 'Import other packages by their package name.',
+};
+const TEST_KIT = {
+  group: ['@rollout-fleet/test-kit', '@rollout-fleet/test-kit/**'],
+  message: 'Test kits are for tests, test/support, bench and the demo only: nothing that ships imports them.',
+};
 // A package's own test fixtures live beside its tests, outside src (e.g. packages/vefaas-local/test/).
 const TEST_DIRS = ['test/**'];
 
@@ -17,10 +24,19 @@ const TEST_DIRS = ['test/**'];
 function arrows(dir, allowed, message, { ioredis = false, banned = [] } = {}) {
   const forbidden = PACKAGES.filter((name) => !allowed.includes(name) && `packages/${name}` !== dir);
   const paths = ioredis ? [] : [IOREDIS_ONLY_IN_SHARED];
-  const own = { group: forbidden.filter((name) => name !== 'test-kit').flatMap((name) => [`@rollout-fleet/${name}`, `@rollout-fleet/${name}/**`]), message };
+  const own = {
+    group: forbidden
+      .filter((name) => name !== 'test-kit')
+      .flatMap((name) => [`@rollout-fleet/${name}`, `@rollout-fleet/${name}/**`]),
+    message,
+  };
   const tests = [`${dir}/**/*.test.ts`, ...TEST_DIRS.map((glob) => `${dir}/${glob}`)];
   return [
-    { files: [`${dir}/**/*.ts`], ignores: tests, rules: { 'no-restricted-imports': ['error', { paths, patterns: [DEEP_SRC, own, TEST_KIT, ...banned] }] } },
+    {
+      files: [`${dir}/**/*.ts`],
+      ignores: tests,
+      rules: { 'no-restricted-imports': ['error', { paths, patterns: [DEEP_SRC, own, TEST_KIT, ...banned] }] },
+    },
     { files: tests, rules: { 'no-restricted-imports': ['error', { paths, patterns: [DEEP_SRC, own, ...banned] }] } },
   ];
 }
@@ -30,7 +46,26 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', AbortController: 'readonly', AbortSignal: 'readonly', fetch: 'readonly', TextEncoder: 'readonly', TextDecoder: 'readonly', structuredClone: 'readonly', setImmediate: 'readonly', performance: 'readonly' } },
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        Buffer: 'readonly',
+        URL: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        AbortController: 'readonly',
+        AbortSignal: 'readonly',
+        fetch: 'readonly',
+        TextEncoder: 'readonly',
+        TextDecoder: 'readonly',
+        structuredClone: 'readonly',
+        setImmediate: 'readonly',
+        performance: 'readonly',
+      },
+    },
     rules: {
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-explicit-any': 'error',
@@ -42,14 +77,32 @@ export default tseslint.config(
   // take shared (and sandbox for the tool vocabulary and the veFaaS signature); test kits only in tests and dev tools.
   ...arrows('packages/shared', [], 'shared imports nothing of ours.', { ioredis: true }),
   ...arrows('packages/sandbox', ['shared'], 'sandbox imports only @rollout-fleet/shared.'),
-  ...arrows('packages/vefaas-local', ['shared', 'sandbox'], 'vefaas-local imports only shared and sandbox (the signature it verifies).'),
-  ...arrows('packages/producer', ['shared', 'sandbox'], 'The producer imports only shared and sandbox (the tool vocabulary of recordings), never the worker.'),
+  ...arrows(
+    'packages/vefaas-local',
+    ['shared', 'sandbox'],
+    'vefaas-local imports only shared and sandbox (the signature it verifies).',
+  ),
+  ...arrows(
+    'packages/producer',
+    ['shared', 'sandbox'],
+    'The producer imports only shared and sandbox (the tool vocabulary of recordings), never the worker.',
+  ),
   ...arrows('packages/worker', ['shared', 'sandbox'], 'The worker imports only shared and sandbox.', {
     // HTTP surfaces (API, dashboard) live in the API package; the worker's health endpoint is plain node:http.
-    banned: [{ group: ['express', '@bull-board/*'], message: 'HTTP surfaces (API, dashboard) live in @rollout-fleet/api.' }],
+    banned: [
+      { group: ['express', '@bull-board/*'], message: 'HTTP surfaces (API, dashboard) live in @rollout-fleet/api.' },
+    ],
   }),
-  ...arrows('packages/api', ['shared', 'sandbox', 'producer', 'worker'], 'The API imports shared, sandbox, producer and worker (vefaas-local only in tests, through the CLI\'s target).'),
-  ...arrows('packages/test-kit', ['shared', 'sandbox', 'vefaas-local', 'producer'], 'The test kit imports shared, sandbox, vefaas-local and producer (never the worker or the API, whose tests use it).'),
+  ...arrows(
+    'packages/api',
+    ['shared', 'sandbox', 'producer', 'worker'],
+    "The API imports shared, sandbox, producer and worker (vefaas-local only in tests, through the CLI's target).",
+  ),
+  ...arrows(
+    'packages/test-kit',
+    ['shared', 'sandbox', 'vefaas-local', 'producer'],
+    'The test kit imports shared, sandbox, vefaas-local and producer (never the worker or the API, whose tests use it).',
+  ),
   {
     // What ships never reaches the test kit; the demo (cli/demo*.ts), tests, test/support and bench may.
     files: ['cli/**/*.ts'],

@@ -52,7 +52,8 @@ const CONCURRENCIES = values.concurrencies.split(',').map(Number);
 const HOLD_S = Number(values['hold-s']);
 const SCENARIO = values.scenario;
 const run = (name: string): boolean => SCENARIO === 'all' || SCENARIO === name;
-if (!(K2 > K1) || N <= 0) throw new Error('--steps takes two step counts, the second larger (e.g. 2,12); --episodes > 0');
+if (!(K2 > K1) || N <= 0)
+  throw new Error('--steps takes two step counts, the second larger (e.g. 2,12); --episodes > 0');
 
 // Caps far above the load: the benchmark measures costs, not the supply's pacing.
 const LIMITS = {
@@ -138,7 +139,11 @@ function delta(a: Snapshot, b: Snapshot): Delta {
 }
 
 /** Bytes held by the fleet's keys (MEMORY USAGE of each, exact), with a breakdown by key family. */
-async function keyBytes(stats: RedisClient, fleet: BenchFleet, runIds: string[]): Promise<{ total: number; families: Map<string, number> }> {
+async function keyBytes(
+  stats: RedisClient,
+  fleet: BenchFleet,
+  runIds: string[],
+): Promise<{ total: number; families: Map<string, number> }> {
   const prefix = fleet.config.queue.prefix;
   const keys: string[] = [];
   let cursor = '0';
@@ -157,14 +162,20 @@ async function keyBytes(stats: RedisClient, fleet: BenchFleet, runIds: string[])
     total += size;
     let family = key.replace(`rf:${prefix}:`, 'rf:<prefix>:').replace(`${prefix}:`, '<prefix>:');
     for (const id of runIds) family = family.replaceAll(id, '<run>');
-    family = family.replace(/e\d+/g, '<ep>').replace(/\b\d+\b/g, '<n>').replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '<uuid>');
+    family = family
+      .replace(/e\d+/g, '<ep>')
+      .replace(/\b\d+\b/g, '<n>')
+      .replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '<uuid>');
     families.set(family, (families.get(family) ?? 0) + size);
   });
   return { total, families };
 }
 
 /** Counts client commands and Lua-internal ones under MONITOR, leaving out the stats connection's own. */
-async function startMonitor(url: string, ownAddr: string): Promise<{ stop(): Promise<{ client: Map<string, number>; lua: Map<string, number> }> }> {
+async function startMonitor(
+  url: string,
+  ownAddr: string,
+): Promise<{ stop(): Promise<{ client: Map<string, number>; lua: Map<string, number> }> }> {
   const conn = createRedis(url);
   // The private server is a single one: MONITOR is a command of a server, not of a Cluster.
   if (!('monitor' in conn)) throw new Error('MONITOR needs a single Redis server');
@@ -188,14 +199,20 @@ async function startMonitor(url: string, ownAddr: string): Promise<{ stop(): Pro
 
 const sum = (m: Map<string, number>): number => [...m.values()].reduce((a, b) => a + b, 0);
 const top = (m: Map<string, number>, n: number, per = 1): string =>
-  [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => `${k} ${(v / per).toFixed(1)}`).join(', ');
+  [...m]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([k, v]) => `${k} ${(v / per).toFixed(1)}`)
+    .join(', ');
 const fixed = (x: number, d = 1): number => Number(x.toFixed(d));
 
 const ownRedis = await findRedis(undefined, `redis://127.0.0.1:${await freePort()}`); // nothing answers there: spawns one
 const stats = createRedis(ownRedis.url);
 const ownAddr = /addr=(\S+)/.exec(String(await stats.call('CLIENT', 'INFO')))?.[1] ?? '';
 const measured: Record<string, unknown> = {};
-console.log(`private redis-server at ${ownRedis.url} (${String(/redis_version:(\S+)/.exec(String(await stats.call('INFO', 'server')))?.[1])}); ${machineLoad()}`);
+console.log(
+  `private redis-server at ${ownRedis.url} (${String(/redis_version:(\S+)/.exec(String(await stats.call('INFO', 'server')))?.[1])}); ${machineLoad()}`,
+);
 
 interface Cost {
   steps: number;
@@ -224,10 +241,24 @@ async function costScenario(): Promise<void> {
     const idleA = await snapshot(stats, pids);
     await sleep(IDLE_S * 1000);
     const idle = delta(idleA, await snapshot(stats, pids));
-    const idlePerS = { calls: idle.calls / idle.seconds, cpuS: idle.cpuS / idle.seconds, netIn: idle.netIn / idle.seconds, netOut: idle.netOut / idle.seconds, workerCpuS: idle.workerCpuS / idle.seconds };
-    console.log(`\n(1) cost: ${WORKERS} worker processes × concurrency ${CONCURRENCY}, ${N} episodes per run, emulated sandboxes, every run_in_session answered after ${STEP_MS} ms`);
-    console.log(`  idle (${idle.seconds.toFixed(1)} s, ${WORKERS} workers): ${(idlePerS.calls / WORKERS).toFixed(1)} commands/s per worker process (${top(idle.byCommand, 6, idle.seconds)} /s in all), Redis CPU ${((idlePerS.cpuS / WORKERS) * 1000).toFixed(2)} ms/s per worker, worker CPU ${((idlePerS.workerCpuS / WORKERS) * 1000).toFixed(1)} ms/s each`);
-    measured.idle_per_worker = { commands_per_s: fixed(idlePerS.calls / WORKERS), redis_cpu_ms_per_s: fixed((idlePerS.cpuS / WORKERS) * 1000, 2), worker_cpu_ms_per_s: fixed((idlePerS.workerCpuS / WORKERS) * 1000) };
+    const idlePerS = {
+      calls: idle.calls / idle.seconds,
+      cpuS: idle.cpuS / idle.seconds,
+      netIn: idle.netIn / idle.seconds,
+      netOut: idle.netOut / idle.seconds,
+      workerCpuS: idle.workerCpuS / idle.seconds,
+    };
+    console.log(
+      `\n(1) cost: ${WORKERS} worker processes × concurrency ${CONCURRENCY}, ${N} episodes per run, emulated sandboxes, every run_in_session answered after ${STEP_MS} ms`,
+    );
+    console.log(
+      `  idle (${idle.seconds.toFixed(1)} s, ${WORKERS} workers): ${(idlePerS.calls / WORKERS).toFixed(1)} commands/s per worker process (${top(idle.byCommand, 6, idle.seconds)} /s in all), Redis CPU ${((idlePerS.cpuS / WORKERS) * 1000).toFixed(2)} ms/s per worker, worker CPU ${((idlePerS.workerCpuS / WORKERS) * 1000).toFixed(1)} ms/s each`,
+    );
+    measured.idle_per_worker = {
+      commands_per_s: fixed(idlePerS.calls / WORKERS),
+      redis_cpu_ms_per_s: fixed((idlePerS.cpuS / WORKERS) * 1000, 2),
+      worker_cpu_ms_per_s: fixed((idlePerS.workerCpuS / WORKERS) * 1000),
+    };
 
     const runIds: string[] = [];
     const costs: Cost[] = [];
@@ -262,9 +293,13 @@ async function costScenario(): Promise<void> {
             retained: (after.total - bytesBefore) / N,
             workerCpuMs: less(d.workerCpuS, idlePerS.workerCpuS) * 1000,
           };
-          console.log(`  ${steps}-step episodes: ${N} in ${d.seconds.toFixed(1)} s (${(N / d.seconds).toFixed(1)}/s), ${failed} failed; per episode: ${first.calls.toFixed(0)} commands (${top(d.byCommand, 8, N)}), Redis CPU ${first.cpuMs.toFixed(2)} ms, net ${(first.netIn / 1024).toFixed(1)} KiB in / ${(first.netOut / 1024).toFixed(1)} KiB out, retained ${(first.retained / 1024).toFixed(1)} KiB, worker CPU ${first.workerCpuMs.toFixed(1)} ms; ${machineLoad()}`);
+          console.log(
+            `  ${steps}-step episodes: ${N} in ${d.seconds.toFixed(1)} s (${(N / d.seconds).toFixed(1)}/s), ${failed} failed; per episode: ${first.calls.toFixed(0)} commands (${top(d.byCommand, 8, N)}), Redis CPU ${first.cpuMs.toFixed(2)} ms, net ${(first.netIn / 1024).toFixed(1)} KiB in / ${(first.netOut / 1024).toFixed(1)} KiB out, retained ${(first.retained / 1024).toFixed(1)} KiB, worker CPU ${first.workerCpuMs.toFixed(1)} ms; ${machineLoad()}`,
+          );
           if (steps === K2) {
-            console.log(`    retained after both ${steps}-step runs, by key family (bytes per episode over all ${runIds.length} runs so far):`);
+            console.log(
+              `    retained after both ${steps}-step runs, by key family (bytes per episode over all ${runIds.length} runs so far):`,
+            );
             for (const [family, bytes] of [...after.families].sort((x, y) => y[1] - x[1]).slice(0, 10)) {
               console.log(`      ${family}  ${(bytes / (N * runIds.length)).toFixed(0)}`);
             }
@@ -274,7 +309,9 @@ async function costScenario(): Promise<void> {
           split.client = sum(counted.client) / N;
           split.lua = sum(counted.lua) / N;
           split.scripts = ((counted.client.get('evalsha') ?? 0) + (counted.client.get('eval') ?? 0)) / N;
-          console.log(`    under MONITOR (${d.seconds.toFixed(1)} s): per episode ${split.client.toFixed(0)} client commands (${top(counted.client, 6, N)}) of which ${split.scripts.toFixed(1)} Lua scripts running ${split.lua.toFixed(0)} commands inside (${top(counted.lua, 6, N)})`);
+          console.log(
+            `    under MONITOR (${d.seconds.toFixed(1)} s): per episode ${split.client.toFixed(0)} client commands (${top(counted.client, 6, N)}) of which ${split.scripts.toFixed(1)} Lua scripts running ${split.lua.toFixed(0)} commands inside (${top(counted.lua, 6, N)})`,
+          );
         }
         if (failed > 0) process.exitCode = 1;
       }
@@ -310,14 +347,27 @@ async function costScenario(): Promise<void> {
 
 async function holdScenario(): Promise<void> {
   console.log(`\n(2) hold: one worker process holding C episodes for ${HOLD_S} s (each blocked in its step)`);
-  const rows: Array<{ c: number; idleRss: number; meanRss: number; rss: number; workerCpu: number; calls: number; redisCpu: number; redisMem: number }> = [];
+  const rows: Array<{
+    c: number;
+    idleRss: number;
+    meanRss: number;
+    rss: number;
+    workerCpu: number;
+    calls: number;
+    redisCpu: number;
+    redisMem: number;
+  }> = [];
   for (const c of CONCURRENCIES) {
     const fleet = await openBenchFleet({
       isolation: 'emulated',
       redisUrl: ownRedis.url,
       env: LIMITS,
       // The step's answer comes after the window: every episode holds its sandbox, lease and job lock throughout.
-      host: { faults: { gateway: { latencyMs: { '/run_in_session': { min: (HOLD_S + 600) * 1000, max: (HOLD_S + 600) * 1000 } } } } },
+      host: {
+        faults: {
+          gateway: { latencyMs: { '/run_in_session': { min: (HOLD_S + 600) * 1000, max: (HOLD_S + 600) * 1000 } } },
+        },
+      },
     });
     try {
       await fleet.startWorkers({ count: 1, concurrency: c, processes: true });
@@ -330,10 +380,16 @@ async function holdScenario(): Promise<void> {
       const runIds = [`capacity-hold-${c}-${Date.now()}`];
       const bytesBefore = (await keyBytes(stats, fleet, runIds)).total;
       const runId = runIds[0] as string;
-      await fleet.submit({ runId, episodes: Array.from({ length: c }, (_, i) => benchEpisode({ runId, episodeId: `e${i}`, steps: 1 })) });
+      await fleet.submit({
+        runId,
+        episodes: Array.from({ length: c }, (_, i) => benchEpisode({ runId, episodeId: `e${i}`, steps: 1 })),
+      });
       const deadline = Date.now() + 300_000;
       while (Number(await stats.zcard(fleet.keys.leases())) < c || fleet.host.liveSandboxes() < c) {
-        if (Date.now() > deadline) throw new Error(`only ${await stats.zcard(fleet.keys.leases())} of ${c} episodes leased a sandbox within 300 s`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `only ${await stats.zcard(fleet.keys.leases())} of ${c} episodes leased a sandbox within 300 s`,
+          );
         await sleep(200);
       }
       // Let the last starts settle (session, tool upload) before the window opens.
@@ -371,20 +427,39 @@ async function holdScenario(): Promise<void> {
   // steadier figure of memory per held episode.
   for (let i = 1; i < rows.length; i++) {
     const [a, b] = [rows[i - 1]!, rows[i]!];
-    console.log(`  worker RSS slope C=${a.c} → ${b.c}: ${((b.meanRss - a.meanRss) / (b.c - a.c)).toFixed(3)} MB per held episode`);
+    console.log(
+      `  worker RSS slope C=${a.c} → ${b.c}: ${((b.meanRss - a.meanRss) / (b.c - a.c)).toFixed(3)} MB per held episode`,
+    );
   }
-  measured.hold = rows.map((r) => ({ concurrency: r.c, worker_rss_mb_idle: Math.round(r.idleRss), worker_rss_mb_mean: Math.round(r.meanRss), worker_rss_mb_per_episode: fixed(r.rss, 3), worker_cpu_ms_per_s: fixed(r.workerCpu, 3), redis_commands_per_s: fixed(r.calls, 3), redis_cpu_ms_per_s: fixed(r.redisCpu, 4), redis_bytes: Math.round(r.redisMem) }));
+  measured.hold = rows.map((r) => ({
+    concurrency: r.c,
+    worker_rss_mb_idle: Math.round(r.idleRss),
+    worker_rss_mb_mean: Math.round(r.meanRss),
+    worker_rss_mb_per_episode: fixed(r.rss, 3),
+    worker_cpu_ms_per_s: fixed(r.workerCpu, 3),
+    redis_commands_per_s: fixed(r.calls, 3),
+    redis_cpu_ms_per_s: fixed(r.redisCpu, 4),
+    redis_bytes: Math.round(r.redisMem),
+  }));
 }
 
 async function referenceScenario(): Promise<void> {
   const port = new URL(ownRedis.url).port;
   const args = ['-h', '127.0.0.1', '-p', port, '-q', '-n', '200000', '-c', '50', '-t', 'set,get,incr,hset,zadd,lpush'];
   const out = (await promisify(execFile)('redis-benchmark', args)).stdout;
-  const rps = [...out.matchAll(/^(\S+):\s+([\d.]+) requests per second/gm)].map((m) => [m[1] as string, Number(m[2])] as const);
-  const pipelined = (await promisify(execFile)('redis-benchmark', [...args.slice(0, -2), '-t', 'set', '-P', '16'])).stdout;
+  const rps = [...out.matchAll(/^(\S+):\s+([\d.]+) requests per second/gm)].map(
+    (m) => [m[1] as string, Number(m[2])] as const,
+  );
+  const pipelined = (await promisify(execFile)('redis-benchmark', [...args.slice(0, -2), '-t', 'set', '-P', '16']))
+    .stdout;
   const rpsP = Number(/([\d.]+) requests per second/.exec(pipelined)?.[1]);
-  console.log(`\n(3) reference: redis-benchmark ${args.join(' ')}\n  ${rps.map(([k, v]) => `${k} ${Math.round(v)}/s`).join(', ')}; SET with -P 16: ${Math.round(rpsP)}/s; ${machineLoad()}`);
-  measured.redis_benchmark = { ...Object.fromEntries(rps.map(([k, v]) => [k.toLowerCase(), Math.round(v)])), set_pipelined_16: Math.round(rpsP) };
+  console.log(
+    `\n(3) reference: redis-benchmark ${args.join(' ')}\n  ${rps.map(([k, v]) => `${k} ${Math.round(v)}/s`).join(', ')}; SET with -P 16: ${Math.round(rpsP)}/s; ${machineLoad()}`,
+  );
+  measured.redis_benchmark = {
+    ...Object.fromEntries(rps.map(([k, v]) => [k.toLowerCase(), Math.round(v)])),
+    set_pipelined_16: Math.round(rpsP),
+  };
 }
 
 try {
@@ -395,7 +470,9 @@ try {
   stats.disconnect();
   await ownRedis.close();
 }
-console.log(`\ncommand: npm run bench:capacity -- --episodes ${N} --steps ${K1},${K2} --step-ms ${STEP_MS} --workers ${WORKERS} --concurrency ${CONCURRENCY} --idle-s ${IDLE_S} --concurrencies ${CONCURRENCIES.join(',')} --hold-s ${HOLD_S} --scenario ${SCENARIO}`);
+console.log(
+  `\ncommand: npm run bench:capacity -- --episodes ${N} --steps ${K1},${K2} --step-ms ${STEP_MS} --workers ${WORKERS} --concurrency ${CONCURRENCY} --idle-s ${IDLE_S} --concurrencies ${CONCURRENCIES.join(',')} --hold-s ${HOLD_S} --scenario ${SCENARIO}`,
+);
 console.log(JSON.stringify(measured));
 // vefaas-local keeps the timers of answers it was told to delay (the hold scenario's) after close(): end here.
 process.exit();

@@ -21,7 +21,9 @@ const { values } = parseArgs({
 });
 
 if (values.help) {
-  console.log('usage: npm run chaos -- [--samples 50] [--workers 3] [--concurrency 4] [--worker-kills 3] [--seed 14] [--timeout-s 1500]');
+  console.log(
+    'usage: npm run chaos -- [--samples 50] [--workers 3] [--concurrency 4] [--worker-kills 3] [--seed 14] [--timeout-s 1500]',
+  );
   process.exit(0);
 }
 
@@ -35,7 +37,9 @@ const options = {
 };
 for (const [name, value] of Object.entries(options)) {
   if (!Number.isInteger(value) || value < 0 || (name !== 'workerKills' && value === 0)) {
-    console.error(`chaos: --${name} must be a whole number${name === 'workerKills' ? '' : ' ≥ 1'}, got ${String(value)}`);
+    console.error(
+      `chaos: --${name} must be a whole number${name === 'workerKills' ? '' : ' ≥ 1'}, got ${String(value)}`,
+    );
     process.exit(2);
   }
 }
@@ -46,5 +50,15 @@ const report = await runChaosSweep({ ...options, progress: (line) => console.log
 console.log('');
 for (const line of formatChaosReport(report)) console.log(line);
 console.log(`${report.ok ? 'chaos: every invariant holds' : 'chaos: INVARIANTS FAILED'} (${machineLoad()})`);
-console.log(JSON.stringify({ episodes: report.episodes, results: report.results, seconds: Math.round(report.seconds), faults: report.faults, worker_sigkills: report.workerSigkills, redis_restarts: report.redisRestarts, invariants: Object.fromEntries(report.invariants.map((i) => [i.name, i.count])) }));
+console.log(
+  JSON.stringify({
+    episodes: report.episodes,
+    results: report.results,
+    seconds: Math.round(report.seconds),
+    faults: report.faults,
+    worker_sigkills: report.workerSigkills,
+    redis_restarts: report.redisRestarts,
+    invariants: Object.fromEntries(report.invariants.map((i) => [i.name, i.count])),
+  }),
+);
 process.exitCode = report.ok ? 0 : 1;

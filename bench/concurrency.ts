@@ -77,7 +77,10 @@ try {
       instance_id: `inst-${i % 100}`,
       sandbox: { image: `img-${i % 100}` },
       tools: ['execute_bash'],
-      trajectory: Array.from({ length: STEPS }, (_, k) => ({ name: 'execute_bash', arguments: { command: `echo step ${k}` } })),
+      trajectory: Array.from({ length: STEPS }, (_, k) => ({
+        name: 'execute_bash',
+        arguments: { command: `echo step ${k}` },
+      })),
     }),
   );
 
@@ -86,12 +89,20 @@ try {
   await fleet.submit({ runId, episodes });
   const enqueueMs = performance.now() - enqueueStarted;
   // What each job carries (BullMQ stores the JSON of the job data): the episode and its enqueue time.
-  const payloadBytes = episodes.reduce((sum, episode) => sum + Buffer.byteLength(JSON.stringify({ episode, enqueued_at: new Date().toISOString() })), 0);
-  const keys = [...(await keysMatching(fleet.redis, `${fleet.config.queue.prefix}:*`)), ...(await keysMatching(fleet.redis, `rf:${fleet.config.queue.prefix}:*`))];
+  const payloadBytes = episodes.reduce(
+    (sum, episode) => sum + Buffer.byteLength(JSON.stringify({ episode, enqueued_at: new Date().toISOString() })),
+    0,
+  );
+  const keys = [
+    ...(await keysMatching(fleet.redis, `${fleet.config.queue.prefix}:*`)),
+    ...(await keysMatching(fleet.redis, `rf:${fleet.config.queue.prefix}:*`)),
+  ];
   let bytes = 0;
   for (const key of keys) bytes += Number((await fleet.redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) ?? 0);
   const perEpisode = (bytes - payloadBytes) / N;
-  console.log(`enqueued ${N} episodes in ${(enqueueMs / 1000).toFixed(2)} s: Redis holds ${(bytes / 1e6).toFixed(1)} MB in ${keys.length} keys; payloads ${(payloadBytes / 1e6).toFixed(1)} MB → ${perEpisode.toFixed(0)} bytes per episode beyond its payload`);
+  console.log(
+    `enqueued ${N} episodes in ${(enqueueMs / 1000).toFixed(2)} s: Redis holds ${(bytes / 1e6).toFixed(1)} MB in ${keys.length} keys; payloads ${(payloadBytes / 1e6).toFixed(1)} MB → ${perEpisode.toFixed(0)} bytes per episode beyond its payload`,
+  );
 
   await fleet.startWorkers({ count: 1, concurrency: CONCURRENCY, processes: true });
   const pid = fleet.workerPids()[0] as number;
@@ -111,10 +122,15 @@ try {
     while (sampling) {
       const raw = await fleet.redis.hgetall(fleet.keys.metrics());
       for (const snapshot of Object.values(raw)) {
-        const metrics = (JSON.parse(snapshot) as { at: number; metrics: Array<{ name: string; values: Array<{ value: number }> }> }).metrics;
+        const metrics = (
+          JSON.parse(snapshot) as { at: number; metrics: Array<{ name: string; values: Array<{ value: number }> }> }
+        ).metrics;
         const p99 = metrics.find((m) => m.name === 'rf_event_loop_lag_p99_seconds')?.values[0]?.value;
         if (p99 !== undefined) lagWindows.push(p99 * 1000);
-        const heap = (metrics.find((m) => m.name === 'rf_process_heap_bytes')?.values ?? []) as Array<{ value: number; labels?: { kind?: string } }>;
+        const heap = (metrics.find((m) => m.name === 'rf_process_heap_bytes')?.values ?? []) as Array<{
+          value: number;
+          labels?: { kind?: string };
+        }>;
         const mb = (kind: string): string => ((heap.find((v) => v.labels?.kind === kind)?.value ?? 0) / 1e6).toFixed(0);
         if (heap.length > 0) heapWindows.push(`${mb('used')}/${mb('total')}/${mb('external')}`);
       }
@@ -136,14 +152,30 @@ try {
   // The first window includes worker start-up; the figure is the worst window while episodes ran.
   const lag = lagWindows.length > 1 ? Math.max(...lagWindows.slice(1)) : (lagWindows[0] ?? NaN);
   const acquire = run.results.map((r) => r.timings.sandbox_acquire_ms);
-  console.log(`worker at concurrency ${CONCURRENCY}: ${N} episodes × ${STEPS} steps in ${wallS.toFixed(1)} s (${(N / wallS).toFixed(1)} episodes/s), failed ${failed}`);
-  console.log(`  RSS idle ${idleRss.toFixed(0)} MB, peak ${peakRss.toFixed(0)} MB; event-loop delay p99 per 5 s window: ${lagWindows.map((x) => x.toFixed(1)).join(' ')} ms (worst while running ${lag.toFixed(1)} ms)`);
-  console.log(`  CPU while running: worker ${workerCpuS.toFixed(1)} s (${((workerCpuS / N) * 1000).toFixed(1)} ms per episode, ${((workerCpuS / (N * STEPS)) * 1000).toFixed(2)} ms per step, ${((workerCpuS / wallS) * 100).toFixed(0)} % of a core); bench process (host + client) ${benchCpuS.toFixed(1)} s`);
+  console.log(
+    `worker at concurrency ${CONCURRENCY}: ${N} episodes × ${STEPS} steps in ${wallS.toFixed(1)} s (${(N / wallS).toFixed(1)} episodes/s), failed ${failed}`,
+  );
+  console.log(
+    `  RSS idle ${idleRss.toFixed(0)} MB, peak ${peakRss.toFixed(0)} MB; event-loop delay p99 per 5 s window: ${lagWindows.map((x) => x.toFixed(1)).join(' ')} ms (worst while running ${lag.toFixed(1)} ms)`,
+  );
+  console.log(
+    `  CPU while running: worker ${workerCpuS.toFixed(1)} s (${((workerCpuS / N) * 1000).toFixed(1)} ms per episode, ${((workerCpuS / (N * STEPS)) * 1000).toFixed(2)} ms per step, ${((workerCpuS / wallS) * 100).toFixed(0)} % of a core); bench process (host + client) ${benchCpuS.toFixed(1)} s`,
+  );
   console.log(`  V8 heap per 5 s window, used/committed/external MB: ${heapWindows.join(' ')}`);
-  console.log(`  sandbox acquire p50 ${(quantile(acquire, 0.5) / 1000).toFixed(2)} s, p90 ${(quantile(acquire, 0.9) / 1000).toFixed(2)} s; ${machineLoad()}`);
+  console.log(
+    `  sandbox acquire p50 ${(quantile(acquire, 0.5) / 1000).toFixed(2)} s, p90 ${(quantile(acquire, 0.9) / 1000).toFixed(2)} s; ${machineLoad()}`,
+  );
   const nodeOptions = values['worker-node-options'] ? ` --worker-node-options=${values['worker-node-options']}` : '';
-  console.log(`command: npm run bench:concurrency -- --concurrency ${CONCURRENCY} --episodes ${N} --steps ${STEPS} --compress ${K}${nodeOptions}`);
-  console.log(JSON.stringify({ rss_mb: Math.round(peakRss), loop_lag_p99_ms: Number(lag.toFixed(1)), redis_bytes_per_episode: Math.round(perEpisode) }));
+  console.log(
+    `command: npm run bench:concurrency -- --concurrency ${CONCURRENCY} --episodes ${N} --steps ${STEPS} --compress ${K}${nodeOptions}`,
+  );
+  console.log(
+    JSON.stringify({
+      rss_mb: Math.round(peakRss),
+      loop_lag_p99_ms: Number(lag.toFixed(1)),
+      redis_bytes_per_episode: Math.round(perEpisode),
+    }),
+  );
 } finally {
   await fleet.close();
 }

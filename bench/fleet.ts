@@ -101,7 +101,13 @@ function episode(runId: string, id: string, image: string): Episode {
 
 async function withFleet<T>(env: Record<string, string>, fn: (fleet: Fleet) => Promise<T>): Promise<T> {
   const workerExecArgv = values['worker-exec-argv'].split(' ').filter((arg) => arg !== '');
-  const fleet = await openBenchFleet({ isolation: 'emulated', host: { faults }, env: fleetEnv(env), workerExecArgv, hostProcess: true });
+  const fleet = await openBenchFleet({
+    isolation: 'emulated',
+    host: { faults },
+    env: fleetEnv(env),
+    workerExecArgv,
+    hostProcess: true,
+  });
   try {
     await fleet.startWorkers({ count: WORKERS, concurrency: CONCURRENCY, processes: true });
     return await fn(fleet);
@@ -115,7 +121,13 @@ async function withFleet<T>(env: Record<string, string>, fn: (fleet: Fleet) => P
  * how late creates went out after their booked slots (the room the fleet's burst must leave below the platform's).
  */
 async function supplyLine(fleet: Fleet): Promise<string> {
-  const counters = await fleet.fleetCounters(['rf_sandbox_creates', 'rf_sandbox_create_slots_missed', 'rf_sandbox_wait_seconds', 'rf_warm_pool', 'rf_sandbox_create_late']);
+  const counters = await fleet.fleetCounters([
+    'rf_sandbox_creates',
+    'rf_sandbox_create_slots_missed',
+    'rf_sandbox_wait_seconds',
+    'rf_warm_pool',
+    'rf_sandbox_create_late',
+  ]);
   const short = (name: string): string => name.replace(/^rf_(sandbox_)?/, '').replace('_total', '');
   const late = [...counters].filter(([name]) => name.startsWith('rf_sandbox_create_late_seconds_bucket'));
   const sent = counters.get('rf_sandbox_create_late_seconds_count') ?? 0;
@@ -147,7 +159,8 @@ async function sweep(): Promise<SweepFigures> {
     const before = (await fleet.host.stats()).faults;
     // CPU per episode: the worker processes, and this process (the bench's own Redis reads and enqueueing) and
     // vefaas-local's.
-    const workerCpu = async (): Promise<number> => (await Promise.all(fleet.workerPids().map(cpuSeconds))).reduce((a, b) => a + b, 0);
+    const workerCpu = async (): Promise<number> =>
+      (await Promise.all(fleet.workerPids().map(cpuSeconds))).reduce((a, b) => a + b, 0);
     const hostCpu = async (): Promise<number> => (fleet.host.pid === undefined ? 0 : cpuSeconds(fleet.host.pid));
     const cpuBefore = { workers: await workerCpu(), host: await hostCpu(), bench: process.cpuUsage() };
     // Creates admitted per second of the run: where the fleet kept the platform's rate, and where it did not.
@@ -168,7 +181,10 @@ async function sweep(): Promise<SweepFigures> {
       const admittedNow = host.faults.createsAdmitted - before.createsAdmitted;
       perSecond.push(host.faults.createsAdmitted - last);
       last = host.faults.createsAdmitted;
-      if (host.creates.first > 0) behind.push(Math.round(Math.min(N, FLEET_BURST + (RATE * (Date.now() - host.creates.first)) / 1000) - admittedNow));
+      if (host.creates.first > 0)
+        behind.push(
+          Math.round(Math.min(N, FLEET_BURST + (RATE * (Date.now() - host.creates.first)) / 1000) - admittedNow),
+        );
       slots.push(`${leases}/${starting}/${host.counts.total - (host.counts.Terminating ?? 0)}/${waiters}`);
     };
     // One sample at a time, in order, one a second.
@@ -176,9 +192,15 @@ async function sweep(): Promise<SweepFigures> {
     const sampler = setInterval(() => {
       sampling = sampling.then(sample);
     }, 1000);
-    const run = await fleet.submitAndWait({ runId, episodes, timeoutMs: 600_000 }).finally(() => clearInterval(sampler));
+    const run = await fleet
+      .submitAndWait({ runId, episodes, timeoutMs: 600_000 })
+      .finally(() => clearInterval(sampler));
     await sampling;
-    const cpu = { workers: (await workerCpu()) - cpuBefore.workers, host: (await hostCpu()) - cpuBefore.host, bench: process.cpuUsage(cpuBefore.bench) };
+    const cpu = {
+      workers: (await workerCpu()) - cpuBefore.workers,
+      host: (await hostCpu()) - cpuBefore.host,
+      bench: process.cpuUsage(cpuBefore.bench),
+    };
     const after = await fleet.host.stats();
     const { usage } = after;
     const admitted = after.creates;
@@ -189,7 +211,9 @@ async function sweep(): Promise<SweepFigures> {
     const byRate = N / RATE;
     const ideal = Math.max(bySandboxes, byRate);
     const total = run.results.map((r) => r.timings.total_ms);
-    console.log(`sweep: ${N} episodes × ${STEPS} steps, ${WORKERS} workers × ${CONCURRENCY}, cap ${CAP}, platform ${RATE.toFixed(1)} creates/s (${PER_MINUTE}/min ÷ ${K})`);
+    console.log(
+      `sweep: ${N} episodes × ${STEPS} steps, ${WORKERS} workers × ${CONCURRENCY}, cap ${CAP}, platform ${RATE.toFixed(1)} creates/s (${PER_MINUTE}/min ÷ ${K})`,
+    );
     console.log(`  makespan ${s(makespanMs)} (first enqueue → last commit); complete ${run.complete}`);
     console.log(
       `  every job enqueued at ${s(run.enqueuedAt - run.startedAt)}; first episode started at ${s(Math.min(...run.results.map((r) => Date.parse(r.attempts[0]?.started_at ?? '') || Infinity)) - run.startedAt)}, ` +
@@ -197,9 +221,13 @@ async function sweep(): Promise<SweepFigures> {
         `last at ${s(admitted.last - run.startedAt)} (ideal at the fleet's rate: ${s((1000 * (N - FLEET_BURST)) / RATE)} after the first); ` +
         `last commit ${s(run.lastCommitAt - admitted.last)} after the last create`,
     );
-    console.log(`  ideal bound ${ideal.toFixed(2)} s = max(sandbox-seconds ${usage.sandboxSeconds.toFixed(0)} ÷ ${CAP} = ${bySandboxes.toFixed(2)} s, ${N} ÷ ${RATE.toFixed(1)}/s = ${byRate.toFixed(2)} s)`);
+    console.log(
+      `  ideal bound ${ideal.toFixed(2)} s = max(sandbox-seconds ${usage.sandboxSeconds.toFixed(0)} ÷ ${CAP} = ${bySandboxes.toFixed(2)} s, ${N} ÷ ${RATE.toFixed(1)}/s = ${byRate.toFixed(2)} s)`,
+    );
     console.log(`  makespan ÷ ideal = ${(makespanMs / 1000 / ideal).toFixed(3)}`);
-    console.log(`  creates ${creates} (${usage.created} sandboxes made), platform 429s ${throttled} (${((100 * throttled) / Math.max(1, creates)).toFixed(2)} %), failed ${failedOf(run.results)}`);
+    console.log(
+      `  creates ${creates} (${usage.created} sandboxes made), platform 429s ${throttled} (${((100 * throttled) / Math.max(1, creates)).toFixed(2)} %), failed ${failedOf(run.results)}`,
+    );
     const benchS = (cpu.bench.user + cpu.bench.system) / 1e6;
     const cores = (seconds: number): string => (seconds / (makespanMs / 1000)).toFixed(2);
     console.log(
@@ -209,9 +237,16 @@ async function sweep(): Promise<SweepFigures> {
     console.log(`  episode total p50 ${s(quantile(total, 0.5))}, p90 ${s(quantile(total, 0.9))}; ${machineLoad()}`);
     console.log(`  supply: ${await supplyLine(fleet)}`);
     console.log(`  creates per second: ${perSecond.join(' ')}`);
-    console.log(`  creates behind the fleet's schedule (burst, then the rate from the first create) each second: ${behind.join(' ')}`);
+    console.log(
+      `  creates behind the fleet's schedule (burst, then the rate from the first create) each second: ${behind.join(' ')}`,
+    );
     console.log(`  leases/starting/sandboxes/slot waiters each second: ${slots.join(' ')}`);
-    return { ratio: makespanMs / 1000 / ideal, failed: failedOf(run.results) + (run.complete ? 0 : N - run.results.length), creates, throttled };
+    return {
+      ratio: makespanMs / 1000 / ideal,
+      failed: failedOf(run.results) + (run.complete ? 0 : N - run.results.length),
+      creates,
+      throttled,
+    };
   });
 }
 
@@ -223,18 +258,36 @@ interface RlFigures {
 }
 
 async function rl(pool: boolean): Promise<RlFigures> {
-  const env: Record<string, string> = pool ? { RF_WARM_POOL_MAX: String(CAP), RF_WARM_IDLE_S: '60', RF_WARM_INTERVAL_MS: '100', RF_WARM_LOOKAHEAD: String(BATCH) } : { RF_WARM_POOL_MAX: '0' };
+  const env: Record<string, string> = pool
+    ? {
+        RF_WARM_POOL_MAX: String(CAP),
+        RF_WARM_IDLE_S: '60',
+        RF_WARM_INTERVAL_MS: '100',
+        RF_WARM_LOOKAHEAD: String(BATCH),
+      }
+    : { RF_WARM_POOL_MAX: '0' };
   return withFleet(env, async (fleet) => {
     const stamp = Date.now();
     const batchOf = (b: number): Episode[] => {
       const runId = `rl-${stamp}-${pool ? 'warm' : 'cold'}-${b}`;
-      return Array.from({ length: BATCH }, (_, i) => episode(runId, `i${Math.floor(i / SAMPLES_PER_INSTANCE)}-s${i % SAMPLES_PER_INSTANCE}`, `rl-${stamp}-b${b}-i${Math.floor(i / SAMPLES_PER_INSTANCE)}`));
+      return Array.from({ length: BATCH }, (_, i) =>
+        episode(
+          runId,
+          `i${Math.floor(i / SAMPLES_PER_INSTANCE)}-s${i % SAMPLES_PER_INSTANCE}`,
+          `rl-${stamp}-b${b}-i${Math.floor(i / SAMPLES_PER_INSTANCE)}`,
+        ),
+      );
     };
     const batches = Array.from({ length: BATCHES }, (_, b) => batchOf(b));
     const before = (await fleet.host.stats()).faults;
     const makespans: number[] = [];
     let failed = 0;
-    await announceDemand({ redis: fleet.redis, keys: fleet.keys, runId: batches[0]![0]!.run_id, episodes: batches[0]! });
+    await announceDemand({
+      redis: fleet.redis,
+      keys: fleet.keys,
+      runId: batches[0]![0]!.run_id,
+      episodes: batches[0]!,
+    });
     for (let b = 0; b < BATCHES; b++) {
       // The trainer trains on the previous batch meanwhile.
       await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
@@ -243,24 +296,36 @@ async function rl(pool: boolean): Promise<RlFigures> {
       const atSubmit = await poolState(fleet, mine);
       const trace: string[] = [];
       const warmIds = atSubmit.sandboxes;
-      const sampler = setInterval(() => void poolState(fleet, mine).then((p) => {
-        trace.push(p.line);
-        for (const id of p.sandboxes) warmIds.add(id);
-      }), 250);
-      const running = fleet.submitAndWait({ runId: batch[0]!.run_id, episodes: batch, timeoutMs: 300_000 }).finally(() => clearInterval(sampler));
+      const sampler = setInterval(
+        () =>
+          void poolState(fleet, mine).then((p) => {
+            trace.push(p.line);
+            for (const id of p.sandboxes) warmIds.add(id);
+          }),
+        250,
+      );
+      const running = fleet
+        .submitAndWait({ runId: batch[0]!.run_id, episodes: batch, timeoutMs: 300_000 })
+        .finally(() => clearInterval(sampler));
       // It knows the next batch already: announce it while this one runs.
       const next = batches[b + 1];
       if (next) await announceDemand({ redis: fleet.redis, keys: fleet.keys, runId: next[0]!.run_id, episodes: next });
       const run = await running;
       makespans.push(run.lastCommitAt - run.startedAt);
-      console.log(`  batch ${b}: ${s(run.lastCommitAt - run.startedAt)}; at submit ${atSubmit.line}; ${phases(run.results, run.startedAt, warmIds)}`);
-      console.log(`    every 250 ms (leases/starting/waiters, this batch's pool ready+warming, other specs' ready+warming): ${trace.join(' ')}`);
+      console.log(
+        `  batch ${b}: ${s(run.lastCommitAt - run.startedAt)}; at submit ${atSubmit.line}; ${phases(run.results, run.startedAt, warmIds)}`,
+      );
+      console.log(
+        `    every 250 ms (leases/starting/waiters, this batch's pool ready+warming, other specs' ready+warming): ${trace.join(' ')}`,
+      );
       failed += failedOf(run.results) + (run.complete ? 0 : batch.length - run.results.length);
     }
     const after = (await fleet.host.stats()).faults;
     const creates = after.createsAdmitted - before.createsAdmitted;
     const throttled = after.throttled - before.throttled;
-    console.log(`rl ${pool ? 'with' : 'without'} warm pool: ${BATCHES} batches × ${BATCH} (pause ${s(PAUSE_MS)}): makespans ${makespans.map((m) => (m / 1000).toFixed(2)).join(' ')} s; mean ${s(mean(makespans))}; creates ${creates}, 429s ${throttled}, failed ${failed}; ${machineLoad()}`);
+    console.log(
+      `rl ${pool ? 'with' : 'without'} warm pool: ${BATCHES} batches × ${BATCH} (pause ${s(PAUSE_MS)}): makespans ${makespans.map((m) => (m / 1000).toFixed(2)).join(' ')} s; mean ${s(mean(makespans))}; creates ${creates}, 429s ${throttled}, failed ${failed}; ${machineLoad()}`,
+    );
     console.log(`  supply: ${await supplyLine(fleet)}`);
     return { meanMs: mean(makespans), failed, creates, throttled };
   });
@@ -283,8 +348,13 @@ async function poolState(fleet: Fleet, mine: Set<string>): Promise<{ line: strin
   }
   const pipeline = fleet.redis.pipeline();
   for (const ticket of Object.keys(pool)) pipeline.hget(`${fleet.keys.slotBase()}lease:${ticket}`, 'sandbox');
-  const ids = ((await pipeline.exec()) ?? []).map(([, id]) => id).filter((id): id is string => typeof id === 'string' && id !== '');
-  return { line: `${leases}/${starting}/${waiters} ${n.mineReady}+${n.mineWarming} ${n.otherReady}+${n.otherWarming}`, sandboxes: new Set(ids) };
+  const ids = ((await pipeline.exec()) ?? [])
+    .map(([, id]) => id)
+    .filter((id): id is string => typeof id === 'string' && id !== '');
+  return {
+    line: `${leases}/${starting}/${waiters} ${n.mineReady}+${n.mineWarming} ${n.otherReady}+${n.otherWarming}`,
+    sandboxes: new Set(ids),
+  };
 }
 
 /** When each episode started, got its sandbox and ended (s after submit), warm (from the pool) and cold apart. */
@@ -294,10 +364,19 @@ function phases(results: EpisodeResult[], startedAt: number, warmIds: Set<string
   const startOf = (r: EpisodeResult): number => Date.parse(r.attempts.at(-1)?.started_at ?? '') - startedAt;
   const heldOf = (r: EpisodeResult): number => startOf(r) + r.timings.sandbox_acquire_ms;
   const endOf = (r: EpisodeResult): number => Date.parse(r.finished_at) - startedAt;
-  const q = (xs: number[], ...ps: number[]): string => (xs.length ? ps.map((p) => (quantile(xs, p) / 1000).toFixed(2)).join('/') : '-');
+  const q = (xs: number[], ...ps: number[]): string =>
+    xs.length ? ps.map((p) => (quantile(xs, p) / 1000).toFixed(2)).join('/') : '-';
   const line = (rs: EpisodeResult[]): string =>
-    `start ${q(rs.map(startOf), 0, 0.5, 1)}, held ${q(rs.map(heldOf), 0, 0.5, 1)}, acquire ${q(rs.map((r) => r.timings.sandbox_acquire_ms), 0.5, 1)}, ` +
-    `replay ${q(rs.map((r) => r.timings.replay_ms), 0.5, 1)}, end ${q(rs.map(endOf), 0, 0.25, 0.5, 1)}`;
+    `start ${q(rs.map(startOf), 0, 0.5, 1)}, held ${q(rs.map(heldOf), 0, 0.5, 1)}, acquire ${q(
+      rs.map((r) => r.timings.sandbox_acquire_ms),
+      0.5,
+      1,
+    )}, ` +
+    `replay ${q(
+      rs.map((r) => r.timings.replay_ms),
+      0.5,
+      1,
+    )}, end ${q(rs.map(endOf), 0, 0.25, 0.5, 1)}`;
   return `warm ${warm.length}: ${line(warm)}; cold ${cold.length}: ${line(cold)} (min/p50/max; end min/p25/p50/max)`;
 }
 

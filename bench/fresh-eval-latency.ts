@@ -16,7 +16,18 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Queue } from 'bullmq';
-import { ResultStore, createRedis, createKeyspace, createLogger, deleteKeysMatching, findRedis, loadConfig, type EpisodeJobData, type EpisodeResult, type RedisClient } from '@rollout-fleet/shared';
+import {
+  ResultStore,
+  createRedis,
+  createKeyspace,
+  createLogger,
+  deleteKeysMatching,
+  findRedis,
+  loadConfig,
+  type EpisodeJobData,
+  type EpisodeResult,
+  type RedisClient,
+} from '@rollout-fleet/shared';
 import { closeSharedDispatchers, createVefaasClient } from '@rollout-fleet/sandbox';
 import { submitRun, validateInputs } from '@rollout-fleet/producer';
 import { startVefaasLocal } from '@rollout-fleet/vefaas-local';
@@ -25,7 +36,11 @@ import { readFile } from 'node:fs/promises';
 import { machineLoad, ms, quantile } from './lib/stats.js';
 
 const { values } = parseArgs({
-  options: { rounds: { type: 'string', default: '5' }, 'pad-steps': { type: 'string', default: '0' }, 'pad-s': { type: 'string', default: '1' } },
+  options: {
+    rounds: { type: 'string', default: '5' },
+    'pad-steps': { type: 'string', default: '0' },
+    'pad-s': { type: 'string', default: '1' },
+  },
 });
 const ROUNDS = Number(values.rounds);
 /**
@@ -57,26 +72,45 @@ async function main(): Promise<void> {
   });
   const target = { vefaas, functionId: host.functionId, gatewayUrl: host.gatewayUrl };
   const logger = createLogger({ level: 'error', format: 'json', destination: process.stderr });
-  const pad = Array.from({ length: PAD_STEPS }, () => ({ name: 'execute_bash', arguments: { command: `sleep ${PAD_S}` } }));
-  const sweep = validateInputs([{ path: 'examples/sweep.jsonl', text: await readFile(`${root}examples/sweep.jsonl`, 'utf8') }], { runId: 'bench' }).episodes.map(
-    (episode) => ({ ...episode, trajectory: [...episode.trajectory, ...pad] }),
-  );
+  const pad = Array.from({ length: PAD_STEPS }, () => ({
+    name: 'execute_bash',
+    arguments: { command: `sleep ${PAD_S}` },
+  }));
+  const sweep = validateInputs(
+    [{ path: 'examples/sweep.jsonl', text: await readFile(`${root}examples/sweep.jsonl`, 'utf8') }],
+    { runId: 'bench' },
+  ).episodes.map((episode) => ({ ...episode, trajectory: [...episode.trajectory, ...pad] }));
   const modes: Mode[] = [];
   try {
     for (const name of ['fresh', 'in-place'] as const) {
       const prefix = `{rf-bench-${randomUUID().slice(0, 8)}}`;
       const config = loadConfig(
-        { REDIS_URL: found.url, RF_PREFIX: prefix, RF_FRESH_EVAL: name === 'fresh' ? 'true' : 'false', LOG_LEVEL: 'error' },
+        {
+          REDIS_URL: found.url,
+          RF_PREFIX: prefix,
+          RF_FRESH_EVAL: name === 'fresh' ? 'true' : 'false',
+          LOG_LEVEL: 'error',
+        },
         { dotenvPath: false },
       );
       const redis = createRedis(found.url);
       const queueConnection = redis.duplicate();
       const queue = new Queue<EpisodeJobData>(config.queue.name, { connection: queueConnection, prefix });
       const worker = await startWorker({ config, target, logger, concurrency: 1, workerId: `bench-${name}` });
-      modes.push({ name, worker, queue, queueConnection, redis, prefix, store: new ResultStore(redis, createKeyspace(prefix)) });
+      modes.push({
+        name,
+        worker,
+        queue,
+        queueConnection,
+        redis,
+        prefix,
+        store: new ResultStore(redis, createKeyspace(prefix)),
+      });
     }
     const padding = PAD_STEPS > 0 ? `, each with ${PAD_STEPS} more step(s) of sleep ${PAD_S}` : '';
-    console.log(`fresh-sandbox grading vs in-place: ${sweep.length} graded episodes${padding} × ${ROUNDS} rounds, one at a time (${machineLoad()})`);
+    console.log(
+      `fresh-sandbox grading vs in-place: ${sweep.length} graded episodes${padding} × ${ROUNDS} rounds, one at a time (${machineLoad()})`,
+    );
     const totals = { fresh: [] as EpisodeResult[], 'in-place': [] as EpisodeResult[] };
     const added: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
@@ -84,16 +118,23 @@ async function main(): Promise<void> {
         const pair: Partial<Record<Mode['name'], EpisodeResult>> = {};
         // Alternate which mode goes first, so a warming cache or a load spike does not favour one side.
         const order = round % 2 === 0 ? modes : [...modes].reverse();
-        for (const mode of order) pair[mode.name] = await runOne(mode, { ...episode, run_id: `r${round}`, episode_id: `${episode.episode_id}` });
+        for (const mode of order)
+          pair[mode.name] = await runOne(mode, {
+            ...episode,
+            run_id: `r${round}`,
+            episode_id: `${episode.episode_id}`,
+          });
         const fresh = pair.fresh as EpisodeResult;
         const inPlace = pair['in-place'] as EpisodeResult;
-        if (fresh.resolved !== inPlace.resolved) throw new Error(`${episode.episode_id}: fresh says ${fresh.resolved}, in-place ${inPlace.resolved}`);
+        if (fresh.resolved !== inPlace.resolved)
+          throw new Error(`${episode.episode_id}: fresh says ${fresh.resolved}, in-place ${inPlace.resolved}`);
         totals.fresh.push(fresh);
         totals['in-place'].push(inPlace);
         added.push(fresh.timings.total_ms - inPlace.timings.total_ms);
       }
     }
-    const stage = (results: EpisodeResult[], pick: (r: EpisodeResult) => number, q: number): string => ms(quantile(results.map(pick), q), 0);
+    const stage = (results: EpisodeResult[], pick: (r: EpisodeResult) => number, q: number): string =>
+      ms(quantile(results.map(pick), q), 0);
     for (const name of ['fresh', 'in-place'] as const) {
       const rs = totals[name];
       console.log(
@@ -101,7 +142,9 @@ async function main(): Promise<void> {
           `  grading stage p50 ${stage(rs, (r) => r.timings.grade_ms, 0.5)} p90 ${stage(rs, (r) => r.timings.grade_ms, 0.9)}`,
       );
     }
-    console.log(`  added latency per graded episode (paired fresh − in-place, attempt total): median ${ms(quantile(added, 0.5), 0)}, p90 ${ms(quantile(added, 0.9), 0)}`);
+    console.log(
+      `  added latency per graded episode (paired fresh − in-place, attempt total): median ${ms(quantile(added, 0.5), 0)}, p90 ${ms(quantile(added, 0.9), 0)}`,
+    );
     const flags = PAD_STEPS > 0 ? ` --pad-steps ${PAD_STEPS} --pad-s ${PAD_S}` : '';
     console.log(`  (${machineLoad()} at the end; command: npm run bench:grading -- --rounds ${ROUNDS}${flags})`);
   } finally {
@@ -120,7 +163,10 @@ async function main(): Promise<void> {
   }
 }
 
-async function runOne(mode: Mode, episode: Parameters<typeof submitRun>[0]['episodes'][number]): Promise<EpisodeResult> {
+async function runOne(
+  mode: Mode,
+  episode: Parameters<typeof submitRun>[0]['episodes'][number],
+): Promise<EpisodeResult> {
   const keys = createKeyspace(mode.prefix);
   await submitRun({ queue: mode.queue, redis: mode.redis, keys, runId: episode.run_id, episodes: [episode] });
   for await (const item of mode.store.follow(episode.run_id, { blockMs: 500, after: '0' })) {

@@ -43,5 +43,7 @@ for (let i = 0; i < SAMPLES; i++) {
     await fleet.close();
   }
 }
-console.log(`idle worker (concurrency ${values.concurrency}, ${SETTLE_MS / 1000} s after it registered): RSS ${rss.map((r) => r.toFixed(0)).join(' ')} MB; ${machineLoad()}`);
+console.log(
+  `idle worker (concurrency ${values.concurrency}, ${SETTLE_MS / 1000} s after it registered): RSS ${rss.map((r) => r.toFixed(0)).join(' ')} MB; ${machineLoad()}`,
+);
 console.log(JSON.stringify({ idle_rss_mb: Math.round(quantile(rss, 0.5)) }));

@@ -45,24 +45,33 @@ async function benchOne(isolation: HostIsolation): Promise<void> {
     const retried = run.results.filter((r) => r.attempts.length > 1);
     const retryReasons = new Map<string, string>();
     for (const attempt of retried.flatMap((r) => r.attempts)) {
-      if (attempt.failure && !retryReasons.has(attempt.failure.code)) retryReasons.set(attempt.failure.code, attempt.failure.message.slice(0, 160));
+      if (attempt.failure && !retryReasons.has(attempt.failure.code))
+        retryReasons.set(attempt.failure.code, attempt.failure.message.slice(0, 160));
     }
     const pick = (f: (r: (typeof run.results)[number]) => number) => run.results.map(f);
     const acquire = pick((r) => r.timings.sandbox_acquire_ms);
     const total = pick((r) => r.timings.total_ms);
     const wait = pick((r) => r.timings.queue_wait_ms);
-    console.log(`\n${isolation}: ${EPISODES} one-step episodes, ${WORKERS} worker${WORKERS === 1 ? '' : 's'} ${PROCESSES ? '(processes)' : '(in-process)'} × concurrency ${CONCURRENCY}`);
-    if (!run.complete) console.log(`  INCOMPLETE: ${done} of ${EPISODES} results within --timeout-s ${TIMEOUT_MS / 1000}`);
-    console.log(`  first enqueue → last result committed: ${seconds.toFixed(2)} s = ${(done / seconds).toFixed(1)} episodes/s`);
+    console.log(
+      `\n${isolation}: ${EPISODES} one-step episodes, ${WORKERS} worker${WORKERS === 1 ? '' : 's'} ${PROCESSES ? '(processes)' : '(in-process)'} × concurrency ${CONCURRENCY}`,
+    );
+    if (!run.complete)
+      console.log(`  INCOMPLETE: ${done} of ${EPISODES} results within --timeout-s ${TIMEOUT_MS / 1000}`);
+    console.log(
+      `  first enqueue → last result committed: ${seconds.toFixed(2)} s = ${(done / seconds).toFixed(1)} episodes/s`,
+    );
     console.log(`  enqueue of all ${EPISODES}: ${ms(run.enqueuedAt - run.startedAt, 0)}`);
-    console.log(`  per episode (worker's timings): total p50 ${ms(quantile(total, 0.5), 0)} p90 ${ms(quantile(total, 0.9), 0)}; sandbox acquire p50 ${ms(quantile(acquire, 0.5), 0)} p90 ${ms(quantile(acquire, 0.9), 0)}; queue wait p50 ${ms(quantile(wait, 0.5), 0)}`);
+    console.log(
+      `  per episode (worker's timings): total p50 ${ms(quantile(total, 0.5), 0)} p90 ${ms(quantile(total, 0.9), 0)}; sandbox acquire p50 ${ms(quantile(acquire, 0.5), 0)} p90 ${ms(quantile(acquire, 0.9), 0)}; queue wait p50 ${ms(quantile(wait, 0.5), 0)}`,
+    );
     console.log(
       `  outcomes: ${done - failed.length} completed, ${failed.length} failed${failed[0] ? ` (first: ${failed[0].failure?.code} ${failed[0].failure?.message})` : ''}, ` +
         `${retried.length} needed a retry${retryReasons.size > 0 ? ` (${[...retryReasons].map(([code, message]) => `${code}: ${message}`).join('; ')})` : ''}`,
     );
     console.log(`  ${loadBefore} before, ${machineLoad()} after`);
     const live = fleet.host.liveSandboxes();
-    if (live > 0) console.log(`  note: ${live} sandboxes not yet gone after the last commit (KillSandbox answers at Terminating)`);
+    if (live > 0)
+      console.log(`  note: ${live} sandboxes not yet gone after the last commit (KillSandbox answers at Terminating)`);
     if (failed.length > 0 || !run.complete) process.exitCode = 1;
   } finally {
     await fleet.close();

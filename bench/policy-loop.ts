@@ -52,10 +52,21 @@ const KEY = 'bench-policy-key-0123456789';
 
 function scriptOf(turns: number): PolicyScript {
   const step = { reply: { tool_calls: [{ name: 'bash', arguments: { command: 'true' } }] } };
-  return { turns: [...Array.from({ length: turns - 1 }, () => step), { reply: { tool_calls: [{ name: 'submit', arguments: {} }] } }] };
+  return {
+    turns: [
+      ...Array.from({ length: turns - 1 }, () => step),
+      { reply: { tool_calls: [{ name: 'submit', arguments: {} }] } },
+    ],
+  };
 }
 
-function policyEpisode(o: { runId: string; episodeId: string; baseUrl: string; model: string; turns: number }): Episode {
+function policyEpisode(o: {
+  runId: string;
+  episodeId: string;
+  baseUrl: string;
+  model: string;
+  turns: number;
+}): Episode {
   return EpisodeSchema.parse({
     run_id: o.runId,
     episode_id: o.episodeId,
@@ -75,14 +86,18 @@ function policyEpisode(o: { runId: string; episodeId: string; baseUrl: string; m
 
 function failureSummary(results: readonly EpisodeResult[]): string {
   const failed = results.filter((r) => r.status !== 'completed' || r.exit_status !== 'submitted');
-  return failed.length === 0 ? 'all submitted' : `${failed.length} not submitted (first: ${failed[0]!.failure?.code ?? failed[0]!.exit_status} ${failed[0]!.failure?.message ?? ''})`;
+  return failed.length === 0
+    ? 'all submitted'
+    : `${failed.length} not submitted (first: ${failed[0]!.failure?.code ?? failed[0]!.exit_status} ${failed[0]!.failure?.message ?? ''})`;
 }
 
 async function overhead(server: ScriptedPolicyServer): Promise<void> {
   const fleet = await openBenchFleet({ isolation: ISOLATION });
   try {
     await fleet.startWorkers({ count: 1, concurrency: 1, processes: false, secrets: { [KEY_ENV]: KEY } });
-    console.log(`\n(a) overhead: one ${TURNS}-turn policy episode per round, ${ROUNDS} rounds, isolation ${ISOLATION}, in-process worker (concurrency 1); ${machineLoad()}`);
+    console.log(
+      `\n(a) overhead: one ${TURNS}-turn policy episode per round, ${ROUNDS} rounds, isolation ${ISOLATION}, in-process worker (concurrency 1); ${machineLoad()}`,
+    );
     const beyondServer: number[] = [];
     const beyondLatency: number[] = [];
     const serverMs: number[] = [];
@@ -92,13 +107,18 @@ async function overhead(server: ScriptedPolicyServer): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       const model = `overhead-${round}`;
       const runId = `bench-policy-overhead-${Date.now()}-${round}`;
-      const run = await fleet.submitAndWait({ runId, episodes: [policyEpisode({ runId, episodeId: 'long', baseUrl: server.baseUrl, model, turns: TURNS })], timeoutMs: TIMEOUT_MS });
+      const run = await fleet.submitAndWait({
+        runId,
+        episodes: [policyEpisode({ runId, episodeId: 'long', baseUrl: server.baseUrl, model, turns: TURNS })],
+        timeoutMs: TIMEOUT_MS,
+      });
       const result = run.results[0];
       if (!run.complete || result?.exit_status !== 'submitted' || result.turns?.length !== TURNS) {
         throw new Error(`overhead episode did not complete: ${result ? failureSummary([result]) : 'no result'}`);
       }
       const replies = server.requestsFor(model).filter((r) => r.outcome === 'reply');
-      if (replies.length !== TURNS) throw new Error(`expected ${TURNS} answered requests, the server saw ${replies.length}`);
+      if (replies.length !== TURNS)
+        throw new Error(`expected ${TURNS} answered requests, the server saw ${replies.length}`);
       let roundServer = 0;
       let roundSteps = 0;
       result.turns.forEach((turn, t) => {
@@ -114,14 +134,28 @@ async function overhead(server: ScriptedPolicyServer): Promise<void> {
       });
       const loop = (result.timings.replay_ms - roundServer - roundSteps) / TURNS;
       loopPerTurn.push(loop);
-      console.log(`  round ${round + 1}: turn overhead beyond server + sandbox median ${ms(quantile(beyondServer.slice(-TURNS), 0.5), 2)}; loop wall time ${ms(loop, 2)} per turn`);
+      console.log(
+        `  round ${round + 1}: turn overhead beyond server + sandbox median ${ms(quantile(beyondServer.slice(-TURNS), 0.5), 2)}; loop wall time ${ms(loop, 2)} per turn`,
+      );
     }
-    console.log(`  policy server's own time per request:       median ${ms(quantile(serverMs, 0.5), 2)}, p90 ${ms(quantile(serverMs, 0.9), 2)}`);
-    console.log(`  request latency as the worker sees it:      median ${ms(quantile(latencyMs, 0.5), 2)}, p90 ${ms(quantile(latencyMs, 0.9), 2)}`);
-    console.log(`  sandbox step (bash true) as the worker sees it: median ${ms(quantile(stepMs, 0.5), 2)}, p90 ${ms(quantile(stepMs, 0.9), 2)}`);
-    console.log(`  WORKER OVERHEAD PER TURN beyond the server's and the sandbox's own time: median ${ms(quantile(beyondServer, 0.5), 2)}, p90 ${ms(quantile(beyondServer, 0.9), 2)}`);
-    console.log(`    of which beyond the request latency (loop bookkeeping alone): median ${ms(quantile(beyondLatency, 0.5), 2)}, p90 ${ms(quantile(beyondLatency, 0.9), 2)}`);
-    console.log(`    per turn from the loop's wall time (adds inflight-slot round trips, job progress + log writes): mean ${ms(mean(loopPerTurn), 2)}`);
+    console.log(
+      `  policy server's own time per request:       median ${ms(quantile(serverMs, 0.5), 2)}, p90 ${ms(quantile(serverMs, 0.9), 2)}`,
+    );
+    console.log(
+      `  request latency as the worker sees it:      median ${ms(quantile(latencyMs, 0.5), 2)}, p90 ${ms(quantile(latencyMs, 0.9), 2)}`,
+    );
+    console.log(
+      `  sandbox step (bash true) as the worker sees it: median ${ms(quantile(stepMs, 0.5), 2)}, p90 ${ms(quantile(stepMs, 0.9), 2)}`,
+    );
+    console.log(
+      `  WORKER OVERHEAD PER TURN beyond the server's and the sandbox's own time: median ${ms(quantile(beyondServer, 0.5), 2)}, p90 ${ms(quantile(beyondServer, 0.9), 2)}`,
+    );
+    console.log(
+      `    of which beyond the request latency (loop bookkeeping alone): median ${ms(quantile(beyondLatency, 0.5), 2)}, p90 ${ms(quantile(beyondLatency, 0.9), 2)}`,
+    );
+    console.log(
+      `    per turn from the loop's wall time (adds inflight-slot round trips, job progress + log writes): mean ${ms(mean(loopPerTurn), 2)}`,
+    );
   } finally {
     await fleet.close();
   }
@@ -129,12 +163,25 @@ async function overhead(server: ScriptedPolicyServer): Promise<void> {
 
 async function throughput(server: ScriptedPolicyServer): Promise<void> {
   // The burst equals one second of the rate, as the platform's token bucket does.
-  const fleet = await openBenchFleet({ isolation: 'emulated', env: { RF_FLEET_CREATE_RATE: String(CREATE_RATE), RF_FLEET_CREATE_BURST: String(Math.max(1, Math.round(CREATE_RATE))) } });
+  const fleet = await openBenchFleet({
+    isolation: 'emulated',
+    env: {
+      RF_FLEET_CREATE_RATE: String(CREATE_RATE),
+      RF_FLEET_CREATE_BURST: String(Math.max(1, Math.round(CREATE_RATE))),
+    },
+  });
   try {
-    await fleet.startWorkers({ count: WORKERS, concurrency: CONCURRENCY, processes: true, secrets: { [KEY_ENV]: KEY } });
+    await fleet.startWorkers({
+      count: WORKERS,
+      concurrency: CONCURRENCY,
+      processes: true,
+      secrets: { [KEY_ENV]: KEY },
+    });
     const runId = `bench-policy-throughput-${Date.now()}`;
     const model = 'throughput';
-    const episodes = Array.from({ length: EPISODES }, (_unused, i) => policyEpisode({ runId, episodeId: `e${i}`, baseUrl: server.baseUrl, model, turns: EPISODE_TURNS }));
+    const episodes = Array.from({ length: EPISODES }, (_unused, i) =>
+      policyEpisode({ runId, episodeId: `e${i}`, baseUrl: server.baseUrl, model, turns: EPISODE_TURNS }),
+    );
     const loadBefore = machineLoad();
     const run = await fleet.submitAndWait({ runId, episodes, timeoutMs: TIMEOUT_MS });
     const seconds = (run.lastCommitAt - run.startedAt) / 1000;
@@ -145,12 +192,23 @@ async function throughput(server: ScriptedPolicyServer): Promise<void> {
     const totals = run.results.map((r) => r.timings.total_ms);
     const acquire = run.results.map((r) => r.timings.sandbox_acquire_ms);
     const loops = run.results.map((r) => r.timings.replay_ms);
-    console.log(`\n(b) throughput: ${EPISODES} policy episodes × ${EPISODE_TURNS} turns on emulated vefaas-local, ${WORKERS} worker processes × concurrency ${CONCURRENCY}, fleet create rate ${CREATE_RATE}/s`);
-    if (!run.complete) console.log(`  INCOMPLETE: ${done} of ${EPISODES} results within --timeout-s ${TIMEOUT_MS / 1000}`);
-    console.log(`  first enqueue → last result committed: ${seconds.toFixed(2)} s = ${(done / seconds).toFixed(2)} EPISODES/S (${(turns / seconds).toFixed(0)} turns/s)`);
-    console.log(`  per episode: total p50 ${ms(quantile(totals, 0.5), 0)} p90 ${ms(quantile(totals, 0.9), 0)}; request latency p50 ${ms(quantile(latency, 0.5), 1)} p90 ${ms(quantile(latency, 0.9), 1)}; inflight-slot wait p90 ${ms(quantile(waits, 0.9), 1)}`);
-    console.log(`  where an episode's time goes (p50): sandbox acquire ${ms(quantile(acquire, 0.5), 0)}, agent loop ${ms(quantile(loops, 0.5), 0)} (${ms(quantile(loops, 0.5) / EPISODE_TURNS, 1)} per turn)`);
-    console.log(`  outcomes: ${failureSummary(run.results)}; the server answered ${server.requestsFor(model).filter((r) => r.outcome === 'reply').length} requests`);
+    console.log(
+      `\n(b) throughput: ${EPISODES} policy episodes × ${EPISODE_TURNS} turns on emulated vefaas-local, ${WORKERS} worker processes × concurrency ${CONCURRENCY}, fleet create rate ${CREATE_RATE}/s`,
+    );
+    if (!run.complete)
+      console.log(`  INCOMPLETE: ${done} of ${EPISODES} results within --timeout-s ${TIMEOUT_MS / 1000}`);
+    console.log(
+      `  first enqueue → last result committed: ${seconds.toFixed(2)} s = ${(done / seconds).toFixed(2)} EPISODES/S (${(turns / seconds).toFixed(0)} turns/s)`,
+    );
+    console.log(
+      `  per episode: total p50 ${ms(quantile(totals, 0.5), 0)} p90 ${ms(quantile(totals, 0.9), 0)}; request latency p50 ${ms(quantile(latency, 0.5), 1)} p90 ${ms(quantile(latency, 0.9), 1)}; inflight-slot wait p90 ${ms(quantile(waits, 0.9), 1)}`,
+    );
+    console.log(
+      `  where an episode's time goes (p50): sandbox acquire ${ms(quantile(acquire, 0.5), 0)}, agent loop ${ms(quantile(loops, 0.5), 0)} (${ms(quantile(loops, 0.5) / EPISODE_TURNS, 1)} per turn)`,
+    );
+    console.log(
+      `  outcomes: ${failureSummary(run.results)}; the server answered ${server.requestsFor(model).filter((r) => r.outcome === 'reply').length} requests`,
+    );
     console.log(`  ${loadBefore} before, ${machineLoad()} after`);
     if (!run.complete || run.results.some((r) => r.exit_status !== 'submitted')) process.exitCode = 1;
   } finally {

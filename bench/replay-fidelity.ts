@@ -15,12 +15,19 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { compareStep, recordingFormatFor, summariseFidelity, sweAgentObservation } from '@rollout-fleet/worker';
-import { EpisodeResultSchema, type Episode, type EpisodeResult, type Fidelity, type FidelityStep } from '@rollout-fleet/shared';
+import {
+  EpisodeResultSchema,
+  type Episode,
+  type EpisodeResult,
+  type Fidelity,
+  type FidelityStep,
+} from '@rollout-fleet/shared';
 import { validateInputs } from '@rollout-fleet/producer';
 import { openBenchFleet } from './lib/bench-fleet.js';
 
 // The shared data beside the checkout (../shared/data), read in place, or $ROLLOUT_FLEET_SHARED_DATA.
-const sharedData = process.env.ROLLOUT_FLEET_SHARED_DATA || fileURLToPath(new URL('../../shared/data', import.meta.url));
+const sharedData =
+  process.env.ROLLOUT_FLEET_SHARED_DATA || fileURLToPath(new URL('../../shared/data', import.meta.url));
 /** Each shared trajectory and the example image reproducing what it saw. */
 export const TRAJECTORIES: ReadonlyArray<{ file: string; image: string }> = [
   { file: 'swe-agent/6e44b9__sweagenttestrepo-1c2844.traj', image: 'swe-agent-test-repo' },
@@ -31,7 +38,10 @@ export const TRAJECTORIES: ReadonlyArray<{ file: string; image: string }> = [
 async function importAll(runId: string): Promise<Episode[]> {
   const episodes: Episode[] = [];
   for (const { file, image } of TRAJECTORIES) {
-    const validated = validateInputs([{ path: join(sharedData, file), text: await readFile(join(sharedData, file), 'utf8') }], { runId, image });
+    const validated = validateInputs(
+      [{ path: join(sharedData, file), text: await readFile(join(sharedData, file), 'utf8') }],
+      { runId, image },
+    );
     if (validated.problems.length > 0) throw new Error(`cannot import ${file}: ${JSON.stringify(validated.problems)}`);
     episodes.push(...validated.episodes);
   }
@@ -44,10 +54,18 @@ function score(episode: Episode, result: EpisodeResult | undefined): Fidelity {
   const verdicts: FidelityStep[] = episode.trajectory.map((call, index) => {
     const step = result?.steps[index];
     if (step === undefined) {
-      return call.observation === undefined ? { index, verdict: 'no_record' } : { index, verdict: 'differs', diff: '(not replayed)' };
+      return call.observation === undefined
+        ? { index, verdict: 'no_record' }
+        : { index, verdict: 'differs', diff: '(not replayed)' };
     }
-    const view = episode.tool_bundle?.name === 'swe-agent' ? sweAgentObservation(step.output, episode.tool_bundle) : { text: step.output, rules: [] };
-    return compareStep({ index, recorded: call.observation, replayed: view.text, agentRules: view.rules, exitCode: step.exit_code }, { format });
+    const view =
+      episode.tool_bundle?.name === 'swe-agent'
+        ? sweAgentObservation(step.output, episode.tool_bundle)
+        : { text: step.output, rules: [] };
+    return compareStep(
+      { index, recorded: call.observation, replayed: view.text, agentRules: view.rules, exitCode: step.exit_code },
+      { format },
+    );
   });
   return summariseFidelity(verdicts);
 }
@@ -91,9 +109,12 @@ async function replayNow(): Promise<void> {
     });
     console.log(table(rows));
     for (const { name, fidelity } of rows) {
-      for (const step of fidelity?.steps.filter((s) => s.verdict === 'differs') ?? []) console.log(`\n${name} step ${step.index} differs:\n${step.diff ?? ''}`);
+      for (const step of fidelity?.steps.filter((s) => s.verdict === 'differs') ?? [])
+        console.log(`\n${name} step ${step.index} differs:\n${step.diff ?? ''}`);
     }
-    console.log('\nreplayed with the windowed tools on vefaas-local (npm run bench:fidelity); differences explained in docs/fidelity.md');
+    console.log(
+      '\nreplayed with the windowed tools on vefaas-local (npm run bench:fidelity); differences explained in docs/fidelity.md',
+    );
   } finally {
     await fleet.close();
   }

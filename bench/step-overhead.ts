@@ -39,7 +39,11 @@ async function bareLoop(fleet: BenchFleet): Promise<number[]> {
     const swerex = new SwerexClient({ baseUrl: host.gatewayUrl, instanceName: SandboxId, apiKey: start.authToken });
     await swerex.waitUntilAlive({ timeoutMs: 30_000, intervalMs: 20 });
     await swerex.createSession({ session: 'default' });
-    const step = () => swerex.runInSession({ action_type: 'bash', session: 'default', command: 'true', timeout: 300, check: 'silent' }, { retries: 1 });
+    const step = () =>
+      swerex.runInSession(
+        { action_type: 'bash', session: 'default', command: 'true', timeout: 300, check: 'silent' },
+        { retries: 1 },
+      );
     for (let i = 0; i < WARMUP; i++) await step();
     const samples: number[] = [];
     for (let i = 0; i < STEPS; i++) {
@@ -55,10 +59,16 @@ async function bareLoop(fleet: BenchFleet): Promise<number[]> {
 
 async function workerEpisode(fleet: BenchFleet, round: number): Promise<{ stepMs: number[]; replayPerStepMs: number }> {
   const runId = `bench-overhead-${Date.now()}-${round}`;
-  const run = await fleet.submitAndWait({ runId, episodes: [benchEpisode({ runId, episodeId: 'long', steps: STEPS })], timeoutMs: 150_000 });
+  const run = await fleet.submitAndWait({
+    runId,
+    episodes: [benchEpisode({ runId, episodeId: 'long', steps: STEPS })],
+    timeoutMs: 150_000,
+  });
   const result = run.results[0];
   if (!run.complete || result?.status !== 'completed' || result.steps.length !== STEPS) {
-    throw new Error(`worker episode did not complete: ${result?.failure?.code ?? 'no result'} ${result?.failure?.message ?? ''}`);
+    throw new Error(
+      `worker episode did not complete: ${result?.failure?.code ?? 'no result'} ${result?.failure?.message ?? ''}`,
+    );
   }
   return { stepMs: result.steps.map((s) => s.duration_ms), replayPerStepMs: result.timings.replay_ms / STEPS };
 }
@@ -66,7 +76,9 @@ async function workerEpisode(fleet: BenchFleet, round: number): Promise<{ stepMs
 const fleet = await openBenchFleet({ isolation: ISOLATION });
 try {
   await fleet.startWorkers({ count: 1, concurrency: 1, processes: false });
-  console.log(`isolation ${ISOLATION}, K = ${STEPS} steps, ${ROUNDS} rounds (bare loop then worker episode), ${machineLoad()}`);
+  console.log(
+    `isolation ${ISOLATION}, K = ${STEPS} steps, ${ROUNDS} rounds (bare loop then worker episode), ${machineLoad()}`,
+  );
   const bare: number[] = [];
   const steps: number[] = [];
   const replay: number[] = [];
@@ -78,17 +90,27 @@ try {
     steps.push(...w.stepMs);
     replay.push(w.replayPerStepMs);
     roundRatios.push(w.replayPerStepMs / mean(b));
-    console.log(`  round ${round + 1}: bare mean ${ms(mean(b), 2)}; worker step mean ${ms(mean(w.stepMs), 2)}, replay_ms/K ${ms(w.replayPerStepMs, 2)}`);
+    console.log(
+      `  round ${round + 1}: bare mean ${ms(mean(b), 2)}; worker step mean ${ms(mean(w.stepMs), 2)}, replay_ms/K ${ms(w.replayPerStepMs, 2)}`,
+    );
   }
   const bareMean = mean(bare);
   const stepMean = mean(steps);
   const replayMean = mean(replay);
-  console.log(`(a) bare SwerexClient loop:     mean ${ms(bareMean, 2)} per step (median ${ms(quantile(bare, 0.5), 2)}, p90 ${ms(quantile(bare, 0.9), 2)})`);
-  console.log(`(b) worker, step durations:     mean ${ms(stepMean, 2)} per step (median ${ms(quantile(steps, 0.5), 2)}, p90 ${ms(quantile(steps, 0.9), 2)}) → ratio ${(stepMean / bareMean).toFixed(2)}`);
-  console.log(`    worker, replay_ms / K:      mean ${ms(replayMean, 2)} per step → ratio ${(replayMean / bareMean).toFixed(2)}, overhead ${ms(replayMean - bareMean, 2)} per step`);
+  console.log(
+    `(a) bare SwerexClient loop:     mean ${ms(bareMean, 2)} per step (median ${ms(quantile(bare, 0.5), 2)}, p90 ${ms(quantile(bare, 0.9), 2)})`,
+  );
+  console.log(
+    `(b) worker, step durations:     mean ${ms(stepMean, 2)} per step (median ${ms(quantile(steps, 0.5), 2)}, p90 ${ms(quantile(steps, 0.9), 2)}) → ratio ${(stepMean / bareMean).toFixed(2)}`,
+  );
+  console.log(
+    `    worker, replay_ms / K:      mean ${ms(replayMean, 2)} per step → ratio ${(replayMean / bareMean).toFixed(2)}, overhead ${ms(replayMean - bareMean, 2)} per step`,
+  );
   // Each round runs the bare loop right before the worker's episode: the median of those ratios is the least
   // disturbed by other load on the machine drifting between rounds.
-  console.log(`    per-round ratios (replay_ms / K ÷ bare): ${roundRatios.map((r) => r.toFixed(2)).join(' ')}; median ${quantile(roundRatios, 0.5).toFixed(2)}`);
+  console.log(
+    `    per-round ratios (replay_ms / K ÷ bare): ${roundRatios.map((r) => r.toFixed(2)).join(' ')}; median ${quantile(roundRatios, 0.5).toFixed(2)}`,
+  );
   console.log(`${machineLoad()} at the end`);
   console.log(`command: npm run bench:overhead -- --steps ${STEPS} --isolation ${ISOLATION} --rounds ${ROUNDS}`);
 } finally {

@@ -54,7 +54,12 @@ interface Verdict {
 async function latency(server: Server): Promise<number[]> {
   const instance = server.headers['x-faas-instance-name'];
   const dispatcher = new Agent({ keepAliveTimeout: 10_000 });
-  const swerex = new SwerexClient({ baseUrl: server.url, apiKey: server.token, dispatcher, ...(instance ? { instanceName: instance } : {}) });
+  const swerex = new SwerexClient({
+    baseUrl: server.url,
+    apiKey: server.token,
+    dispatcher,
+    ...(instance ? { instanceName: instance } : {}),
+  });
   try {
     await swerex.waitUntilAlive({ timeoutMs: 30_000 });
     const session = `bench-${randomUUID().slice(0, 8)}`;
@@ -79,13 +84,35 @@ async function conformance(server: Server): Promise<Verdict> {
   try {
     const child = spawn(
       process.execPath,
-      [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', '--config', join(ROOT, 'bench/swerex-compare/vitest.config.ts'), '--reporter=json', `--outputFile=${report}`],
-      { cwd: ROOT, stdio: ['ignore', 'ignore', 'ignore'], env: { ...process.env, SWEREX_URL: server.url, SWEREX_TOKEN: server.token, SWEREX_HEADERS: JSON.stringify(server.headers) } },
+      [
+        join(ROOT, 'node_modules/vitest/vitest.mjs'),
+        'run',
+        '--config',
+        join(ROOT, 'bench/swerex-compare/vitest.config.ts'),
+        '--reporter=json',
+        `--outputFile=${report}`,
+      ],
+      {
+        cwd: ROOT,
+        stdio: ['ignore', 'ignore', 'ignore'],
+        env: {
+          ...process.env,
+          SWEREX_URL: server.url,
+          SWEREX_TOKEN: server.token,
+          SWEREX_HEADERS: JSON.stringify(server.headers),
+        },
+      },
     );
     await once(child, 'exit');
-    const json = JSON.parse(await readFile(report, 'utf8')) as { testResults: Array<{ assertionResults: Array<{ status: string; fullName: string }> }> };
+    const json = JSON.parse(await readFile(report, 'utf8')) as {
+      testResults: Array<{ assertionResults: Array<{ status: string; fullName: string }> }>;
+    };
     const results = json.testResults.flatMap((file) => file.assertionResults);
-    return { passed: results.filter((r) => r.status === 'passed').length, total: results.length, failed: results.filter((r) => r.status !== 'passed').map((r) => r.fullName) };
+    return {
+      passed: results.filter((r) => r.status === 'passed').length,
+      total: results.length,
+      failed: results.filter((r) => r.status !== 'passed').map((r) => r.fullName),
+    };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -96,9 +123,29 @@ async function startOursDirect(): Promise<{ server: Server; close(): Promise<voi
   const token = randomUUID();
   const port = await freePort();
   const cwd = await mkdtemp(join(tmpdir(), 'rf-swerex-'));
-  const child: ChildProcess = spawn('python3', ['-E', '-s', '-B', join(ROOT, 'packages/vefaas-local/runtime/swerex_server.py'), '--host', '127.0.0.1', '--port', String(port), '--auth-token', token], { cwd, stdio: 'ignore' });
+  const child: ChildProcess = spawn(
+    'python3',
+    [
+      '-E',
+      '-s',
+      '-B',
+      join(ROOT, 'packages/vefaas-local/runtime/swerex_server.py'),
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--auth-token',
+      token,
+    ],
+    { cwd, stdio: 'ignore' },
+  );
   return {
-    server: { name: 'ours, as an image runs it (TCP, no gateway)', url: `http://127.0.0.1:${port}`, token, headers: {} },
+    server: {
+      name: 'ours, as an image runs it (TCP, no gateway)',
+      url: `http://127.0.0.1:${port}`,
+      token,
+      headers: {},
+    },
     close: async () => {
       if (child.exitCode === null) {
         child.kill('SIGTERM');
@@ -113,11 +160,24 @@ async function startOursDirect(): Promise<{ server: Server; close(): Promise<voi
 async function startOursGateway(): Promise<{ server: Server; close(): Promise<void> }> {
   const isolation = checkIsolation().bwrap ? 'bwrap' : 'none';
   const host = await startVefaasLocal({ isolation });
-  const vefaas = createVefaasClient({ endpoint: host.controlPlaneUrl, region: host.region, credentials: { accessKeyId: host.accessKeyId, secretAccessKey: host.secretAccessKey }, retry: false });
+  const vefaas = createVefaasClient({
+    endpoint: host.controlPlaneUrl,
+    region: host.region,
+    credentials: { accessKeyId: host.accessKeyId, secretAccessKey: host.secretAccessKey },
+    retry: false,
+  });
   const start = buildStartCommand();
-  const { SandboxId } = await vefaas.createSandbox({ FunctionId: host.functionId, InstanceImageInfo: { Command: start.command } });
+  const { SandboxId } = await vefaas.createSandbox({
+    FunctionId: host.functionId,
+    InstanceImageInfo: { Command: start.command },
+  });
   return {
-    server: { name: `ours in a vefaas-local sandbox (${isolation}), through the gateway`, url: host.gatewayUrl, token: start.authToken, headers: { 'x-faas-instance-name': SandboxId } },
+    server: {
+      name: `ours in a vefaas-local sandbox (${isolation}), through the gateway`,
+      url: host.gatewayUrl,
+      token: start.authToken,
+      headers: { 'x-faas-instance-name': SandboxId },
+    },
     close: async () => {
       await vefaas.killSandbox({ FunctionId: host.functionId, SandboxId });
       await vefaas.close();
@@ -142,7 +202,10 @@ function externalServer(): Server | undefined {
 async function measure(server: Server): Promise<string> {
   const samples = await latency(server);
   const verdict = CONFORMANCE ? await conformance(server) : undefined;
-  const checks = verdict === undefined ? 'not run' : `${verdict.passed}/${verdict.total}${verdict.failed.length > 0 ? ` (failed: ${verdict.failed.join('; ')})` : ''}`;
+  const checks =
+    verdict === undefined
+      ? 'not run'
+      : `${verdict.passed}/${verdict.total}${verdict.failed.length > 0 ? ` (failed: ${verdict.failed.join('; ')})` : ''}`;
   return `| ${server.name} | ${ms(quantile(samples, 0.5))} | ${ms(quantile(samples, 0.9))} | ${checks} |`;
 }
 
@@ -159,10 +222,21 @@ async function main(): Promise<void> {
     }
   }
   await closeSharedDispatchers();
-  console.log(`run_in_session "true" × ${CALLS} with SwerexClient (keep-alive), then the conformance suite; ${machineLoad()}`);
+  console.log(
+    `run_in_session "true" × ${CALLS} with SwerexClient (keep-alive), then the conformance suite; ${machineLoad()}`,
+  );
   console.log('| server | median | p90 | conformance checks passed |\n|---|---|---|---|');
   for (const row of rows) console.log(row);
-  const flags = [`--calls ${CALLS}`, ...(CONFORMANCE ? [] : ['--no-conformance']), ...(external ? [`--url ${external.url} --token … --name '${external.name}'`, ...Object.entries(external.headers).map(([k, v]) => `--header '${k}: ${v}'`)] : [])];
+  const flags = [
+    `--calls ${CALLS}`,
+    ...(CONFORMANCE ? [] : ['--no-conformance']),
+    ...(external
+      ? [
+          `--url ${external.url} --token … --name '${external.name}'`,
+          ...Object.entries(external.headers).map(([k, v]) => `--header '${k}: ${v}'`),
+        ]
+      : []),
+  ];
   console.log(`command: npm run bench:swerex-compare -- ${flags.join(' ')}`);
 }
 

@@ -67,7 +67,12 @@ async function timeCalls(client: Client, path: string, body: unknown): Promise<n
   const samples: number[] = [];
   for (let i = 0; i < CALLS; i++) {
     const t0 = performance.now();
-    const response = await client.request({ method: 'POST', path, headers: { 'x-api-key': TOKEN, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const response = await client.request({
+      method: 'POST',
+      path,
+      headers: { 'x-api-key': TOKEN, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     const text = await response.body.text();
     if (response.statusCode !== 200) throw new Error(`${path}: ${response.statusCode} ${text}`);
     samples.push(performance.now() - t0);
@@ -86,7 +91,10 @@ async function timeGatewayCalls(): Promise<number[]> {
   });
   try {
     const start = buildStartCommand();
-    const { SandboxId } = await vefaas.createSandbox({ FunctionId: host.functionId, InstanceImageInfo: { Command: start.command } });
+    const { SandboxId } = await vefaas.createSandbox({
+      FunctionId: host.functionId,
+      InstanceImageInfo: { Command: start.command },
+    });
     const swerex = new SwerexClient({ baseUrl: host.gatewayUrl, instanceName: SandboxId, apiKey: start.authToken });
     await swerex.waitUntilAlive({ timeoutMs: 30_000, intervalMs: 20 });
     await swerex.createSession({ session: 'default' });
@@ -94,7 +102,13 @@ async function timeGatewayCalls(): Promise<number[]> {
     for (let i = 0; i < CALLS; i++) {
       const t0 = performance.now();
       // The body AgentEnv.run() sends for a step.
-      await swerex.runInSession({ action_type: 'bash', session: 'default', command: 'true', timeout: 300, check: 'silent' });
+      await swerex.runInSession({
+        action_type: 'bash',
+        session: 'default',
+        command: 'true',
+        timeout: 300,
+        check: 'silent',
+      });
       samples.push(performance.now() - t0);
     }
     await vefaas.killSandbox({ FunctionId: host.functionId, SandboxId });
@@ -121,7 +135,11 @@ async function main(): Promise<void> {
   const client = new Client('http://localhost', { socketPath: sandbox.socketPath });
   await timeCalls(client, '/create_session', { session: 'default', session_type: 'bash' }).catch(() => undefined);
   const withSessionRss = await treeRssKiB(sandbox);
-  const session = await timeCalls(client, '/run_in_session', { command: 'true', session: 'default', action_type: 'bash' });
+  const session = await timeCalls(client, '/run_in_session', {
+    command: 'true',
+    session: 'default',
+    action_type: 'bash',
+  });
   const execute = await timeCalls(client, '/execute', { command: 'true', shell: true });
   await client.close();
   await sandbox.kill();
@@ -131,10 +149,16 @@ async function main(): Promise<void> {
   const ms = (n: number) => `${n.toFixed(1)} ms`;
   console.log(`isolation: ${ISOLATION}, launches: ${LAUNCHES}, calls per endpoint: ${CALLS}`);
   console.log(`launch → first /is_alive 200: median ${ms(quantile(starts, 0.5))}, max ${ms(Math.max(...starts))}`);
-  console.log(`idle sandbox tree RSS: ${(idleRss / 1024).toFixed(1)} MiB (with one bash session: ${(withSessionRss / 1024).toFixed(1)} MiB)`);
-  console.log(`run_in_session "true" (unix socket): median ${ms(quantile(session, 0.5))}, p90 ${ms(quantile(session, 0.9))}`);
+  console.log(
+    `idle sandbox tree RSS: ${(idleRss / 1024).toFixed(1)} MiB (with one bash session: ${(withSessionRss / 1024).toFixed(1)} MiB)`,
+  );
+  console.log(
+    `run_in_session "true" (unix socket): median ${ms(quantile(session, 0.5))}, p90 ${ms(quantile(session, 0.9))}`,
+  );
   console.log(`/execute "true":       median ${ms(quantile(execute, 0.5))}, p90 ${ms(quantile(execute, 0.9))}`);
-  console.log(`run_in_session "true" via gateway (SwerexClient, HTTP, pinned): median ${ms(quantile(gateway, 0.5))}, p90 ${ms(quantile(gateway, 0.9))}`);
+  console.log(
+    `run_in_session "true" via gateway (SwerexClient, HTTP, pinned): median ${ms(quantile(gateway, 0.5))}, p90 ${ms(quantile(gateway, 0.9))}`,
+  );
   console.log(`command: npm run bench:swerex -- --launches ${LAUNCHES} --calls ${CALLS} --isolation ${ISOLATION}`);
 }
 

@@ -42,12 +42,14 @@ const command = (token: string) => `python3 -m swerex.server --auth-token ${toke
 async function pool<T>(count: number, concurrency: number, work: (i: number) => Promise<T>): Promise<T[]> {
   const out = new Array<T>(count);
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, async () => {
-    while (next < count) {
-      const i = next++;
-      out[i] = await work(i);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, count) }, async () => {
+      while (next < count) {
+        const i = next++;
+        out[i] = await work(i);
+      }
+    }),
+  );
   return out;
 }
 
@@ -89,32 +91,55 @@ async function benchReal(): Promise<void> {
     const aliveMs: number[] = [];
     for (let i = 0; i < REAL; i++) {
       const started = performance.now();
-      const { SandboxId } = await client.createSandbox({ FunctionId: host.functionId, InstanceImageInfo: { Command: command(`t${i}`) } });
+      const { SandboxId } = await client.createSandbox({
+        FunctionId: host.functionId,
+        InstanceImageInfo: { Command: command(`t${i}`) },
+      });
       createMs.push(performance.now() - started);
-      const response = await request(`${host.gatewayUrl}/is_alive`, { headers: { 'x-faas-instance-name': SandboxId, 'x-api-key': `t${i}` } });
+      const response = await request(`${host.gatewayUrl}/is_alive`, {
+        headers: { 'x-faas-instance-name': SandboxId, 'x-api-key': `t${i}` },
+      });
       await response.body.dump();
       aliveMs.push(performance.now() - started);
       await client.killSandbox({ FunctionId: host.functionId, SandboxId });
     }
     createMs.sort((a, b) => a - b);
     aliveMs.sort((a, b) => a - b);
-    console.log(`real bwrap cold start (n=${REAL}, sequential): CreateSandbox→Ready p50 ${percentile(createMs, 50).toFixed(0)} ms, p90 ${percentile(createMs, 90).toFixed(0)} ms; to first /is_alive via gateway p50 ${percentile(aliveMs, 50).toFixed(0)} ms, p90 ${percentile(aliveMs, 90).toFixed(0)} ms`);
+    console.log(
+      `real bwrap cold start (n=${REAL}, sequential): CreateSandbox→Ready p50 ${percentile(createMs, 50).toFixed(0)} ms, p90 ${percentile(createMs, 90).toFixed(0)} ms; to first /is_alive via gateway p50 ${percentile(aliveMs, 50).toFixed(0)} ms, p90 ${percentile(aliveMs, 90).toFixed(0)} ms`,
+    );
 
     const rssBefore = process.memoryUsage().rss;
     const idleStart = performance.now();
-    const ids = await pool(IDLE, 16, async (i) => (await client.createSandbox({ FunctionId: host.functionId, InstanceImageInfo: { Command: command(`i${i}`) } })).SandboxId);
+    const ids = await pool(
+      IDLE,
+      16,
+      async (i) =>
+        (await client.createSandbox({ FunctionId: host.functionId, InstanceImageInfo: { Command: command(`i${i}`) } }))
+          .SandboxId,
+    );
     const idleSeconds = (performance.now() - idleStart) / 1000;
     const counts = host.sandboxCounts();
     const sandboxes = await treeRssBytes(host.sandboxPids());
     const hostRss = process.memoryUsage().rss;
-    console.log(`${IDLE} idle real sandboxes (Ready: ${counts.Ready}, created in ${idleSeconds.toFixed(1)} s at concurrency 16):`);
+    console.log(
+      `${IDLE} idle real sandboxes (Ready: ${counts.Ready}, created in ${idleSeconds.toFixed(1)} s at concurrency 16):`,
+    );
     console.log(`  host process RSS ${(hostRss / MB).toFixed(0)} MB (before: ${(rssBefore / MB).toFixed(0)} MB)`);
-    console.log(`  sandbox processes ${sandboxes.processes}, RSS sum ${(sandboxes.bytes / MB).toFixed(0)} MB (${(sandboxes.bytes / MB / Math.max(1, ids.length)).toFixed(1)} MB per sandbox)`);
-    console.log(`  sandbox processes PSS sum ${(sandboxes.pssBytes / MB).toFixed(0)} MB (${(sandboxes.pssBytes / MB / Math.max(1, ids.length)).toFixed(1)} MB per sandbox; shared pages split)`);
-    console.log(`  total host RSS + sandbox RSS ${((hostRss + sandboxes.bytes) / MB).toFixed(0)} MB; host RSS + sandbox PSS ${((hostRss + sandboxes.pssBytes) / MB).toFixed(0)} MB`);
+    console.log(
+      `  sandbox processes ${sandboxes.processes}, RSS sum ${(sandboxes.bytes / MB).toFixed(0)} MB (${(sandboxes.bytes / MB / Math.max(1, ids.length)).toFixed(1)} MB per sandbox)`,
+    );
+    console.log(
+      `  sandbox processes PSS sum ${(sandboxes.pssBytes / MB).toFixed(0)} MB (${(sandboxes.pssBytes / MB / Math.max(1, ids.length)).toFixed(1)} MB per sandbox; shared pages split)`,
+    );
+    console.log(
+      `  total host RSS + sandbox RSS ${((hostRss + sandboxes.bytes) / MB).toFixed(0)} MB; host RSS + sandbox PSS ${((hostRss + sandboxes.pssBytes) / MB).toFixed(0)} MB`,
+    );
     const closeStart = performance.now();
     await host.close();
-    console.log(`  close() killed all in ${((performance.now() - closeStart) / 1000).toFixed(1)} s; live afterwards: ${host.liveSandboxes()}`);
+    console.log(
+      `  close() killed all in ${((performance.now() - closeStart) / 1000).toFixed(1)} s; live afterwards: ${host.liveSandboxes()}`,
+    );
   } finally {
     await client.close();
     await host.close();
@@ -127,10 +152,15 @@ async function benchEmulated(): Promise<void> {
   try {
     const started = performance.now();
     await pool(EMULATED, CONCURRENCY, (i) =>
-      client.createSandbox({ FunctionId: host.functionId, InstanceImageInfo: { Image: 'img:1', Command: command(`e${i}`) } }),
+      client.createSandbox({
+        FunctionId: host.functionId,
+        InstanceImageInfo: { Image: 'img:1', Command: command(`e${i}`) },
+      }),
     );
     const seconds = (performance.now() - started) / 1000;
-    console.log(`emulated: ${EMULATED} CreateSandbox (signed, concurrency ${CONCURRENCY}) in ${seconds.toFixed(2)} s = ${(EMULATED / seconds).toFixed(0)}/s; host RSS ${(process.memoryUsage().rss / MB).toFixed(0)} MB`);
+    console.log(
+      `emulated: ${EMULATED} CreateSandbox (signed, concurrency ${CONCURRENCY}) in ${seconds.toFixed(2)} s = ${(EMULATED / seconds).toFixed(0)}/s; host RSS ${(process.memoryUsage().rss / MB).toFixed(0)} MB`,
+    );
   } finally {
     await client.close();
     await host.close();
@@ -139,4 +169,6 @@ async function benchEmulated(): Promise<void> {
 
 if (REAL > 0 || IDLE > 0) await benchReal();
 if (EMULATED > 0) await benchEmulated();
-console.log(`command: npm run bench:host -- --real ${REAL} --idle ${IDLE} --emulated ${EMULATED} --concurrency ${CONCURRENCY}`);
+console.log(
+  `command: npm run bench:host -- --real ${REAL} --idle ${IDLE} --emulated ${EMULATED} --concurrency ${CONCURRENCY}`,
+);

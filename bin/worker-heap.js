@@ -45,7 +45,9 @@ export function dotenvOf(path = '.env') {
  * worker then refuses it with the usual message.
  */
 export function workerHeapBudgetMb(env = { ...dotenvOf(), ...process.env }, execArgv = process.execArgv) {
-  const own = [...execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)].some((flag) => /^--max[-_]old[-_]space[-_]size\b/.test(flag));
+  const own = [...execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)].some((flag) =>
+    /^--max[-_]old[-_]space[-_]size\b/.test(flag),
+  );
   if (own) return 0;
   const raw = env.RF_WORKER_HEAP_MB;
   return raw === undefined || raw.trim() === '' ? 0 : (wholeNumber(raw) ?? 0);
@@ -57,7 +59,11 @@ export function workerHeapBudgetMb(env = { ...dotenvOf(), ...process.env }, exec
  * the process's. A thread that ran out of its budget ends the process with code 1 and says what to change.
  */
 export function runInHeapBoundThread(entry, budgetMb, args) {
-  const thread = new Worker(entry, { argv: args, workerData: { heapBudgetMb: budgetMb }, resourceLimits: { maxOldGenerationSizeMb: budgetMb, maxYoungGenerationSizeMb: HEAP_YOUNG_MB } });
+  const thread = new Worker(entry, {
+    argv: args,
+    workerData: { heapBudgetMb: budgetMb },
+    resourceLimits: { maxOldGenerationSizeMb: budgetMb, maxYoungGenerationSizeMb: HEAP_YOUNG_MB },
+  });
   // `rollout-fleet worker --help | head`: the thread's output goes through this thread's stdout (as cli/main.ts).
   process.stdout.on('error', (err) => {
     if (err.code === 'EPIPE') process.exit(0);
@@ -76,7 +82,7 @@ export function runInHeapBoundThread(entry, budgetMb, args) {
     if (err?.code === 'ERR_WORKER_OUT_OF_MEMORY') {
       console.error(
         `worker: out of its ${budgetMb} MB heap budget (RF_WORKER_HEAP_MB): ` +
-          'raise RF_WORKER_HEAP_MB, lower the concurrency, or unset it for V8\'s own limit',
+          "raise RF_WORKER_HEAP_MB, lower the concurrency, or unset it for V8's own limit",
       );
     } else {
       console.error(err);

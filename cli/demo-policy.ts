@@ -45,7 +45,8 @@ export async function startPolicyDemo(root: string): Promise<PolicyDemo> {
     apiKey,
     route: (body) => {
       const prompt = JSON.stringify((body.messages as unknown[] | undefined)?.slice(0, 2) ?? []);
-      return statements.find((task) => prompt.includes(JSON.stringify(task.problem_statement).slice(1, -1)))?.instance_id;
+      return statements.find((task) => prompt.includes(JSON.stringify(task.problem_statement).slice(1, -1)))
+        ?.instance_id;
     },
   });
   const policy = JSON.parse(await readFile(`${dir}policy.json`, 'utf8')) as Record<string, unknown>;
@@ -57,7 +58,20 @@ export async function startPolicyDemo(root: string): Promise<PolicyDemo> {
     env: { [keyEnv]: apiKey },
     expectedPath: 'examples/policy/expected.json',
     report: (results) => {
-      const rows = [['instance', 'resolved', 'exit status', 'expected', 'reward', 'turns', 'retried', 'format errors', 'tokens', 'duration']];
+      const rows = [
+        [
+          'instance',
+          'resolved',
+          'exit status',
+          'expected',
+          'reward',
+          'turns',
+          'retried',
+          'format errors',
+          'tokens',
+          'duration',
+        ],
+      ];
       let mismatches = 0;
       for (const r of [...results].sort((a, b) => a.instance_id.localeCompare(b.instance_id))) {
         const want = expected[r.instance_id];

@@ -17,7 +17,17 @@ import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
-import { createKeyspace, createLogger, createRedis, deleteKeysMatching, findRedis, getRunStatus, ResultStore, type EpisodeJobData, type EpisodeResult } from '@rollout-fleet/shared';
+import {
+  createKeyspace,
+  createLogger,
+  createRedis,
+  deleteKeysMatching,
+  findRedis,
+  getRunStatus,
+  ResultStore,
+  type EpisodeJobData,
+  type EpisodeResult,
+} from '@rollout-fleet/shared';
 import { submitRun, validateInputs } from '@rollout-fleet/producer';
 import { checkIsolation, startVefaasLocal } from '@rollout-fleet/vefaas-local';
 import { startPolicyDemo, type PolicyDemo } from './demo-policy.js';
@@ -48,7 +58,9 @@ async function main(): Promise<number> {
   // The sandboxes may run without isolation (below): nothing but the bundled examples may ever reach them.
   const unknown = args.filter((arg) => arg !== '--policy');
   if (unknown.length > 0) {
-    console.error(`demo: takes no input (got ${unknown.join(' ')}); it runs only the bundled examples. Submit your own episodes with \`rollout-fleet submit <file>\` (see \`rollout-fleet submit --help\`).`);
+    console.error(
+      `demo: takes no input (got ${unknown.join(' ')}); it runs only the bundled examples. Submit your own episodes with \`rollout-fleet submit <file>\` (see \`rollout-fleet submit --help\`).`,
+    );
     return EXIT.USAGE;
   }
   const started = performance.now();
@@ -64,12 +76,15 @@ async function main(): Promise<number> {
   const logger = createLogger({ level: 'warn', format: 'auto', destination: process.stderr });
   const jail = checkIsolation();
   if (!jail.bwrap) {
-    say(`isolation  OFF: bubblewrap cannot run here (${jail.reason ?? 'unknown reason'}); running only the bundled examples without isolation — install bubblewrap (sudo apt-get install -y bubblewrap) before running anything else`);
+    say(
+      `isolation  OFF: bubblewrap cannot run here (${jail.reason ?? 'unknown reason'}); running only the bundled examples without isolation — install bubblewrap (sudo apt-get install -y bubblewrap) before running anything else`,
+    );
   }
   // Unguessable, so that no other submitter can put work on the queue these (maybe unjailed) sandboxes serve.
   const PREFIX = `{rf-demo-${randomUUID().slice(0, 8)}}`;
   const policyDemo: PolicyDemo | undefined = args.includes('--policy') ? await startPolicyDemo(root) : undefined;
-  if (policyDemo) say(`policy     scripted OpenAI-compatible server ${policyDemo.server.baseUrl} (examples/policy/scripts.json)`);
+  if (policyDemo)
+    say(`policy     scripted OpenAI-compatible server ${policyDemo.server.baseUrl} (examples/policy/scripts.json)`);
   const host = await startVefaasLocal({
     imagesDir: `${root}examples/images`,
     isolation: jail.bwrap ? 'bwrap' : 'none',
@@ -90,9 +105,14 @@ async function main(): Promise<number> {
       ? validateInputs(policyDemo.files, { runId, policyFile: policyDemo.policyFile })
       : validateInputs([{ path: sweep, text: await readFile(sweep, 'utf8') }], { runId });
     if (validated.problems.length > 0) throw new Error(`the examples are invalid: ${validated.problems[0]!.message}`);
-    const expected = JSON.parse(await readFile(`${root}examples/expected.json`, 'utf8')) as Record<string, { resolved: boolean; note: string }>;
+    const expected = JSON.parse(await readFile(`${root}examples/expected.json`, 'utf8')) as Record<
+      string,
+      { resolved: boolean; note: string }
+    >;
     const summary = await submitRun({ queue, redis, keys, runId, episodes: validated.episodes });
-    say(`submitted  run ${runId}: ${summary.enqueued} episodes from ${policyDemo ? 'examples/policy/tasks.jsonl + --policy examples/policy/policy.json' : 'examples/sweep.jsonl'}`);
+    say(
+      `submitted  run ${runId}: ${summary.enqueued} episodes from ${policyDemo ? 'examples/policy/tasks.jsonl + --policy examples/policy/policy.json' : 'examples/sweep.jsonl'}`,
+    );
 
     const env = {
       ...process.env,
@@ -109,7 +129,12 @@ async function main(): Promise<number> {
       ...policyDemo?.env,
     };
     for (let i = 0; i < WORKERS; i += 1) {
-      workers.push(spawn(process.execPath, [`${root}bin/rollout-fleet.js`, 'worker'], { env, stdio: ['ignore', 'inherit', 'inherit'] }));
+      workers.push(
+        spawn(process.execPath, [`${root}bin/rollout-fleet.js`, 'worker'], {
+          env,
+          stdio: ['ignore', 'inherit', 'inherit'],
+        }),
+      );
     }
     say(`workers    ${WORKERS} processes (pids ${workers.map((w) => w.pid).join(', ')}), 3 episodes each at once\n`);
 
@@ -131,7 +156,9 @@ async function main(): Promise<number> {
     }
 
     const report = policyDemo?.report(results);
-    const rows = report?.rows ?? [['instance', 'resolved', 'expected', 'reward', 'steps', 'timeouts', 'errors', 'duration']];
+    const rows = report?.rows ?? [
+      ['instance', 'resolved', 'expected', 'reward', 'steps', 'timeouts', 'errors', 'duration'],
+    ];
     let mismatches = report?.mismatches ?? 0;
     for (const r of report ? [] : [...results].sort((a, b) => a.instance_id.localeCompare(b.instance_id))) {
       const want = expected[r.instance_id]?.resolved;
@@ -153,9 +180,15 @@ async function main(): Promise<number> {
     const unresolved = results.filter((r) => r.resolved === false).length;
     const failed = results.filter((r) => r.status === 'failed').length;
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    say(`summary    ${results.length} episodes: ${resolved} resolved, ${unresolved} unresolved, ${failed} failed; ${mismatches} unexpected — ${seconds}s`);
+    say(
+      `summary    ${results.length} episodes: ${resolved} resolved, ${unresolved} unresolved, ${failed} failed; ${mismatches} unexpected — ${seconds}s`,
+    );
     const expectedPath = policyDemo?.expectedPath ?? 'examples/expected.json';
-    say(mismatches === 0 ? `demo: every outcome matches ${expectedPath}` : `demo: some outcomes differ from ${expectedPath}`);
+    say(
+      mismatches === 0
+        ? `demo: every outcome matches ${expectedPath}`
+        : `demo: some outcomes differ from ${expectedPath}`,
+    );
     return mismatches === 0 ? EXIT.OK : EXIT.FAILURE;
   } finally {
     for (const w of workers) w.kill('SIGTERM');

@@ -125,7 +125,10 @@ function testPatch(task: Task): string {
   try {
     cpSync(image, dir, { recursive: true });
     const git = (...args: string[]) =>
-      execFileSync('git', ['-c', 'user.email=demo@rollout-fleet', '-c', 'user.name=demo', ...args], { cwd: dir, encoding: 'utf8' });
+      execFileSync('git', ['-c', 'user.email=demo@rollout-fleet', '-c', 'user.name=demo', ...args], {
+        cwd: dir,
+        encoding: 'utf8',
+      });
     git('init', '-q');
     git('add', '-A');
     git('commit', '-qm', 'base');
@@ -136,7 +139,10 @@ function testPatch(task: Task): string {
     const original = readFileSync(file, 'utf8');
     const marker = '\n\nif __name__ == "__main__":';
     writeFileSync(file, original.replace(marker, `\n\nclass ${task.testClass}(unittest.TestCase):\n${body}${marker}`));
-    writeFileSync(file, readFileSync(file, 'utf8').replace('import unittest\n', `import unittest\n\n${task.imports}\n`));
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8').replace('import unittest\n', `import unittest\n\n${task.imports}\n`),
+    );
     return git('diff');
   } finally {
     rmSync(dir, { recursive: true, force: true });

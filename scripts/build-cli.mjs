@@ -24,7 +24,8 @@ const WORKSPACE_SCOPE = '@rollout-fleet/';
 const { values } = parseArgs({ options: { outdir: { type: 'string', default: BUNDLE_DIR } } });
 const OUT_DIR = resolve(values.outdir);
 // The directory is emptied first: never the checkout or anything holding it.
-if (!relative(OUT_DIR, ROOT).startsWith('..')) throw new Error(`build:cli: --outdir ${OUT_DIR} holds the checkout; name a directory of its own`);
+if (!relative(OUT_DIR, ROOT).startsWith('..'))
+  throw new Error(`build:cli: --outdir ${OUT_DIR} holds the checkout; name a directory of its own`);
 
 /** npm dependencies stay external; the workspace packages (TypeScript sources) are bundled. */
 const externalDependencies = {

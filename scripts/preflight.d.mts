@@ -7,7 +7,10 @@ export interface SystemNeed {
 }
 export declare const NEEDS: Record<Purpose, SystemNeed[]>;
 export declare function onPath(command: string, path?: string): boolean;
-export declare function missingPackages(purpose: Purpose, options?: { has?: (command: string) => boolean; env?: Record<string, string | undefined> }): string[];
+export declare function missingPackages(
+  purpose: Purpose,
+  options?: { has?: (command: string) => boolean; env?: Record<string, string | undefined> },
+): string[];
 export declare function installPlan(
   packages: string[],
   context: { isRoot: boolean; canSudo: boolean; hasAptGet: boolean },
@@ -15,5 +18,8 @@ export declare function installPlan(
 export interface LockFile {
   packages?: Record<string, { version?: string; link?: boolean; optional?: boolean; peer?: boolean }>;
 }
-export declare function dependencyState(lock: LockFile, installed: LockFile | undefined): 'missing' | 'stale' | 'current';
+export declare function dependencyState(
+  lock: LockFile,
+  installed: LockFile | undefined,
+): 'missing' | 'stale' | 'current';
 export declare function main(purpose: string): number;

@@ -79,9 +79,16 @@ export function installPlan(packages, { isRoot, canSudo, hasAptGet }) {
   const install = ['apt-get', 'install', '-y', '-qq', '--no-install-recommends', ...packages];
   if (hasAptGet && (isRoot || canSudo)) {
     const prefix = isRoot ? [] : ['sudo', '-n'];
-    return { run: [[...prefix, 'apt-get', 'update', '-qq'], [...prefix, ...install]] };
+    return {
+      run: [
+        [...prefix, 'apt-get', 'update', '-qq'],
+        [...prefix, ...install],
+      ],
+    };
   }
-  const how = hasAptGet ? `sudo apt-get install -y ${packages.join(' ')}` : `install ${packages.join(', ')} with your system's package manager`;
+  const how = hasAptGet
+    ? `sudo apt-get install -y ${packages.join(' ')}`
+    : `install ${packages.join(', ')} with your system's package manager`;
   return { tell: `missing ${packages.join(', ')}; run: ${how}` };
 }
 
@@ -112,12 +119,17 @@ function run(argv, options = {}) {
 function checkNode() {
   const [major, minor] = process.versions.node.split('.').map(Number);
   if (major < MIN_NODE[0] || (major === MIN_NODE[0] && minor < MIN_NODE[1])) {
-    say(`Node ${process.versions.node} is older than ${MIN_NODE.join('.')}; install Node ${MIN_NODE[0]} LTS (https://nodejs.org) and run again`);
+    say(
+      `Node ${process.versions.node} is older than ${MIN_NODE.join('.')}; install Node ${MIN_NODE[0]} LTS (https://nodejs.org) and run again`,
+    );
   }
 }
 
 function ensureDependencies() {
-  const state = dependencyState(readJson(join(ROOT, 'package-lock.json')) ?? {}, readJson(join(ROOT, 'node_modules/.package-lock.json')));
+  const state = dependencyState(
+    readJson(join(ROOT, 'package-lock.json')) ?? {},
+    readJson(join(ROOT, 'node_modules/.package-lock.json')),
+  );
   if (state === 'current') return;
   say(`dependencies ${state === 'missing' ? 'not installed' : 'differ from package-lock.json'}; running npm ci`);
   const npm = process.env.npm_execpath ? [process.execPath, process.env.npm_execpath] : ['npm'];
@@ -133,7 +145,8 @@ function ensureSystem(purpose) {
   if (!plan.run) return;
   say(`installing ${packages.join(', ')} with apt-get`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  if (!plan.run.every((argv) => run(argv, { env }))) say(`apt-get could not install ${packages.join(', ')}; run: sudo apt-get install -y ${packages.join(' ')}`);
+  if (!plan.run.every((argv) => run(argv, { env })))
+    say(`apt-get could not install ${packages.join(', ')}; run: sudo apt-get install -y ${packages.join(' ')}`);
 }
 
 export function main(purpose) {

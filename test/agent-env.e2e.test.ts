@@ -8,7 +8,13 @@
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { AgentEnv, createVefaasClient, type AgentEnvOptions, type VefaasClient, type VefaasTarget } from '@rollout-fleet/sandbox';
+import {
+  AgentEnv,
+  createVefaasClient,
+  type AgentEnvOptions,
+  type VefaasClient,
+  type VefaasTarget,
+} from '@rollout-fleet/sandbox';
 import { createLogger, SandboxSpecSchema, type SandboxSpec } from '@rollout-fleet/shared';
 import { startVefaasLocal, type VefaasLocalHandle, type VefaasLocalOptions } from '@rollout-fleet/vefaas-local';
 import { bwrapNeed, describeWith } from '@rollout-fleet/test-kit';
@@ -84,9 +90,14 @@ describeWith([bwrapNeed()], 'AgentEnv against vefaas-local (bubblewrap)', () => 
       expect(timings.aliveMs).toBeGreaterThanOrEqual(timings.createMs);
       await env.installTools(['execute_bash', 'str_replace_editor']);
       expect((await env.communicate('which str_replace_editor')).trim()).toMatch(/\/str_replace_editor$/);
-      const created = await env.communicate(`str_replace_editor create --path /tmp/demo.py --file_text 'print(sum([1, 2, 3]))\n'`);
+      const created = await env.communicate(
+        `str_replace_editor create --path /tmp/demo.py --file_text 'print(sum([1, 2, 3]))\n'`,
+      );
       expect(created).toContain('File created successfully at: /tmp/demo.py');
-      expect(await env.run("execute_bash 'python3 /tmp/demo.py > /tmp/demo_out.txt'")).toMatchObject({ exitCode: 0, timedOut: false });
+      expect(await env.run("execute_bash 'python3 /tmp/demo.py > /tmp/demo_out.txt'")).toMatchObject({
+        exitCode: 0,
+        timedOut: false,
+      });
       expect(await env.communicate('cat /tmp/demo_out.txt')).toBe('6\n');
       const failing = await env.run('ls /no/such/dir');
       expect(failing.exitCode).toBe(2);
@@ -108,13 +119,19 @@ describeWith([bwrapNeed()], 'AgentEnv against vefaas-local (bubblewrap)', () => 
     // Same shell, same variables: the session survived the interrupt.
     expect(await env.run('echo $MARK')).toMatchObject({ output: 'still-here\n', exitCode: 0, timedOut: false });
     expect(performance.now() - started).toBeLessThan(10_000);
-    await expect(env.communicate('sleep 30', { timeoutS: 1 })).rejects.toMatchObject({ code: 'SWEREX_COMMAND_TIMEOUT' });
+    await expect(env.communicate('sleep 30', { timeoutS: 1 })).rejects.toMatchObject({
+      code: 'SWEREX_COMMAND_TIMEOUT',
+    });
     expect(await env.communicate('echo again')).toBe('again\n');
   });
 
   it("puts the spec's env variables (hostile values included) and the pager defaults into the session", async () => {
     const hostile = `it's "quoted" $(touch /tmp/pwned) \`id\`\nsecond line`;
-    await using env = new AgentEnv({ target: host.target, sandbox: spec({ env: { RF_E2E_VALUE: hostile, PAGER: 'less' } }), logger: silent });
+    await using env = new AgentEnv({
+      target: host.target,
+      sandbox: spec({ env: { RF_E2E_VALUE: hostile, PAGER: 'less' } }),
+      logger: silent,
+    });
     await env.start();
     expect(await env.communicate('printf %s "$RF_E2E_VALUE"')).toBe(hostile);
     expect(await env.communicate('echo "$PAGER $GIT_PAGER"')).toBe('less cat\n');
@@ -134,9 +151,14 @@ describeWith([bwrapNeed()], 'AgentEnv against vefaas-local (bubblewrap)', () => 
       expect(closes[0]).toBe(closes[1]);
       await Promise.all(closes);
       await env.close();
-      const described = await host.vefaas.describeSandbox({ FunctionId: host.handle.functionId, SandboxId: sandboxId! }).catch((err: unknown) => err);
+      const described = await host.vefaas
+        .describeSandbox({ FunctionId: host.handle.functionId, SandboxId: sandboxId! })
+        .catch((err: unknown) => err);
       // KillSandbox answers at once; the sandbox is Terminating until its processes are gone, then unknown.
-      expect(described).toSatisfy((d) => (d as { Status?: string }).Status === 'Terminating' || (d as { code?: string }).code === 'VEFAAS_NOT_FOUND');
+      expect(described).toSatisfy(
+        (d) =>
+          (d as { Status?: string }).Status === 'Terminating' || (d as { code?: string }).code === 'VEFAAS_NOT_FOUND',
+      );
     } // the disposer runs close() once more: still fine
     await expectNothingLeft(host, label);
     // Never started: close() has nothing to do and does not throw.
@@ -193,7 +215,9 @@ describeWith([bwrapNeed()], 'AgentEnv against vefaas-local (bubblewrap)', () => 
       await env.start();
       // 500 is not a transient gateway status: the upload fails at once, without retries.
       host.handle.faults.configure({ gateway: { errorRate: 1, errorStatus: 500 } });
-      await expect(env.installTools(['execute_bash', 'str_replace_editor'])).rejects.toMatchObject({ code: 'SWEREX_HTTP' });
+      await expect(env.installTools(['execute_bash', 'str_replace_editor'])).rejects.toMatchObject({
+        code: 'SWEREX_HTTP',
+      });
       host.handle.faults.reset();
       await env.close();
       await expectNothingLeft(host, label);
@@ -209,7 +233,10 @@ describeWith([bwrapNeed()], 'AgentEnv against vefaas-local (bubblewrap)', () => 
     it('(c) aborted while waiting for the sandbox to become alive', async () => {
       host.handle.faults.configure({ coldStart: { delayMs: 60_000 } });
       const abort = new AbortController();
-      const { env, label } = labelled(host, { signal: abort.signal, onCreated: async () => void setImmediate(() => abort.abort(new Error('shutdown'))) });
+      const { env, label } = labelled(host, {
+        signal: abort.signal,
+        onCreated: async () => void setImmediate(() => abort.abort(new Error('shutdown'))),
+      });
       await expect(env.start()).rejects.toThrow('shutdown');
       expect(env.sandboxId).toBeDefined();
       await env.close();

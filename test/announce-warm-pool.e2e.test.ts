@@ -10,14 +10,31 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import type { Config } from '@rollout-fleet/shared';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
 import { startTestApi, type TestApi } from './support/api-harness.js';
-import { SWEEP, configOf, openPipeline, runCli, silentLogger, startHost, testEnv, type Host, type Pipeline } from './support/pipeline-harness.js';
+import {
+  SWEEP,
+  configOf,
+  openPipeline,
+  runCli,
+  silentLogger,
+  startHost,
+  testEnv,
+  type Host,
+  type Pipeline,
+} from './support/pipeline-harness.js';
 
 const NO_WORKER = 'submit: warning: no worker is running: the announcement waits for one';
 const NO_WARM_POOL =
   'submit: warning: none of the 1 live worker(s) keeps a warm pool (RF_WARM_POOL_MAX=0): nothing will be pre-warmed; set RF_WARM_POOL_MAX on the workers';
 
 interface AnnounceBody {
-  announced: { specs: number; sandboxes: number; live_workers: number; warm_pool_workers: number; warm_pool_max: number; warning?: string };
+  announced: {
+    specs: number;
+    sandboxes: number;
+    live_workers: number;
+    warm_pool_workers: number;
+    warm_pool_max: number;
+    warning?: string;
+  };
 }
 
 describe('announcing when nothing will pre-warm it', () => {
@@ -27,7 +44,10 @@ describe('announcing when nothing will pre-warm it', () => {
 
   beforeAll(async () => {
     host = await startHost({ isolation: 'emulated' });
-    records = (await readFile(SWEEP, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    records = (await readFile(SWEEP, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
   });
   afterEach(async () => {
     // Workers first (they kill their warm sandboxes), then the API, then the test's handles (which delete the prefix).
@@ -48,7 +68,10 @@ describe('announcing when nothing will pre-warm it', () => {
   }
 
   /** A worker of this fleet, once producers can see it (its first metrics snapshot, its heartbeat). */
-  async function worker(f: { env: Record<string, string>; pipeline: Pipeline }, extra: Record<string, string>): Promise<RunningWorker> {
+  async function worker(
+    f: { env: Record<string, string>; pipeline: Pipeline },
+    extra: Record<string, string>,
+  ): Promise<RunningWorker> {
     const config = configOf({ ...f.env, ...extra });
     const running = await startWorker({ config, target: host.target, logger: silentLogger, concurrency: 1 });
     open.push(running);
@@ -64,7 +87,10 @@ describe('announcing when nothing will pre-warm it', () => {
   }
 
   async function announceOverApi(api: TestApi, runId: string): Promise<AnnounceBody['announced']> {
-    const res = await api.call('/v1/runs', { method: 'POST', json: { run_id: runId, episodes: records, announce: true } });
+    const res = await api.call('/v1/runs', {
+      method: 'POST',
+      json: { run_id: runId, episodes: records, announce: true },
+    });
     expect(res.status, await res.clone().text()).toBe(200);
     return ((await res.json()) as AnnounceBody).announced;
   }
@@ -73,7 +99,9 @@ describe('announcing when nothing will pre-warm it', () => {
     const f = await fleet();
     const run = await runCli(['submit', SWEEP, '--run', 'next-cli', '--announce'], f.env);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/^run next-cli: announced 6 sandbox\(es\) of \d+ kind\(s\) for warm pools; nothing enqueued$/m);
+    expect(run.stdout).toMatch(
+      /^run next-cli: announced 6 sandbox\(es\) of \d+ kind\(s\) for warm pools; nothing enqueued$/m,
+    );
     expect(run.stderr.trim().split('\n')).toEqual([expect.stringContaining(NO_WORKER)]);
     expect(await f.pipeline.redis.sismember(f.pipeline.keys.announcedRuns(), 'next-cli')).toBe(1);
 

@@ -20,7 +20,9 @@ function operations(): Array<{ method: string; path: string }> {
   return Object.entries(doc.paths).flatMap(([path, ops]) =>
     Object.keys(ops).map((method) => ({
       method: method.toUpperCase(),
-      path: path.replace('{run_id}', 'some-run').replace('{session_id}', 'ses_nope') + (path.endsWith('/files') ? '?path=/tmp/x' : ''),
+      path:
+        path.replace('{run_id}', 'some-run').replace('{session_id}', 'ses_nope') +
+        (path.endsWith('/files') ? '?path=/tmp/x' : ''),
     })),
   );
 }
@@ -41,7 +43,11 @@ describe('API authentication', () => {
 
   async function start(env: Record<string, string> = {}): Promise<TestApi & { logs: () => string }> {
     const sink = memorySink();
-    const t = await startTestApi({ env, host, logger: createLogger({ level: 'trace', format: 'json', destination: sink }) });
+    const t = await startTestApi({
+      env,
+      host,
+      logger: createLogger({ level: 'trace', format: 'json', destination: sink }),
+    });
     started.push(t);
     return { ...t, logs: () => sink.text() };
   }
@@ -52,9 +58,22 @@ describe('API authentication', () => {
     expect(ops.length).toBeGreaterThanOrEqual(14);
     const body = JSON.stringify({ run_id: 'r1', episodes: [{ instance_id: 'i', sandbox: { image: 'pyutils' } }] });
     for (const { method, path } of ops) {
-      for (const authorization of [undefined, `Bearer ${TOKEN}x`, `Bearer ${TOKEN.slice(0, -1)}`, `Basic ${Buffer.from(`u:${TOKEN}`).toString('base64')}`, TOKEN]) {
-        const headers: Record<string, string> = { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) };
-        const res = await fetch(`${t.api.url}${path}`, { method, headers, ...(method === 'GET' || method === 'DELETE' ? {} : { body }) });
+      for (const authorization of [
+        undefined,
+        `Bearer ${TOKEN}x`,
+        `Bearer ${TOKEN.slice(0, -1)}`,
+        `Basic ${Buffer.from(`u:${TOKEN}`).toString('base64')}`,
+        TOKEN,
+      ]) {
+        const headers: Record<string, string> = {
+          'content-type': 'application/json',
+          ...(authorization ? { authorization } : {}),
+        };
+        const res = await fetch(`${t.api.url}${path}`, {
+          method,
+          headers,
+          ...(method === 'GET' || method === 'DELETE' ? {} : { body }),
+        });
         expect(res.status, `${method} ${path} with ${authorization ?? 'nothing'}`).toBe(401);
         expect(res.headers.get('www-authenticate')).toBe('Bearer realm="rollout-fleet api"');
         expect(await res.json()).toMatchObject({ error: { code: 'API_UNAUTHORIZED', class: 'input' } });
@@ -91,26 +110,43 @@ describe('API authentication', () => {
     });
     expect(status).toBe(403);
     const submit = { run_id: 'cross-site', episodes: [{ instance_id: 'i', sandbox: { image: 'pyutils' } }] };
-    const foreign = await t.call('/v1/runs', { method: 'POST', json: submit, headers: { origin: 'https://evil.example' } });
+    const foreign = await t.call('/v1/runs', {
+      method: 'POST',
+      json: submit,
+      headers: { origin: 'https://evil.example' },
+    });
     expect(foreign.status).toBe(403);
     expect(await foreign.json()).toMatchObject({ error: { code: 'API_FORBIDDEN' } });
     expect(await t.pipeline.redis.exists(t.pipeline.keys.run('cross-site'))).toBe(0);
     // A program (no Origin) and a same-origin page may write.
     expect((await t.call('/v1/runs', { method: 'POST', json: submit })).status).toBe(200);
-    expect((await t.call('/v1/runs', { method: 'POST', json: submit, headers: { origin: t.api.url } })).status).toBe(200);
+    expect((await t.call('/v1/runs', { method: 'POST', json: submit, headers: { origin: t.api.url } })).status).toBe(
+      200,
+    );
   });
 
   it('refuses to listen on a public address without a token, and does with one', async () => {
     const config = configOf(testEnv());
-    await expect(startApi({ config, port: 0, host: '0.0.0.0', logger: silentLogger, target: host.target, reaper: false })).rejects.toMatchObject({
+    await expect(
+      startApi({ config, port: 0, host: '0.0.0.0', logger: silentLogger, target: host.target, reaper: false }),
+    ).rejects.toMatchObject({
       code: 'CONFIG_INVALID',
       message: expect.stringMatching(/refusing to listen on 0\.0\.0\.0 without credentials; set RF_API_TOKEN/),
     });
     const withToken = configOf(testEnv({ RF_API_TOKEN: TOKEN }));
-    const api = await startApi({ config: withToken, port: 0, host: '0.0.0.0', logger: silentLogger, target: host.target, reaper: false });
+    const api = await startApi({
+      config: withToken,
+      port: 0,
+      host: '0.0.0.0',
+      logger: silentLogger,
+      target: host.target,
+      reaper: false,
+    });
     try {
       expect(api.url).toMatch(/^http:\/\/0\.0\.0\.0:\d+$/);
-      const res = await fetch(`http://127.0.0.1:${api.port}/v1/sessions`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      const res = await fetch(`http://127.0.0.1:${api.port}/v1/sessions`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
       expect(res.status).toBe(200);
     } finally {
       await api.close();

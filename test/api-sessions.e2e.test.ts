@@ -9,7 +9,16 @@ import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { bwrapNeed, describeWith } from '@rollout-fleet/test-kit';
 import { spawnApi, startTestApi, type TestApi } from './support/api-harness.js';
 import type { Config } from '@rollout-fleet/shared';
-import { cloudEnvFor, configOf, fleetSandboxes, leasesOf, startHost, stopChild, testEnv, type Host } from './support/pipeline-harness.js';
+import {
+  cloudEnvFor,
+  configOf,
+  fleetSandboxes,
+  leasesOf,
+  startHost,
+  stopChild,
+  testEnv,
+  type Host,
+} from './support/pipeline-harness.js';
 
 interface SessionBody {
   id: string;
@@ -32,7 +41,9 @@ describeWith([bwrapNeed()], 'API sessions', () => {
 
   /** Sandboxes of a test's fleet that are starting or running (a killed one is Terminating, then gone). */
   async function alive(config: Config): Promise<string[]> {
-    return (await fleetSandboxes(host, config)).filter((s) => s.status === 'Starting' || s.status === 'Ready').map((s) => s.id);
+    return (await fleetSandboxes(host, config))
+      .filter((s) => s.status === 'Starting' || s.status === 'Ready')
+      .map((s) => s.id);
   }
 
   async function api(env: Record<string, string> = {}, o: { reaper?: boolean } = {}): Promise<TestApi> {
@@ -62,43 +73,75 @@ describeWith([bwrapNeed()], 'API sessions', () => {
 
     // The seed's verification flow, step by step: start, install tools, communicate.
     expect((await run(t, session.id, { command: 'which str_replace_editor' })).body).toMatchObject({ exit_code: 1 });
-    const installed = await t.call(`/v1/sessions/${session.id}/tools`, { method: 'POST', json: { tools: ['execute_bash', 'str_replace_editor'] } });
-    expect(await installed.json()).toMatchObject({ tools: ['execute_bash', 'str_replace_editor'] });
-    expect((await run(t, session.id, { command: 'which str_replace_editor' })).body).toMatchObject({ exit_code: 0, output: expect.stringMatching(/\/str_replace_editor\n$/) });
-    expect((await run(t, session.id, { command: 'cd /tmp && export GREETING=hi' })).body).toMatchObject({ exit_code: 0 });
-    const created = await run(t, session.id, {
-      tool_call: { name: 'str_replace_editor', arguments: { command: 'create', path: '/tmp/demo.py', file_text: 'print(sum([1, 2, 3]))\n' } },
+    const installed = await t.call(`/v1/sessions/${session.id}/tools`, {
+      method: 'POST',
+      json: { tools: ['execute_bash', 'str_replace_editor'] },
     });
-    expect(created.body).toMatchObject({ exit_code: 0, output: expect.stringContaining('File created successfully at: /tmp/demo.py') });
-    const bash = await run(t, session.id, { tool_call: { name: 'execute_bash', arguments: '{"command": "python3 /tmp/demo.py > /tmp/demo_out.txt"}' } });
+    expect(await installed.json()).toMatchObject({ tools: ['execute_bash', 'str_replace_editor'] });
+    expect((await run(t, session.id, { command: 'which str_replace_editor' })).body).toMatchObject({
+      exit_code: 0,
+      output: expect.stringMatching(/\/str_replace_editor\n$/),
+    });
+    expect((await run(t, session.id, { command: 'cd /tmp && export GREETING=hi' })).body).toMatchObject({
+      exit_code: 0,
+    });
+    const created = await run(t, session.id, {
+      tool_call: {
+        name: 'str_replace_editor',
+        arguments: { command: 'create', path: '/tmp/demo.py', file_text: 'print(sum([1, 2, 3]))\n' },
+      },
+    });
+    expect(created.body).toMatchObject({
+      exit_code: 0,
+      output: expect.stringContaining('File created successfully at: /tmp/demo.py'),
+    });
+    const bash = await run(t, session.id, {
+      tool_call: { name: 'execute_bash', arguments: '{"command": "python3 /tmp/demo.py > /tmp/demo_out.txt"}' },
+    });
     expect(bash.body).toMatchObject({ exit_code: 0, command: 'python3 /tmp/demo.py > /tmp/demo_out.txt' });
-    expect((await run(t, session.id, { command: 'cat /tmp/demo_out.txt; pwd; echo $GREETING $SECRET_SETTING' })).body.output).toBe('6\n/tmp\nhi value-7d1f0c\n');
+    expect(
+      (await run(t, session.id, { command: 'cat /tmp/demo_out.txt; pwd; echo $GREETING $SECRET_SETTING' })).body.output,
+    ).toBe('6\n/tmp\nhi value-7d1f0c\n');
 
     // Model-side trouble is an observation, and the session stays usable.
     const slow = await run(t, session.id, { command: 'sleep 30', timeout_s: 1 });
     expect(slow.body).toMatchObject({ timed_out: true, exit_code: null, error: { code: 'STEP_TIMEOUT' } });
     const unknown = await run(t, session.id, { tool_call: { name: 'rm_everything', arguments: {} } });
     expect(unknown.status).toBe(200);
-    expect(unknown.body).toMatchObject({ exit_code: null, error: { code: 'TOOL_ERROR' }, output: expect.stringContaining("'rm_everything' not found") });
+    expect(unknown.body).toMatchObject({
+      exit_code: null,
+      error: { code: 'TOOL_ERROR' },
+      output: expect.stringContaining("'rm_everything' not found"),
+    });
     const syntax = await run(t, session.id, { command: 'echo "unterminated' });
     expect(syntax.body).toMatchObject({ error: { code: 'SWEREX_BASH_SYNTAX' } });
     expect((await run(t, session.id, { command: 'echo still here' })).body.output).toBe('still here\n');
-    const both = await t.call(`/v1/sessions/${session.id}/run`, { method: 'POST', json: { command: 'ls', tool_call: { name: 'execute_bash', arguments: {} } } });
+    const both = await t.call(`/v1/sessions/${session.id}/run`, {
+      method: 'POST',
+      json: { command: 'ls', tool_call: { name: 'execute_bash', arguments: {} } },
+    });
     expect(both.status).toBe(422);
 
-    const write = await t.call(`/v1/sessions/${session.id}/files`, { method: 'PUT', json: { path: '/tmp/a/b/notes.txt', content: 'ünïcode ✓\nline 2\n' } });
+    const write = await t.call(`/v1/sessions/${session.id}/files`, {
+      method: 'PUT',
+      json: { path: '/tmp/a/b/notes.txt', content: 'ünïcode ✓\nline 2\n' },
+    });
     expect(write.status).toBe(204);
     const read = await t.call(`/v1/sessions/${session.id}/files?path=/tmp/a/b/notes.txt`);
     expect(await read.json()).toEqual({ path: '/tmp/a/b/notes.txt', content: 'ünïcode ✓\nline 2\n' });
     expect((await t.call(`/v1/sessions/${session.id}`)).status).toBe(200);
-    expect(((await (await t.call('/v1/sessions')).json()) as { sessions: SessionBody[] }).sessions.map((s) => s.id)).toEqual([session.id]);
+    expect(
+      ((await (await t.call('/v1/sessions')).json()) as { sessions: SessionBody[] }).sessions.map((s) => s.id),
+    ).toEqual([session.id]);
 
     expect((await t.call(`/v1/sessions/${session.id}`, { method: 'DELETE' })).status).toBe(204);
     expect(await alive(t.config)).toEqual([]);
     expect(await leasesOf(t.pipeline)).toEqual([]);
     const after = await run(t, session.id, { command: 'ls' });
     expect(after.status).toBe(410);
-    expect(after.body).toMatchObject({ error: { code: 'SESSION_CLOSED', message: expect.stringContaining('(deleted)') } });
+    expect(after.body).toMatchObject({
+      error: { code: 'SESSION_CLOSED', message: expect.stringContaining('(deleted)') },
+    });
     expect((await t.call('/v1/sessions/ses_unknown')).status).toBe(404);
   });
 
@@ -112,7 +155,9 @@ describeWith([bwrapNeed()], 'API sessions', () => {
       async () => {
         const res = await t.call(`/v1/sessions/${session.id}`);
         expect(res.status).toBe(410);
-        expect(await res.json()).toMatchObject({ error: { code: 'SESSION_CLOSED', message: expect.stringContaining('(idle)') } });
+        expect(await res.json()).toMatchObject({
+          error: { code: 'SESSION_CLOSED', message: expect.stringContaining('(idle)') },
+        });
       },
       { timeout: 15_000, interval: 250 },
     );
@@ -131,7 +176,10 @@ describeWith([bwrapNeed()], 'API sessions', () => {
 
     // A waiting create gets the slot as soon as the first session gives it back.
     const waiting = t.call('/v1/sessions', { method: 'POST', json: { wait_s: 60 } });
-    await vi.waitFor(async () => expect(await t.pipeline.redis.zcard(t.pipeline.keys.slotWaiters())).toBe(1), { timeout: 10_000, interval: 50 });
+    await vi.waitFor(async () => expect(await t.pipeline.redis.zcard(t.pipeline.keys.slotWaiters())).toBe(1), {
+      timeout: 10_000,
+      interval: 50,
+    });
     expect((await t.call(`/v1/sessions/${first.id}`, { method: 'DELETE' })).status).toBe(204);
     const second = (await (await waiting).json()) as SessionBody;
     expect(second.sandbox_id).not.toBe(first.sandbox_id);
@@ -147,25 +195,46 @@ describeWith([bwrapNeed()], 'API sessions', () => {
     expect(dead.status).toBe(410);
     expect(dead.body).toMatchObject({ error: { code: 'SANDBOX_DEAD', class: 'infra' } });
     const closed = await run(t, session.id, { command: 'echo hi' });
-    expect(closed.body).toMatchObject({ error: { code: 'SESSION_CLOSED', message: expect.stringContaining('(sandbox-lost)') } });
+    expect(closed.body).toMatchObject({
+      error: { code: 'SESSION_CLOSED', message: expect.stringContaining('(sandbox-lost)') },
+    });
     expect(await leasesOf(t.pipeline)).toEqual([]);
   });
 
   it('leaves nothing behind when the client goes away mid-create, or when the API process dies with live sessions', async () => {
-    const env = { ...testEnv({ RF_SANDBOX_IMAGE: 'pyutils', RF_LEASE_TTL_S: '3', RF_REAPER_INTERVAL_S: '1', LOG_LEVEL: 'warn' }), ...cloudEnvFor(host.handle) };
+    const env = {
+      ...testEnv({ RF_SANDBOX_IMAGE: 'pyutils', RF_LEASE_TTL_S: '3', RF_REAPER_INTERVAL_S: '1', LOG_LEVEL: 'warn' }),
+      ...cloudEnvFor(host.handle),
+    };
     const config = configOf(env);
     const child = await spawnApi(env);
     try {
       // A client that gives up while the sandbox starts: the acquisition is cancelled, the sandbox killed.
       const controller = new AbortController();
-      const abandoned = fetch(`${child.url}/v1/sessions`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' }, signal: controller.signal });
+      const abandoned = fetch(`${child.url}/v1/sessions`, {
+        method: 'POST',
+        body: '{}',
+        headers: { 'content-type': 'application/json' },
+        signal: controller.signal,
+      });
       await vi.waitFor(async () => expect(await alive(config)).toHaveLength(1), { timeout: 10_000, interval: 20 });
       controller.abort();
       await expect(abandoned).rejects.toThrow();
       await vi.waitFor(async () => expect(await alive(config)).toEqual([]), { timeout: 10_000, interval: 50 });
 
       // Sessions of an API process that dies: their leases lapse and another process's reaper kills them.
-      const opened = await Promise.all([0, 1].map(async () => (await (await fetch(`${child.url}/v1/sessions`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).json()) as SessionBody));
+      const opened = await Promise.all(
+        [0, 1].map(
+          async () =>
+            (await (
+              await fetch(`${child.url}/v1/sessions`, {
+                method: 'POST',
+                body: '{}',
+                headers: { 'content-type': 'application/json' },
+              })
+            ).json()) as SessionBody,
+        ),
+      );
       expect((await alive(config)).sort()).toEqual(opened.map((s) => s.sandbox_id).sort());
       await stopChild(child.child, 'SIGKILL');
     } finally {

@@ -12,10 +12,14 @@ import { rewardedResult } from '@rollout-fleet/test-kit';
 import { readNdjson, startTestApi, type TestApi } from './support/api-harness.js';
 
 function result(runId: string, episodeId: string, sample: number, reward: number | null): EpisodeResult {
-  return rewardedResult({ run_id: runId, episode_id: episodeId, sample_index: sample, finished_at: new Date().toISOString() }, reward);
+  return rewardedResult(
+    { run_id: runId, episode_id: episodeId, sample_index: sample, finished_at: new Date().toISOString() },
+    reward,
+  );
 }
 
-const episodes = (ids: string[]) => ids.map((id) => ({ episode_id: id, instance_id: `inst-${id}`, sandbox: { image: 'pyutils' } }));
+const episodes = (ids: string[]) =>
+  ids.map((id) => ({ episode_id: id, instance_id: `inst-${id}`, sandbox: { image: 'pyutils' } }));
 
 describe('API streams', () => {
   let t: TestApi;
@@ -47,7 +51,8 @@ describe('API streams', () => {
     const all = ids.flatMap((id) => [0, 1, 2, 3, 4].map((s) => result(runId, id, s, s % 2)));
     const store = new ResultStore(t.pipeline.redis, t.pipeline.keys);
     for (const r of all.slice(0, 10)) await store.commit(r);
-    const url = (after?: string) => `${t.api.url}/v1/runs/${runId}/results?follow=true${after ? `&after=${after}` : ''}`;
+    const url = (after?: string) =>
+      `${t.api.url}/v1/runs/${runId}/results?follow=true${after ? `&after=${after}` : ''}`;
 
     const seen: Array<Record<string, unknown>> = [];
     const first = await readNdjson(url(), { stopAfter: 7 });
@@ -61,7 +66,13 @@ describe('API streams', () => {
     let committing: Promise<unknown> | undefined;
     const third = await readNdjson(url(String(seen.at(-1)?.cursor)), {
       onLine: () => {
-        committing ??= Promise.all(all.slice(20).flatMap((r, i) => [0, 1].map((n) => new ResultStore(committers[(i + n) % 3] as RedisClient, t.pipeline.keys).commit(r))));
+        committing ??= Promise.all(
+          all
+            .slice(20)
+            .flatMap((r, i) =>
+              [0, 1].map((n) => new ResultStore(committers[(i + n) % 3] as RedisClient, t.pipeline.keys).commit(r)),
+            ),
+        );
       },
     });
     await committing;
@@ -90,11 +101,21 @@ describe('API streams', () => {
       return (await res.text())
         .split('\n\n')
         .filter((block) => block.trim() !== '' && !block.startsWith(':'))
-        .map((block) => Object.fromEntries(block.split('\n').map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 2)])) as Record<string, string>);
+        .map(
+          (block) =>
+            Object.fromEntries(
+              block.split('\n').map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 2)]),
+            ) as Record<string, string>,
+        );
     };
     const all = await events({});
     expect(all.map((e) => e.event)).toEqual(['result', 'result', 'result', 'result', 'end']);
-    expect(all.slice(0, 4).map((e) => (JSON.parse(e.data as string) as EpisodeResult).episode_id)).toEqual(['a', 'b', 'c', 'd']);
+    expect(all.slice(0, 4).map((e) => (JSON.parse(e.data as string) as EpisodeResult).episode_id)).toEqual([
+      'a',
+      'b',
+      'c',
+      'd',
+    ]);
     const rest = await events({ 'last-event-id': all[1]?.id as string });
     expect(rest.map((e) => e.id ?? 'end')).toEqual([all[2]?.id, all[3]?.id, 'end']);
     expect(JSON.parse(rest.at(-1)?.data as string)).toEqual({ reason: 'caught-up', cursor: all[3]?.id });
@@ -104,13 +125,22 @@ describe('API streams', () => {
     const runId = `r-${randomUUID()}`;
     const ids = ['g0', 'g1', 'g2', 'g3', 'g4'];
     await submit(runId, ids, 3);
-    const rewards: Record<string, Array<number | null>> = { g0: [1, 0, 1], g1: [0, 0, 0], g2: [1, null, 1], g3: [0.5, 1, 0], g4: [null, null, 1] };
+    const rewards: Record<string, Array<number | null>> = {
+      g0: [1, 0, 1],
+      g1: [0, 0, 0],
+      g2: [1, null, 1],
+      g3: [0.5, 1, 0],
+      g4: [null, null, 1],
+    };
     // Every sample executed twice (BullMQ may run a job twice), the executions racing on different connections.
-    const commits = ids.flatMap((id) => [0, 1, 2].flatMap((s) => {
-      const once = result(runId, id, s, rewards[id]?.[s] ?? null);
-      return [once, { ...once, worker_id: 'w2' }];
-    }));
-    const racing = () => Promise.all(commits.map((r, i) => new ResultStore(committers[i % 3] as RedisClient, t.pipeline.keys).commit(r)));
+    const commits = ids.flatMap((id) =>
+      [0, 1, 2].flatMap((s) => {
+        const once = result(runId, id, s, rewards[id]?.[s] ?? null);
+        return [once, { ...once, worker_id: 'w2' }];
+      }),
+    );
+    const racing = () =>
+      Promise.all(commits.map((r, i) => new ResultStore(committers[i % 3] as RedisClient, t.pipeline.keys).commit(r)));
 
     const url = (after?: string) => `${t.api.url}/v1/runs/${runId}/groups?follow=true${after ? `&after=${after}` : ''}`;
     let committing: Promise<unknown> | undefined;
@@ -153,7 +183,11 @@ describe('API streams', () => {
     // Read again from the start: still one event per group, and the status agrees.
     const replay = await readNdjson(`${t.api.url}/v1/runs/${runId}/groups`);
     expect(replay.lines.filter((l) => l.group)).toHaveLength(5);
-    expect(await (await t.call(`/v1/runs/${runId}`)).json()).toMatchObject({ done: 15, duplicates: 15, groups: { total: 5, completed: 5 } });
+    expect(await (await t.call(`/v1/runs/${runId}`)).json()).toMatchObject({
+      done: 15,
+      duplicates: 15,
+      groups: { total: 5, completed: 5 },
+    });
   });
 
   it('ends a followed stream with "cancelled" when the run is cancelled', async () => {
@@ -168,8 +202,13 @@ describe('API streams', () => {
     expect((await cancelling)?.status).toBe(200);
     expect(read.keepAlives).toBeGreaterThan(0);
     // A cancel gives every queued episode its result (failed, CANCELLED), so the follower sees each, then the end.
-    const results = read.lines.filter((line) => !line.end).map((line) => line.result as { episode_id: string; failure: { code: string } });
-    expect(results.map((r) => [r.episode_id, r.failure.code]).sort()).toEqual([['x', 'CANCELLED'], ['y', 'CANCELLED']]);
+    const results = read.lines
+      .filter((line) => !line.end)
+      .map((line) => line.result as { episode_id: string; failure: { code: string } });
+    expect(results.map((r) => [r.episode_id, r.failure.code]).sort()).toEqual([
+      ['x', 'CANCELLED'],
+      ['y', 'CANCELLED'],
+    ]);
     expect(read.lines.at(-1)).toEqual({ end: { reason: 'cancelled', cursor: expect.any(String) } });
   });
 
@@ -178,7 +217,9 @@ describe('API streams', () => {
     await submit(runId, ['x'], 1);
     const res = await t.call(`/v1/runs/${runId}/results?after=yesterday`);
     expect(res.status).toBe(422);
-    expect(await res.json()).toMatchObject({ error: { code: 'INPUT_INVALID', problems: [{ file: '(request)', field: 'after' }] } });
+    expect(await res.json()).toMatchObject({
+      error: { code: 'INPUT_INVALID', problems: [{ file: '(request)', field: 'after' }] },
+    });
   });
 });
 

@@ -54,19 +54,33 @@ describe('a broken shell is the model’s doing', () => {
       // The model poisons what every new shell reads, then ends its shell: no session can start again.
       'poisoned-rc': [FIX, bash("echo 'exit' >> ~/.bashrc"), bash('exit'), CHECK],
     };
-    const episodes: Episode[] = Object.entries(cases).map(([id, trajectory]) => ({ ...template, run_id: 'shell', episode_id: id, sandbox, trajectory }));
+    const episodes: Episode[] = Object.entries(cases).map(([id, trajectory]) => ({
+      ...template,
+      run_id: 'shell',
+      episode_id: id,
+      sandbox,
+      trajectory,
+    }));
     // Recorded with SWE-agent's windowed tools: its variables and bundle PATH are set up again after the restart.
     episodes.push({
       ...template,
       run_id: 'shell',
       episode_id: 'swe-agent-exit',
       sandbox,
-      tool_bundle: { name: 'swe-agent', version: '1.1', bundles: ['windowed'], window: 77, overlap: 2, pty_observations: false },
+      tool_bundle: {
+        name: 'swe-agent',
+        version: '1.1',
+        bundles: ['windowed'],
+        window: 77,
+        overlap: 2,
+        pty_observations: false,
+      },
       trajectory: [bash('exit'), CHECK_SWE_AGENT, FIX],
     });
     await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId: 'shell', episodes });
     worker = await startWorker({ config, target: host.target, logger: silentLogger, concurrency: 6 });
-    for (const result of await collectResults(pipeline, 'shell', episodes.length)) results.set(result.episode_id, result);
+    for (const result of await collectResults(pipeline, 'shell', episodes.length))
+      results.set(result.episode_id, result);
   }, 120_000);
 
   afterAll(async () => {

@@ -31,9 +31,14 @@ const episodes = [
   { episode_id: 'pyutils__calc-add', sample_index: 1 },
   { episode_id: 'pyutils__slug-lower', sample_index: 0 },
 ];
-const clean = [result('pyutils__calc-add', 0), result('pyutils__calc-add', 1), result('pyutils__slug-lower', 0, { reward: 0 })];
+const clean = [
+  result('pyutils__calc-add', 0),
+  result('pyutils__calc-add', 1),
+  result('pyutils__slug-lower', 0, { reward: 0 }),
+];
 const labels = ['a:0', 'a:1', 's:0'];
-const counts = (judged: ReturnType<typeof judgeResults>): Record<string, number> => Object.fromEntries(judged.invariants.map((i) => [i.name, i.ok ? 0 : i.count]));
+const counts = (judged: ReturnType<typeof judgeResults>): Record<string, number> =>
+  Object.fromEntries(judged.invariants.map((i) => [i.name, i.ok ? 0 : i.count]));
 
 describe('chaos invariants on results', () => {
   it('hold for one correct result per episode', () => {
@@ -43,10 +48,19 @@ describe('chaos invariants on results', () => {
   });
 
   it('count a lost result, a duplicate stream line and a duplicate result', () => {
-    expect(judgeResults({ episodes, results: clean.slice(0, 2), streamLabels: labels.slice(0, 2), indexed: 2, expected }).invariants[0]).toMatchObject({ count: 2, ok: false });
+    expect(
+      judgeResults({ episodes, results: clean.slice(0, 2), streamLabels: labels.slice(0, 2), indexed: 2, expected })
+        .invariants[0],
+    ).toMatchObject({ count: 2, ok: false });
     // Same count of results, but one episode twice and one missing.
-    expect(judgeResults({ episodes, results: [clean[0]!, clean[0]!, clean[2]!], streamLabels: labels, indexed: 3, expected }).invariants.slice(0, 2).map((i) => i.ok)).toEqual([false, false]);
-    expect(counts(judgeResults({ episodes, results: clean, streamLabels: [...labels, 'a:0'], indexed: 3, expected }))).toMatchObject({ 'duplicate results': 1 });
+    expect(
+      judgeResults({ episodes, results: [clean[0]!, clean[0]!, clean[2]!], streamLabels: labels, indexed: 3, expected })
+        .invariants.slice(0, 2)
+        .map((i) => i.ok),
+    ).toEqual([false, false]);
+    expect(
+      counts(judgeResults({ episodes, results: clean, streamLabels: [...labels, 'a:0'], indexed: 3, expected })),
+    ).toMatchObject({ 'duplicate results': 1 });
   });
 
   it('count a completed outcome that differs from the expected one', () => {
@@ -58,9 +72,22 @@ describe('chaos invariants on results', () => {
   it('count failures outside the error table, with the wrong class, charged to the model or with a reward', () => {
     const attempt = { attempt: 1, worker_id: 'w', sandbox_id: null, started_at: 'x', ended_at: 'x' };
     const bad = [
-      result('pyutils__calc-add', 0, { status: 'failed', resolved: null, reward: null, failure: { code: 'GATEWAY_ERROR', class: 'model', message: '' } }),
-      result('pyutils__calc-add', 1, { status: 'failed', resolved: null, reward: 0, failure: { code: 'GATEWAY_ERROR', class: 'infra', message: '' } }),
-      result('pyutils__slug-lower', 0, { reward: 0, attempts: [{ ...attempt, failure: { code: 'SANDBOX_DEAD', class: 'input', message: '' } }] }),
+      result('pyutils__calc-add', 0, {
+        status: 'failed',
+        resolved: null,
+        reward: null,
+        failure: { code: 'GATEWAY_ERROR', class: 'model', message: '' },
+      }),
+      result('pyutils__calc-add', 1, {
+        status: 'failed',
+        resolved: null,
+        reward: 0,
+        failure: { code: 'GATEWAY_ERROR', class: 'infra', message: '' },
+      }),
+      result('pyutils__slug-lower', 0, {
+        reward: 0,
+        attempts: [{ ...attempt, failure: { code: 'SANDBOX_DEAD', class: 'input', message: '' } }],
+      }),
     ];
     const judged = judgeResults({ episodes, results: bad, streamLabels: labels, indexed: 3, expected });
     expect(judged.unclassified).toEqual([
@@ -88,7 +115,12 @@ describe('secret watch', () => {
     out.end();
     await new Promise((resolve) => setImmediate(resolve));
     expect(watch.hits).toEqual([
-      { process: 'worker-1', stream: 'stderr', secret: 'gateway key', line: '{"msg":"calling with <gateway key> in it"}' },
+      {
+        process: 'worker-1',
+        stream: 'stderr',
+        secret: 'gateway key',
+        line: '{"msg":"calling with <gateway key> in it"}',
+      },
       { process: 'worker-1', stream: 'stderr', secret: 'access key id', line: '{"msg":"<access key id> again"}' },
       { process: 'worker-1', stream: 'stderr', secret: 'gateway key', line: 'no newline at the end <gateway key>' },
     ]);

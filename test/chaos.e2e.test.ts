@@ -12,7 +12,15 @@ import { formatChaosReport, runChaosSweep, type ChaosReport } from '../bench/lib
 describeWith([bwrapNeed()], 'chaos sweep (CI size)', () => {
   it('keeps every invariant with every fault at once', async () => {
     const progress: string[] = [];
-    const report: ChaosReport = await runChaosSweep({ samples: 4, workers: 2, concurrency: 4, workerKills: 2, seed: 48, timeoutMs: 150_000, progress: (line) => progress.push(line) });
+    const report: ChaosReport = await runChaosSweep({
+      samples: 4,
+      workers: 2,
+      concurrency: 4,
+      workerKills: 2,
+      seed: 48,
+      timeoutMs: 150_000,
+      progress: (line) => progress.push(line),
+    });
     const context = [...progress, ...formatChaosReport(report)].join('\n');
     const invariant = (name: string): number => report.invariants.find((i) => i.name === name)?.count ?? NaN;
 

@@ -11,7 +11,22 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isTestCode } from './support/test-code.js';
-import { ROOT, childEnv, cloudEnvFor, collectResults, configOf, episode, openPipeline, startHost, runNode, stopChild, testEnv, type CliRun, type Host, type Pipeline } from './support/pipeline-harness.js';
+import {
+  ROOT,
+  childEnv,
+  cloudEnvFor,
+  collectResults,
+  configOf,
+  episode,
+  openPipeline,
+  startHost,
+  runNode,
+  stopChild,
+  testEnv,
+  type CliRun,
+  type Host,
+  type Pipeline,
+} from './support/pipeline-harness.js';
 
 interface CliBundle {
   bundleEntry(dir?: string): string;
@@ -51,7 +66,9 @@ describe('the built CLI', () => {
   });
 
   it('is built from no test file, test kit or fixture (its esbuild metafile inputs, as the manifest lists them)', async () => {
-    const { inputs } = JSON.parse(await readFile(cliBundle.manifestPath(bundle), 'utf8')) as { inputs: Array<{ path: string }> };
+    const { inputs } = JSON.parse(await readFile(cliBundle.manifestPath(bundle), 'utf8')) as {
+      inputs: Array<{ path: string }>;
+    };
     const paths = inputs.map((input) => input.path);
     expect(paths).toContain('cli/main.ts');
     expect(paths.filter((path) => isTestCode(path) || path.startsWith('packages/test-kit/'))).toEqual([]);
@@ -81,11 +98,15 @@ describe('the built CLI', () => {
       expect(submitted.code, submitted.stderr).toBe(0);
 
       const imports = join(dir, 'worker-imports.txt');
-      const worker = spawn(process.execPath, ['--import', join(ROOT, 'test/support/record-imports.mjs'), cliBundle.bundleEntry(bundle), 'worker'], {
-        env: childEnv({ ...env, RECORD_IMPORTS_TO: imports }),
-        stdio: ['ignore', 'ignore', 'pipe'],
-        cwd: ROOT,
-      });
+      const worker = spawn(
+        process.execPath,
+        ['--import', join(ROOT, 'test/support/record-imports.mjs'), cliBundle.bundleEntry(bundle), 'worker'],
+        {
+          env: childEnv({ ...env, RECORD_IMPORTS_TO: imports }),
+          stdio: ['ignore', 'ignore', 'pipe'],
+          cwd: ROOT,
+        },
+      );
       let log = '';
       worker.stderr.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
       try {

@@ -12,7 +12,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { bwrapNeed, itWith } from '@rollout-fleet/test-kit';
-import { CLI, ROOT, SWEEP, childEnv, cloudEnvFor, collectResults, configOf, openPipeline, runCli, spawnWorker, startHost, stopChild, testEnv, type Pipeline } from './support/pipeline-harness.js';
+import {
+  CLI,
+  ROOT,
+  SWEEP,
+  childEnv,
+  cloudEnvFor,
+  collectResults,
+  configOf,
+  openPipeline,
+  runCli,
+  spawnWorker,
+  startHost,
+  stopChild,
+  testEnv,
+  type Pipeline,
+} from './support/pipeline-harness.js';
 
 describe('rollout-fleet CLI for a newcomer', () => {
   let dir: string;
@@ -60,7 +75,8 @@ describe('rollout-fleet CLI for a newcomer', () => {
       expect(answer.stderr.split('\n')[0]).toBe(`${command}: no run "${runId}"; did you mean "exp-42"?`);
       expect(answer.stderr).toContain('RUN_NOT_FOUND');
     });
-    for (const runId of ['exp-43', 'exp-4', 'exp42', 'exp-42x']) expect(await pipeline.redis.exists(pipeline.keys.run(runId))).toBe(0);
+    for (const runId of ['exp-43', 'exp-4', 'exp42', 'exp-42x'])
+      expect(await pipeline.redis.exists(pipeline.keys.run(runId))).toBe(0);
     expect((await pipeline.redis.smembers(pipeline.keys.runs())).sort()).toEqual(runsBefore);
 
     const cancelled = await runCli(['cancel', '--run', 'exp-42'], env);
@@ -72,7 +88,11 @@ describe('rollout-fleet CLI for a newcomer', () => {
     expect(text.stdout).toMatch(/^ {2}waiting 0 /m);
 
     // The dashboard (`rollout-fleet dashboard`) says so too: on the runs list, the run page and its JSON.
-    const dashboard = spawn(process.execPath, [CLI, 'dashboard', '--port', '0'], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
+    const dashboard = spawn(process.execPath, [CLI, 'dashboard', '--port', '0'], {
+      env: childEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: ROOT,
+    });
     try {
       const url = await new Promise<string>((resolve, reject) => {
         let out = '';
@@ -89,7 +109,10 @@ describe('rollout-fleet CLI for a newcomer', () => {
       expect(runPage).toContain('<h1>Run exp-42 (cancelled)</h1>');
       expect(runPage).toContain('<tr><td>waiting</td><td>0</td></tr>');
       expect(runPage).not.toContain('http-equiv="refresh"');
-      expect(await (await fetch(new URL('/api/runs/exp-42', url))).json()).toMatchObject({ cancelled: true, waiting: 0 });
+      expect(await (await fetch(new URL('/api/runs/exp-42', url))).json()).toMatchObject({
+        cancelled: true,
+        waiting: 0,
+      });
     } finally {
       await stopChild(dashboard);
     }
@@ -97,21 +120,36 @@ describe('rollout-fleet CLI for a newcomer', () => {
     // Into a cancelled run: refused, nothing enqueued, until --resume runs the cancelled episodes again.
     const refused = await runCli(['submit', SWEEP, '--run', 'exp-42'], env);
     expect(refused.code).toBe(3);
-    expect(refused.stderr).toMatch(/^submit: run exp-42 was cancelled; nothing was enqueued \(submit again with --resume to run it again\)$/m);
+    expect(refused.stderr).toMatch(
+      /^submit: run exp-42 was cancelled; nothing was enqueued \(submit again with --resume to run it again\)$/m,
+    );
     expect(await pipeline.queue.getJobCounts('waiting')).toEqual({ waiting: 0 });
     const resumed = await runCli(['submit', SWEEP, '--run', 'exp-42', '--resume'], env);
     expect(resumed.code, resumed.stderr).toBe(0);
-    expect(resumed.stdout.trim()).toBe('run exp-42: 6 episode(s), 6 enqueued, 0 already done, 0 already queued (resumed: 6 cancelled episode(s) run again)');
+    expect(resumed.stdout.trim()).toBe(
+      'run exp-42: 6 episode(s), 6 enqueued, 0 already done, 0 already queued (resumed: 6 cancelled episode(s) run again)',
+    );
     expect(await pipeline.queue.getJobCounts('waiting')).toEqual({ waiting: 6 });
-    const after = JSON.parse((await runCli(['status', '--run', 'exp-42', '--json'], env)).stdout) as Record<string, unknown>;
+    const after = JSON.parse((await runCli(['status', '--run', 'exp-42', '--json'], env)).stdout) as Record<
+      string,
+      unknown
+    >;
     expect(after).toMatchObject({ cancelled: false, total: 6, done: 0, waiting: 6 });
   });
 
   it('Ctrl-C during a large submit: the progress stops, it says how many were enqueued and how to resume (exit 130); status shows the partial run; the same submit again finishes it', async () => {
     const total = 6000;
-    const lines = Array.from({ length: total }, (_, i) => ({ ...firstLine, episode_id: `big-${i}`, instance_id: `pyutils__big-${i}` }));
+    const lines = Array.from({ length: total }, (_, i) => ({
+      ...firstLine,
+      episode_id: `big-${i}`,
+      instance_id: `pyutils__big-${i}`,
+    }));
     const big = await file('big.jsonl', lines);
-    const child = spawn(process.execPath, [CLI, 'submit', big, '--run', 'big', '--chunk-size', '20'], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
+    const child = spawn(process.execPath, [CLI, 'submit', big, '--run', 'big', '--chunk-size', '20'], {
+      env: childEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: ROOT,
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -127,7 +165,10 @@ describe('rollout-fleet CLI for a newcomer', () => {
     const [code] = await exited;
     expect(code, stderr).toBe(130);
     expect(stdout).toBe('');
-    const said = /^submit: interrupted: run big has ([\d,]+) of 6,000 episode\(s\) enqueued \(([\d,]+) by this submit\); run the same submit again to enqueue the rest/m.exec(stderr);
+    const said =
+      /^submit: interrupted: run big has ([\d,]+) of 6,000 episode\(s\) enqueued \(([\d,]+) by this submit\); run the same submit again to enqueue the rest/m.exec(
+        stderr,
+      );
     expect(said, stderr).not.toBeNull();
     const enqueued = Number(said![1]!.replace(/,/g, ''));
     expect(enqueued).toBeGreaterThanOrEqual(20);
@@ -139,12 +180,16 @@ describe('rollout-fleet CLI for a newcomer', () => {
     const status = await runCli(['status', '--run', 'big'], env);
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toMatch(/^run big: 0\/6000 done$/m);
-    expect(status.stdout).toContain(`  enqueued ${enqueued.toLocaleString('en-US')} of 6,000 — the submit was interrupted: submit the same files again to resume`);
+    expect(status.stdout).toContain(
+      `  enqueued ${enqueued.toLocaleString('en-US')} of 6,000 — the submit was interrupted: submit the same files again to resume`,
+    );
     expect(status.stdout).toMatch(new RegExp(`^ {2}waiting ${enqueued} `, 'm'));
 
     const again = await runCli(['submit', big, '--run', 'big', '--chunk-size', '500'], env);
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stdout.trim()).toBe(`run big: 6000 episode(s), ${total - enqueued} enqueued, 0 already done, ${enqueued} already queued`);
+    expect(again.stdout.trim()).toBe(
+      `run big: 6000 episode(s), ${total - enqueued} enqueued, 0 already done, ${enqueued} already queued`,
+    );
     const whole = await runCli(['status', '--run', 'big', '--json'], env);
     expect(JSON.parse(whole.stdout)).toMatchObject({ total: 6000, waiting: 6000, notEnqueued: 0, submitting: false });
   });
@@ -152,7 +197,9 @@ describe('rollout-fleet CLI for a newcomer', () => {
   it('bad cursors are input errors (exit 3) naming where the cursor came from; retry needs no --failed', async () => {
     const bogus = await runCli(['results', '--run', 'exp-42', '--after', 'bogus'], env);
     expect(bogus.code).toBe(3);
-    expect(bogus.stderr.trim()).toBe('results: --after: "bogus" is not a cursor; a cursor is a stream id such as 1721462400000-0 (or 0 for the start), as printed by an earlier read');
+    expect(bogus.stderr.trim()).toBe(
+      'results: --after: "bogus" is not a cursor; a cursor is a stream id such as 1721462400000-0 (or 0 for the start), as printed by an earlier read',
+    );
     const checkpoint = join(dir, 'cursor');
     await writeFile(checkpoint, 'ERR wrong\n');
     const fromFile = await runCli(['results', '--run', 'exp-42', '--checkpoint', checkpoint], env);
@@ -166,7 +213,7 @@ describe('rollout-fleet CLI for a newcomer', () => {
     expect(retry.stdout.trim()).toBe('run exp-42: 0 failed episode(s) re-enqueued');
   });
 
-  it('the README works as written: `npx rollout-fleet …` runs the repository\'s own bin (package.json), nothing downloaded', async () => {
+  it("the README works as written: `npx rollout-fleet …` runs the repository's own bin (package.json), nothing downloaded", async () => {
     const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
     expect(pkg.bin).toEqual({ 'rollout-fleet': 'bin/rollout-fleet.js' });
     const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
@@ -175,7 +222,11 @@ describe('rollout-fleet CLI for a newcomer', () => {
     expect(commands.length).toBeGreaterThan(10);
     expect(commands.filter((line) => !line.includes('npx rollout-fleet '))).toEqual([]);
     // --no-install: resolved from this clone or not at all, never fetched from the registry.
-    const child = spawn('npx', ['--no-install', 'rollout-fleet', 'status', '--help'], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
+    const child = spawn('npx', ['--no-install', 'rollout-fleet', 'status', '--help'], {
+      env: childEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: ROOT,
+    });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
     const [code] = (await once(child, 'exit')) as [number | null];
@@ -198,7 +249,9 @@ describe('rollout-fleet CLI for a newcomer', () => {
       const run = runs[i]!;
       expect(run.code, run.stderr).toBe(4);
       expect(run.stderr).not.toContain('ioredis');
-      expect(run.stderr.split('\n')[0]).toBe(`${command}: cannot reach Redis at redis://127.0.0.1:${port} (connect ECONNREFUSED 127.0.0.1:${port}); start one (redis-server) or set REDIS_URL`);
+      expect(run.stderr.split('\n')[0]).toBe(
+        `${command}: cannot reach Redis at redis://127.0.0.1:${port} (connect ECONNREFUSED 127.0.0.1:${port}); start one (redis-server) or set REDIS_URL`,
+      );
     }
   });
 
@@ -207,13 +260,27 @@ describe('rollout-fleet CLI for a newcomer', () => {
     const trajectory = (firstLine as { trajectory: Array<Record<string, unknown>> }).trajectory;
     const misspelled = await file('typos.jsonl', [
       { ...rest, sandbx: sandbox, episode_id: 'field-typo' },
-      { ...firstLine, episode_id: 'tool-typo', trajectory: [...trajectory, { ...trajectory[0], name: 'str_replace_edtor' }] },
+      {
+        ...firstLine,
+        episode_id: 'tool-typo',
+        trajectory: [...trajectory, { ...trajectory[0], name: 'str_replace_edtor' }],
+      },
     ]);
     const refused = await runCli(['submit', misspelled, '--run', 'typos', '--dry-run'], env);
     expect(refused.code).toBe(3);
-    expect(refused.stderr).toContain(`${misspelled}:1: Unrecognized key: "sandbx" — did you mean "sandbox" (not "sandbx")?`);
-    expect(refused.stderr).toContain(`${misspelled}:2: trajectory[${trajectory.length}].name: unknown tool "str_replace_edtor" — did you mean "str_replace_editor"?`);
-    const farOff = await file('far-off.jsonl', [{ ...firstLine, episode_id: 'far-off', trajectory: [...trajectory, { name: 'open_file', arguments: { path: 'x' } }] }]);
+    expect(refused.stderr).toContain(
+      `${misspelled}:1: Unrecognized key: "sandbx" — did you mean "sandbox" (not "sandbx")?`,
+    );
+    expect(refused.stderr).toContain(
+      `${misspelled}:2: trajectory[${trajectory.length}].name: unknown tool "str_replace_edtor" — did you mean "str_replace_editor"?`,
+    );
+    const farOff = await file('far-off.jsonl', [
+      {
+        ...firstLine,
+        episode_id: 'far-off',
+        trajectory: [...trajectory, { name: 'open_file', arguments: { path: 'x' } }],
+      },
+    ]);
     const accepted = await runCli(['submit', farOff, '--run', 'typos', '--dry-run'], env);
     expect(accepted.code, accepted.stderr).toBe(0);
   });
@@ -230,53 +297,88 @@ describe('rollout-fleet CLI for a newcomer', () => {
       const refused = await runCli(['submit', images, '--run', 'images', ...extra], env);
       expect(refused.code, refused.stderr).toBe(3);
       expect(refused.stdout).toBe('');
-      expect(refused.stderr).toContain(`${images}:1: sandbox.image: image "pyutls" does not exist (2 episode(s) use it); did you mean "pyutils"?`);
-      expect(refused.stderr).toContain(`${images}:3: sandbox.image: image "registry.example/team/nothing-like-it:v2" does not exist (1 episode(s) use it)\n`);
-      expect(refused.stderr).toMatch(/^submit: 2 sandbox image\(s\) not found by vefaas-local in .*examples\/images \("pyutls", "registry\.example\/team\/nothing-like-it:v2"\); .*nothing was enqueued$/m);
+      expect(refused.stderr).toContain(
+        `${images}:1: sandbox.image: image "pyutls" does not exist (2 episode(s) use it); did you mean "pyutils"?`,
+      );
+      expect(refused.stderr).toContain(
+        `${images}:3: sandbox.image: image "registry.example/team/nothing-like-it:v2" does not exist (1 episode(s) use it)\n`,
+      );
+      expect(refused.stderr).toMatch(
+        /^submit: 2 sandbox image\(s\) not found by vefaas-local in .*examples\/images \("pyutls", "registry\.example\/team\/nothing-like-it:v2"\); .*nothing was enqueued$/m,
+      );
     }
     expect(await pipeline.redis.exists(pipeline.keys.run('images'))).toBe(0);
   });
 
-  itWith([bwrapNeed()], 'against veFaaS (vefaas-local as the cloud) a missing image fails at the first create as configuration, once; the SWE-bench summary counts it as an error instance', async () => {
-    const host = await startHost();
-    const cloud = { ...testEnv(), ...cloudEnvFor(host.handle) };
-    const cloudPipeline = openPipeline(configOf(cloud));
-    const worker = spawnWorker(cloud, ['--concurrency', '1']);
-    try {
-      const missing = await file('cloud-missing.jsonl', [{ ...firstLine, episode_id: 'no-image', instance_id: 'pyutils__no-image', sandbox: { image: 'no-such-image' } }]);
-      const submitted = await runCli(['submit', missing, '--run', 'cloud'], cloud);
-      expect(submitted.code, submitted.stderr).toBe(0);
-      const [result] = await collectResults(cloudPipeline, 'cloud', 1);
-      expect(result, worker.log()).toMatchObject({ status: 'failed', reward: null, failure: { code: 'SANDBOX_IMAGE_UNAVAILABLE', class: 'input' } });
-      expect(result!.attempts.map((a) => a.failure?.code)).toEqual(['SANDBOX_IMAGE_UNAVAILABLE']);
+  itWith(
+    [bwrapNeed()],
+    'against veFaaS (vefaas-local as the cloud) a missing image fails at the first create as configuration, once; the SWE-bench summary counts it as an error instance',
+    async () => {
+      const host = await startHost();
+      const cloud = { ...testEnv(), ...cloudEnvFor(host.handle) };
+      const cloudPipeline = openPipeline(configOf(cloud));
+      const worker = spawnWorker(cloud, ['--concurrency', '1']);
+      try {
+        const missing = await file('cloud-missing.jsonl', [
+          {
+            ...firstLine,
+            episode_id: 'no-image',
+            instance_id: 'pyutils__no-image',
+            sandbox: { image: 'no-such-image' },
+          },
+        ]);
+        const submitted = await runCli(['submit', missing, '--run', 'cloud'], cloud);
+        expect(submitted.code, submitted.stderr).toBe(0);
+        const [result] = await collectResults(cloudPipeline, 'cloud', 1);
+        expect(result, worker.log()).toMatchObject({
+          status: 'failed',
+          reward: null,
+          failure: { code: 'SANDBOX_IMAGE_UNAVAILABLE', class: 'input' },
+        });
+        expect(result!.attempts.map((a) => a.failure?.code)).toEqual(['SANDBOX_IMAGE_UNAVAILABLE']);
 
-      const summaryPath = join(dir, 'summary.json');
-      const report = await runCli(['results', '--run', 'cloud', '--format', 'swebench', '--summary', summaryPath], cloud);
-      expect(report.code, report.stderr).toBe(0);
-      expect(JSON.parse(report.stdout)).toEqual({});
-      const summary = JSON.parse(await readFile(summaryPath, 'utf8')) as Record<string, unknown>;
-      expect(summary).toMatchObject({ total_instances: 1, error_instances: 1, empty_patch_instances: 0, error_ids: ['pyutils__no-image'], empty_patch_ids: [] });
-    } finally {
-      await stopChild(worker);
-      await cloudPipeline.close();
-      await host.close();
-    }
-  });
+        const summaryPath = join(dir, 'summary.json');
+        const report = await runCli(
+          ['results', '--run', 'cloud', '--format', 'swebench', '--summary', summaryPath],
+          cloud,
+        );
+        expect(report.code, report.stderr).toBe(0);
+        expect(JSON.parse(report.stdout)).toEqual({});
+        const summary = JSON.parse(await readFile(summaryPath, 'utf8')) as Record<string, unknown>;
+        expect(summary).toMatchObject({
+          total_instances: 1,
+          error_instances: 1,
+          empty_patch_instances: 0,
+          error_ids: ['pyutils__no-image'],
+          empty_patch_ids: [],
+        });
+      } finally {
+        await stopChild(worker);
+        await cloudPipeline.close();
+        await host.close();
+      }
+    },
+  );
 
   itWith([bwrapNeed()], 'status warns while no worker is alive, and stops warning once one reports', async () => {
     const lonely = await runCli(['status', '--run', 'exp-42'], env);
     expect(lonely.code).toBe(0);
-    expect(lonely.stderr).toContain('status: warning: no worker has reported recently (none alive on this Redis and prefix); 6 episode(s) wait for one — start one with `npx rollout-fleet worker`');
+    expect(lonely.stderr).toContain(
+      'status: warning: no worker has reported recently (none alive on this Redis and prefix); 6 episode(s) wait for one — start one with `npx rollout-fleet worker`',
+    );
     // A real worker of the same fleet (prefix) serving another queue: alive and reporting, but it takes none of
     // this run's jobs, so the run stays pending and only liveness decides the warning.
     const worker = spawnWorker({ ...env, RF_QUEUE: 'elsewhere' }, ['--concurrency', '1']);
     try {
-      await vi.waitFor(async () => {
-        const seen = await runCli(['status', '--run', 'exp-42'], env);
-        expect(seen.code).toBe(0);
-        expect(seen.stdout).toMatch(/^run exp-42: 0\/6 done$/m);
-        expect(seen.stderr, worker.log()).toBe('');
-      }, { timeout: 30_000, interval: 1000 });
+      await vi.waitFor(
+        async () => {
+          const seen = await runCli(['status', '--run', 'exp-42'], env);
+          expect(seen.code).toBe(0);
+          expect(seen.stdout).toMatch(/^run exp-42: 0\/6 done$/m);
+          expect(seen.stderr, worker.log()).toBe('');
+        },
+        { timeout: 30_000, interval: 1000 },
+      );
     } finally {
       await stopChild(worker);
     }

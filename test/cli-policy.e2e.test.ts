@@ -45,33 +45,52 @@ describe('rollout-fleet submit --policy', () => {
 
   itWith([sharedDataNeed(DATASET_FILE)], 'makes N policy episodes per dataset instance and enqueues them', async () => {
     const policyPath = join(dir, 'policy.yaml');
-    await writeFile(policyPath, `base_url: ${POLICY.base_url}\nmodel: qwen-coder\napi_key_env: POLICY_API_KEY\nsampling:\n  temperature: 1\n  max_completion_tokens: 2048\n`);
+    await writeFile(
+      policyPath,
+      `base_url: ${POLICY.base_url}\nmodel: qwen-coder\napi_key_env: POLICY_API_KEY\nsampling:\n  temperature: 1\n  max_completion_tokens: 2048\n`,
+    );
     const template = ['--image-template', 'swebench/sweb.eval.x86_64.{instance_id_1776}:latest'];
-    const dry = await runCli(['submit', DATASET, '--policy', policyPath, '--samples', '4', '--run', 'rl-dry', '--dry-run', ...template], env);
+    const dry = await runCli(
+      ['submit', DATASET, '--policy', policyPath, '--samples', '4', '--run', 'rl-dry', '--dry-run', ...template],
+      env,
+    );
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toContain('submit: 20 episode(s) valid; dry run, nothing enqueued');
 
-    const real = await runCli(['submit', DATASET, '--policy', policyPath, '--samples', '2', '--run', 'rl-1', ...template], env);
+    const real = await runCli(
+      ['submit', DATASET, '--policy', policyPath, '--samples', '2', '--run', 'rl-1', ...template],
+      env,
+    );
     expect(real.code, real.stderr).toBe(0);
     expect(real.stdout).toContain('run rl-1: 10 episode(s), 10 enqueued');
     const jobs = await pipeline.queue.getJobs(['waiting']);
     expect(jobs).toHaveLength(10);
-    const episode = jobs[0]!.data.episode as { policy?: { model: string; api_key_env: string }; problem_statement?: string };
+    const episode = jobs[0]!.data.episode as {
+      policy?: { model: string; api_key_env: string };
+      problem_statement?: string;
+    };
     expect(episode.policy).toMatchObject({ model: 'qwen-coder', api_key_env: 'POLICY_API_KEY' });
     expect(episode.problem_statement).toBeTruthy();
   });
 
-  itWith([sharedDataNeed(DATASET_FILE)], 'refuses a broken policy file with exit 3, naming file and field, enqueueing nothing and echoing no key', async () => {
-    const policyPath = join(dir, 'bad-policy.json');
-    await writeFile(policyPath, JSON.stringify({ ...POLICY, api_key: 'sk-live-do-not-print-7731', sampling: { max_completion_tokens: 2048 } }));
-    const run = await runCli(['submit', DATASET, '--policy', policyPath, '--run', 'rl-bad'], env);
-    expect(run.code).toBe(3);
-    expect(run.stderr).toContain(`${policyPath}: policy.sampling.temperature: missing`);
-    expect(run.stderr).toMatch(/policy: .*api_key/);
-    expect(run.stderr).toContain('nothing was enqueued');
-    expect(`${run.stdout}${run.stderr}`).not.toContain('sk-live-do-not-print-7731');
-    expect(await pipeline.redis.exists(pipeline.keys.run('rl-bad'))).toBe(0);
-  });
+  itWith(
+    [sharedDataNeed(DATASET_FILE)],
+    'refuses a broken policy file with exit 3, naming file and field, enqueueing nothing and echoing no key',
+    async () => {
+      const policyPath = join(dir, 'bad-policy.json');
+      await writeFile(
+        policyPath,
+        JSON.stringify({ ...POLICY, api_key: 'sk-live-do-not-print-7731', sampling: { max_completion_tokens: 2048 } }),
+      );
+      const run = await runCli(['submit', DATASET, '--policy', policyPath, '--run', 'rl-bad'], env);
+      expect(run.code).toBe(3);
+      expect(run.stderr).toContain(`${policyPath}: policy.sampling.temperature: missing`);
+      expect(run.stderr).toMatch(/policy: .*api_key/);
+      expect(run.stderr).toContain('nothing was enqueued');
+      expect(`${run.stdout}${run.stderr}`).not.toContain('sk-live-do-not-print-7731');
+      expect(await pipeline.redis.exists(pipeline.keys.run('rl-bad'))).toBe(0);
+    },
+  );
 
   it('documents --policy and the training export formats in --help', async () => {
     const submit = await runCli(['submit', '--help'], env);

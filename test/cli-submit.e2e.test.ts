@@ -31,7 +31,20 @@ import {
 } from './support/pipeline-harness.js';
 
 const RUN = 'cli-e2e';
-const SUBCOMMANDS = ['submit', 'status', 'results', 'cancel', 'retry', 'worker', 'verify', 'doctor', 'render-images', 'dashboard', 'api', 'sandbox-host'];
+const SUBCOMMANDS = [
+  'submit',
+  'status',
+  'results',
+  'cancel',
+  'retry',
+  'worker',
+  'verify',
+  'doctor',
+  'render-images',
+  'dashboard',
+  'api',
+  'sandbox-host',
+];
 
 describe('rollout-fleet CLI: submit, status, results', () => {
   let dir: string;
@@ -71,24 +84,57 @@ describe('rollout-fleet CLI: submit, status, results', () => {
   it('rejects malformed inputs with exit 3, names file:line and field, and enqueues nothing', async () => {
     const { trajectory } = firstLine as { trajectory: Array<Record<string, unknown>> };
     const badJson = await file('bad-json.jsonl', [firstLine, '{"episode_id": "x", oops}']);
-    const missing = await file('missing-field.jsonl', [{ ...firstLine, trajectory: [{ ...trajectory[0], name: undefined }] }]);
+    const missing = await file('missing-field.jsonl', [
+      { ...firstLine, trajectory: [{ ...trajectory[0], name: undefined }] },
+    ]);
     const dupA = await file('dup-a.jsonl', [firstLine]);
     const dupB = await file('dup-b.jsonl', [{ ...firstLine, sandbox: { image: 'python' } }]);
     const huge = 'x'.repeat(1100 * 1024);
-    const oversized = await file('oversized.jsonl', [{ ...firstLine, episode_id: 'big', trajectory: [{ name: 'execute_bash', arguments: { command: `echo ${huge}` } }] }]);
+    const oversized = await file('oversized.jsonl', [
+      {
+        ...firstLine,
+        episode_id: 'big',
+        trajectory: [{ name: 'execute_bash', arguments: { command: `echo ${huge}` } }],
+      },
+    ]);
     // Used to end with "Maximum call stack size exceeded" (exit 1): nesting is bounded and located instead.
     const deepJson = await file('deep.json', ['['.repeat(100_000) + ']'.repeat(100_000)]);
-    const deepArguments = await file('deep-arguments.jsonl', [firstLine, JSON.stringify({ ...firstLine, episode_id: 'deep' }).replace('"trajectory":[', `"trajectory":[{"name":"execute_bash","arguments":${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}},`)]);
+    const deepArguments = await file('deep-arguments.jsonl', [
+      firstLine,
+      JSON.stringify({ ...firstLine, episode_id: 'deep' }).replace(
+        '"trajectory":[',
+        `"trajectory":[{"name":"execute_bash","arguments":${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}},`,
+      ),
+    ]);
     // An editor's Latin-1 (or a binary file) must not be read with replacement characters: refused, with its line.
     const latin1 = join(dir, 'latin1.jsonl');
-    await writeFile(latin1, Buffer.concat([Buffer.from(`${JSON.stringify(firstLine)}\n{"episode_id": "caf`), Buffer.from([0xe9]), Buffer.from('"}\n')]));
-    const deepYaml = await file('deep.yaml', ['history:', ...Array.from({ length: 2_000 }, (_u, i) => `${' '.repeat(i + 2)}- `), `${' '.repeat(2_002)}x`]);
+    await writeFile(
+      latin1,
+      Buffer.concat([
+        Buffer.from(`${JSON.stringify(firstLine)}\n{"episode_id": "caf`),
+        Buffer.from([0xe9]),
+        Buffer.from('"}\n'),
+      ]),
+    );
+    const deepYaml = await file('deep.yaml', [
+      'history:',
+      ...Array.from({ length: 2_000 }, (_u, i) => `${' '.repeat(i + 2)}- `),
+      `${' '.repeat(2_002)}x`,
+    ]);
 
     const cases = [
       { args: [badJson], where: `${badJson}:2: `, what: /not valid JSON/ },
       { args: [missing], where: `${missing}:1: trajectory[0].name: `, what: /missing/ },
-      { args: [dupA, dupB], where: `${dupB}:1: episode_id: `, what: new RegExp(`duplicate episode .*first at ${dupA.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:1`) },
-      { args: [oversized], where: `${oversized}:1: `, what: /episode is \d+ bytes serialized, over the limit of 1048576/ },
+      {
+        args: [dupA, dupB],
+        where: `${dupB}:1: episode_id: `,
+        what: new RegExp(`duplicate episode .*first at ${dupA.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:1`),
+      },
+      {
+        args: [oversized],
+        where: `${oversized}:1: `,
+        what: /episode is \d+ bytes serialized, over the limit of 1048576/,
+      },
       { args: [deepJson], where: `${deepJson}:1: `, what: /too deeply nested \(nested deeper than 128 levels\)/ },
       { args: [deepArguments], where: `${deepArguments}:2: `, what: /too deeply nested/ },
       { args: [latin1], where: `${latin1}:2: `, what: /not UTF-8 text \(byte 0xe9 at offset \d+ is not valid UTF-8\)/ },
@@ -114,7 +160,9 @@ describe('rollout-fleet CLI: submit, status, results', () => {
     // No worker runs yet: the announcement is recorded all the same (announce-warm-pool.e2e covers the warnings).
     expect(announced.stderr).toMatch(/^submit: warning: no worker is running: the announcement waits for one/);
     expect(announced.code).toBe(0);
-    expect(announced.stdout).toMatch(/^run next-batch: announced 6 sandbox\(es\) of \d+ kind\(s\) for warm pools; nothing enqueued$/m);
+    expect(announced.stdout).toMatch(
+      /^run next-batch: announced 6 sandbox\(es\) of \d+ kind\(s\) for warm pools; nothing enqueued$/m,
+    );
     const keys = pipeline.keys;
     const counts = Object.values(await pipeline.redis.hgetall(keys.announced('next-batch'))).map(Number);
     expect(counts.reduce((a, b) => a + b, 0)).toBe(6);
@@ -137,40 +185,61 @@ describe('rollout-fleet CLI: submit, status, results', () => {
     expect(await pipeline.queue.getJobCounts('waiting')).toEqual({ waiting: 6 });
   });
 
-  itWith([bwrapNeed()], 'shows status and results of the run once a worker finished it; resubmitting then enqueues 0', async () => {
+  itWith(
+    [bwrapNeed()],
+    'shows status and results of the run once a worker finished it; resubmitting then enqueues 0',
+    async () => {
+      host = await startHost();
+      worker = await startWorker({
+        config: pipeline.config,
+        target: host.target,
+        logger: silentLogger,
+        concurrency: 3,
+      });
+      const finished = await collectResults(pipeline, RUN, 6);
+      expect(finished).toHaveLength(6);
 
-    host = await startHost();
-    worker = await startWorker({ config: pipeline.config, target: host.target, logger: silentLogger, concurrency: 3 });
-    const finished = await collectResults(pipeline, RUN, 6);
-    expect(finished).toHaveLength(6);
+      const [doneAgain, status, statusJson, results] = await Promise.all([
+        runCli(['submit', SWEEP, '--run', RUN], env),
+        runCli(['status', '--run', RUN], env),
+        runCli(['status', '--run', RUN, '--json'], env),
+        runCli(['results', '--run', RUN, '--format', 'jsonl'], env),
+      ]);
+      expect(doneAgain.code, doneAgain.stderr).toBe(0);
+      expect(doneAgain.stdout.trim()).toBe(`run ${RUN}: 6 episode(s), 0 enqueued, 6 already done, 0 already queued`);
 
-    const [doneAgain, status, statusJson, results] = await Promise.all([
-      runCli(['submit', SWEEP, '--run', RUN], env),
-      runCli(['status', '--run', RUN], env),
-      runCli(['status', '--run', RUN, '--json'], env),
-      runCli(['results', '--run', RUN, '--format', 'jsonl'], env),
-    ]);
-    expect(doneAgain.code, doneAgain.stderr).toBe(0);
-    expect(doneAgain.stdout.trim()).toBe(`run ${RUN}: 6 episode(s), 0 enqueued, 6 already done, 0 already queued`);
+      expect(status.code, status.stderr).toBe(0);
+      expect(status.stdout).toContain(`run ${RUN}: 6/6 done`);
+      expect(status.stdout).toMatch(/completed 6 {2}failed 0/);
+      expect(status.stdout).toMatch(/resolved 3 \(50\.0%\)/);
+      expect(statusJson.code, statusJson.stderr).toBe(0);
+      expect(JSON.parse(statusJson.stdout)).toMatchObject({
+        runId: RUN,
+        exists: true,
+        total: 6,
+        done: 6,
+        completed: 6,
+        failed: 0,
+        resolved: 3,
+        duplicates: 0,
+        active: 0,
+      });
 
-    expect(status.code, status.stderr).toBe(0);
-    expect(status.stdout).toContain(`run ${RUN}: 6/6 done`);
-    expect(status.stdout).toMatch(/completed 6 {2}failed 0/);
-    expect(status.stdout).toMatch(/resolved 3 \(50\.0%\)/);
-    expect(statusJson.code, statusJson.stderr).toBe(0);
-    expect(JSON.parse(statusJson.stdout)).toMatchObject({ runId: RUN, exists: true, total: 6, done: 6, completed: 6, failed: 0, resolved: 3, duplicates: 0, active: 0 });
+      expect(results.code, results.stderr).toBe(0);
+      const lines = results.stdout
+        .trim()
+        .split('\n')
+        .map((l) => EpisodeResultSchema.parse(JSON.parse(l)));
+      expect(lines.map((r) => r.episode_id)).toEqual(finished.map((r) => r.episode_id));
+      const expected = await readExpected();
+      for (const r of lines) expect(r.resolved, r.instance_id).toBe(expected[r.instance_id]?.resolved);
+      expect(results.stderr).toMatch(/^cursor \d+-\d+$/m);
 
-    expect(results.code, results.stderr).toBe(0);
-    const lines = results.stdout.trim().split('\n').map((l) => EpisodeResultSchema.parse(JSON.parse(l)));
-    expect(lines.map((r) => r.episode_id)).toEqual(finished.map((r) => r.episode_id));
-    const expected = await readExpected();
-    for (const r of lines) expect(r.resolved, r.instance_id).toBe(expected[r.instance_id]?.resolved);
-    expect(results.stderr).toMatch(/^cursor \d+-\d+$/m);
-
-    const unknown = await runCli(['status', '--run', 'no-such-run'], env);
-    expect(unknown.code).toBe(3);
-    expect(unknown.stderr).toContain('no run "no-such-run"');
-  });
+      const unknown = await runCli(['status', '--run', 'no-such-run'], env);
+      expect(unknown.code).toBe(3);
+      expect(unknown.stderr).toContain('no run "no-such-run"');
+    },
+  );
 
   it('answers --help for every subcommand with exit 0', async () => {
     const runs = await Promise.all(SUBCOMMANDS.map((name) => runCli([name, '--help'], env)));
@@ -186,7 +255,11 @@ describe('rollout-fleet CLI: submit, status, results', () => {
   it('stops quietly with exit 0 when its reader has closed the pipe (`rollout-fleet results --help | head`)', async () => {
     const runs = await Promise.all(
       ['results', 'worker', 'doctor'].map(async (name) => {
-        const child = spawn(process.execPath, [CLI, name, '--help'], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
+        const child = spawn(process.execPath, [CLI, name, '--help'], {
+          env: childEnv(env),
+          stdio: ['ignore', 'pipe', 'pipe'],
+          cwd: ROOT,
+        });
         // The reader is gone before the first byte: every write the command makes meets EPIPE.
         child.stdout.destroy();
         let stderr = '';

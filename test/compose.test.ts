@@ -32,7 +32,14 @@ function composeConfig(env: Record<string, string>): { status: number | null; st
 
 /** `--name=value` arguments as a map. */
 function flagsOf(args: readonly string[]): Record<string, string> {
-  return Object.fromEntries(args.filter((a) => a.startsWith('--')).map((a) => [a.slice(2, a.includes('=') ? a.indexOf('=') : undefined), a.includes('=') ? a.slice(a.indexOf('=') + 1) : '']));
+  return Object.fromEntries(
+    args
+      .filter((a) => a.startsWith('--'))
+      .map((a) => [
+        a.slice(2, a.includes('=') ? a.indexOf('=') : undefined),
+        a.includes('=') ? a.slice(a.indexOf('=') + 1) : '',
+      ]),
+  );
 }
 
 /** Compose durations as the file uses them: "60s", "1m30s". */
@@ -44,7 +51,8 @@ function seconds(duration: string): number {
 
 describeWith([commandNeed('docker-compose', 'docker-compose')], 'docker-compose.yml', () => {
   const resolved = composeConfig(SECRETS);
-  const services = resolved.status === 0 ? (parseYaml(resolved.stdout) as { services: Record<string, Service> }).services : {};
+  const services =
+    resolved.status === 0 ? (parseYaml(resolved.stdout) as { services: Record<string, Service> }).services : {};
   const service = (name: string): Service => {
     expect(services[name], `service ${name}`).toBeDefined();
     return services[name]!;
@@ -81,7 +89,8 @@ describeWith([commandNeed('docker-compose', 'docker-compose')], 'docker-compose.
       const [subcommand, ...args] = service(name).command!;
       const help = spawnSync(process.execPath, [CLI, subcommand!, '--help'], { encoding: 'utf8', cwd: ROOT });
       expect(help.status, `rollout-fleet ${subcommand} --help: ${help.stderr}`).toBe(0);
-      for (const flag of Object.keys(flagsOf(args))) expect(help.stdout, `${name}: ${subcommand} --${flag}`).toContain(`--${flag}`);
+      for (const flag of Object.keys(flagsOf(args)))
+        expect(help.stdout, `${name}: ${subcommand} --${flag}`).toContain(`--${flag}`);
     }
     for (const name of ['dashboard', 'api']) {
       const port = flagsOf(service(name).command!).port;
@@ -104,7 +113,9 @@ describeWith([commandNeed('docker-compose', 'docker-compose')], 'docker-compose.
   });
 
   it('workers stop within a grace that covers RF_SHUTDOWN_GRACE_S plus hand-back', () => {
-    expect(seconds(service('worker').stop_grace_period!)).toBeGreaterThanOrEqual(configOf('worker').worker.shutdownGraceS + 30);
+    expect(seconds(service('worker').stop_grace_period!)).toBeGreaterThanOrEqual(
+      configOf('worker').worker.shutdownGraceS + 30,
+    );
   });
 });
 

@@ -14,7 +14,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
-import { ResultStore, createKeyspace, createLogger, createRedis, findOnPath, jobIdFor, loadConfig, type Config, type Episode, type EpisodeJobData, type EpisodeResult, type Logger, type RunStatus } from '@rollout-fleet/shared';
+import {
+  ResultStore,
+  createKeyspace,
+  createLogger,
+  createRedis,
+  findOnPath,
+  jobIdFor,
+  loadConfig,
+  type Config,
+  type Episode,
+  type EpisodeJobData,
+  type EpisodeResult,
+  type Logger,
+  type RunStatus,
+} from '@rollout-fleet/shared';
 import { bwrapNeed, commandNeed, describeWith } from '@rollout-fleet/test-kit';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
@@ -35,7 +49,17 @@ const EPISODE_ARTIFACT = join(ROOT, 'artifacts/dashboard-episode.png');
  * RESOLVES' first step (view of calc.py) as if recorded from a checkout where line 3 already read `a + b`: the one
  * recorded observation that differs. The `cat -n` block of tools.md §3.4: numbers in width 6, a tab, the line.
  */
-const CALC_LINES = ['def add(a, b):', '    """Return the sum of a and b."""', '    return a + b', '', '', 'def mul(a, b):', '    """Return the product of a and b."""', '    return a * b', ''];
+const CALC_LINES = [
+  'def add(a, b):',
+  '    """Return the sum of a and b."""',
+  '    return a + b',
+  '',
+  '',
+  'def mul(a, b):',
+  '    """Return the product of a and b."""',
+  '    return a * b',
+  '',
+];
 const RECORDED_VIEW = `Here's the result of running \`cat -n\` on /testbed/pyutils/calc.py:\n${CALC_LINES.map((line, i) => `${String(i + 1).padStart(6)}\t${line}`).join('\n')}\n`;
 const USER = 'operator';
 const PASSWORD = `pw-${randomUUID()}`;
@@ -74,13 +98,24 @@ async function smallRunEpisodes(runId: string): Promise<Episode[]> {
   const pick = (id: string): Record<string, unknown> => records.find((r) => r['episode_id'] === id) ?? {};
   const withEnv = (record: Record<string, unknown>): Record<string, unknown> => ({
     ...record,
-    sandbox: { ...(record['sandbox'] as Record<string, unknown>), env: { API_TOKEN: ENV_SECRET, PIP_PROGRESS_BAR: 'off' } },
+    sandbox: {
+      ...(record['sandbox'] as Record<string, unknown>),
+      env: { API_TOKEN: ENV_SECRET, PIP_PROGRESS_BAR: 'off' },
+    },
   });
-  const broken = withEnv({ ...pick(RESOLVES), episode_id: NO_IMAGE, instance_id: NO_IMAGE, sandbox: { image: 'no-such-image' } });
+  const broken = withEnv({
+    ...pick(RESOLVES),
+    episode_id: NO_IMAGE,
+    instance_id: NO_IMAGE,
+    sandbox: { image: 'no-such-image' },
+  });
   // Recorded observations for RESOLVES: step 0 differs (see RECORDED_VIEW), step 1 has none, step 2 matches.
   const resolves = pick(RESOLVES);
   const steps = resolves['trajectory'] as Array<Record<string, unknown>>;
-  const recorded = { ...resolves, trajectory: [{ ...steps[0], observation: RECORDED_VIEW }, steps[1], { ...steps[2], observation: '5\n' }] };
+  const recorded = {
+    ...resolves,
+    trajectory: [{ ...steps[0], observation: RECORDED_VIEW }, steps[1], { ...steps[2], observation: '5\n' }],
+  };
   const text = [withEnv(recorded), pick(UNRESOLVED), broken].map((r) => JSON.stringify(r)).join('\n');
   const validated = validateInputs([{ path, text }], { runId });
   expect(validated.problems).toEqual([]);
@@ -120,12 +155,23 @@ async function produceSmallRun(config: Config, logger: Logger, onFleet: (fleet: 
 
   const redis = createRedis(config.redis.url);
   const keys = createKeyspace(config.queue.prefix);
-  const queue = new Queue<EpisodeJobData>(config.queue.name, { connection: redis.duplicate(), prefix: config.queue.prefix });
+  const queue = new Queue<EpisodeJobData>(config.queue.name, {
+    connection: redis.duplicate(),
+    prefix: config.queue.prefix,
+  });
   try {
-    const summary = await submitRun({ queue, redis, keys, runId, episodes, policy: { attempts: config.worker.attempts, backoffMs: config.worker.backoffMs, retentionS: 3600 } });
+    const summary = await submitRun({
+      queue,
+      redis,
+      keys,
+      runId,
+      episodes,
+      policy: { attempts: config.worker.attempts, backoffMs: config.worker.backoffMs, retentionS: 3600 },
+    });
     expect(summary.enqueued).toBe(episodes.length);
     await settled;
-    for (const item of await new ResultStore(redis, keys).read(runId)) run.results.set(item.result.instance_id, item.result);
+    for (const item of await new ResultStore(redis, keys).read(runId))
+      run.results.set(item.result.instance_id, item.result);
   } finally {
     await queue.close();
     redis.disconnect();
@@ -170,7 +216,16 @@ describeWith([bwrapNeed(), commandNeed('chromium', 'chromium')], 'dashboard in a
     context = await chromium.launchPersistentContext(profileDir, {
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
       httpCredentials: { username: USER, password: PASSWORD },
       viewport: { width: 1280, height: 800 },
     });
@@ -236,7 +291,9 @@ describeWith([bwrapNeed(), commandNeed('chromium', 'chromium')], 'dashboard in a
     for (const step of resolved.steps) await page.getByText(formatStepLog(step, total), { exact: true }).waitFor();
     expect(formatStepLog(resolved.steps[2]!, total)).toMatch(/^step 3\/3 execute_bash exit=0 \d+\.\d\ds$/);
     // Then the grade: the five tests of the image's suite plus the one the test patch adds, all passing.
-    expect(formatGradingLog(resolved.grading!, true)).toBe('graded parser=django (episode) tests-parsed=6 FAIL_TO_PASS 1/1 PASS_TO_PASS 5/5 resolved');
+    expect(formatGradingLog(resolved.grading!, true)).toBe(
+      'graded parser=django (episode) tests-parsed=6 FAIL_TO_PASS 1/1 PASS_TO_PASS 5/5 resolved',
+    );
     await page.getByText(formatGradingLog(resolved.grading!, true), { exact: true }).waitFor();
 
     await mkdir(join(ARTIFACT, '..'), { recursive: true });
@@ -245,7 +302,10 @@ describeWith([bwrapNeed(), commandNeed('chromium', 'chromium')], 'dashboard in a
 
   it('never shows a sandbox env value: job data, logs and failures are redacted on the page and in Bull Board’s API', async () => {
     // A log line that quotes the token, as a careless step or tool might.
-    const queue = new Queue<EpisodeJobData>(config.queue.name, { connection: { url: REDIS_URL }, prefix: config.queue.prefix });
+    const queue = new Queue<EpisodeJobData>(config.queue.name, {
+      connection: { url: REDIS_URL },
+      prefix: config.queue.prefix,
+    });
     const resolvedId = jobIdFor(run.runId, RESOLVES, 0);
     const failedId = jobIdFor(run.runId, NO_IMAGE, 0);
     try {
@@ -261,7 +321,10 @@ describeWith([bwrapNeed(), commandNeed('chromium', 'chromium')], 'dashboard in a
     await page.getByText(`${RESOLVES}#0`).first().waitFor();
     await page.getByRole('tab', { name: 'Data' }).click();
     // Bull Board's data view folds nested objects: open sandbox, then env.
-    const expand = (label: string) => page.locator(`xpath=//*[@role="treeitem"][span[normalize-space()="${label}:"]]/span[@aria-label="expand JSON"]`).first();
+    const expand = (label: string) =>
+      page
+        .locator(`xpath=//*[@role="treeitem"][span[normalize-space()="${label}:"]]/span[@aria-label="expand JSON"]`)
+        .first();
     await expand('sandbox').click();
     await expand('env').click();
     await page.getByText('API_TOKEN').first().waitFor();
@@ -272,17 +335,19 @@ describeWith([bwrapNeed(), commandNeed('chromium', 'chromium')], 'dashboard in a
     expect(await page.content()).not.toContain(ENV_SECRET);
 
     // What the page is built from: the job, the job lists (with the failed job's reason) and the logs.
-    const bodies = await Promise.all([
-      get(`${dashboard.url}api/queues/${config.queue.name}/${encodeURIComponent(resolvedId)}`),
-      get(`${dashboard.url}api/queues/${config.queue.name}/${encodeURIComponent(failedId)}`),
-      get(`${dashboard.url}api/queues/${config.queue.name}/${encodeURIComponent(resolvedId)}/logs`),
-      get(`${dashboard.url}api/queues?activeQueue=${config.queue.name}&status=completed&page=1`),
-      get(`${dashboard.url}api/queues?activeQueue=${config.queue.name}&status=failed&page=1`),
-    ].map(async (response) => {
-      const res = await response;
-      expect(res.status).toBe(200);
-      return res.text();
-    }));
+    const bodies = await Promise.all(
+      [
+        get(`${dashboard.url}api/queues/${config.queue.name}/${encodeURIComponent(resolvedId)}`),
+        get(`${dashboard.url}api/queues/${config.queue.name}/${encodeURIComponent(failedId)}`),
+        get(`${dashboard.url}api/queues/${config.queue.name}/${encodeURIComponent(resolvedId)}/logs`),
+        get(`${dashboard.url}api/queues?activeQueue=${config.queue.name}&status=completed&page=1`),
+        get(`${dashboard.url}api/queues?activeQueue=${config.queue.name}&status=failed&page=1`),
+      ].map(async (response) => {
+        const res = await response;
+        expect(res.status).toBe(200);
+        return res.text();
+      }),
+    );
     for (const body of bodies) expect(body).not.toContain(ENV_SECRET);
     expect(bodies[0]).toContain('"API_TOKEN":"[REDACTED]"');
     expect(bodies[2]).toContain('debug: API_TOKEN=[REDACTED]');
@@ -292,7 +357,19 @@ describeWith([bwrapNeed(), commandNeed('chromium', 'chromium')], 'dashboard in a
     const res = await get(`${dashboard.url}api/runs/${encodeURIComponent(run.runId)}`);
     expect(res.status).toBe(200);
     const status = (await res.json()) as RunStatus;
-    expect(status).toMatchObject({ runId: run.runId, exists: true, total: 3, done: 3, completed: 2, failed: 1, resolved: 1, resolvedRate: 0.5, active: 0, waiting: 0, etaS: 0 });
+    expect(status).toMatchObject({
+      runId: run.runId,
+      exists: true,
+      total: 3,
+      done: 3,
+      completed: 2,
+      failed: 1,
+      resolved: 1,
+      resolvedRate: 0.5,
+      active: 0,
+      waiting: 0,
+      etaS: 0,
+    });
     expect(status.throughputPerS).toBeGreaterThan(0);
 
     const page = context.pages()[0] ?? (await context.newPage());
@@ -310,13 +387,20 @@ describeWith([bwrapNeed(), commandNeed('chromium', 'chromium')], 'dashboard in a
     expect(status.fidelity).toMatchObject({ replayed: 1, clean: 0, cleanShare: 0, stepsCompared: 2, stepsMatched: 1 });
     expect(status.fidelity.firstDivergence['0']).toBe(1);
     await page.getByText('replayed without divergence').waitFor();
-    expect(await page.locator('tr', { hasText: 'replayed without divergence' }).textContent()).toContain('0 / 1 (0.0%)');
+    expect(await page.locator('tr', { hasText: 'replayed without divergence' }).textContent()).toContain(
+      '0 / 1 (0.0%)',
+    );
     expect(await page.locator('tr', { hasText: 'first divergence at step' }).textContent()).toContain('0: 1');
 
     // A result links to its job in Bull Board…
-    await page.locator('tr', { hasText: `${RESOLVES}#0` }).getByRole('link', { name: 'job' }).click();
+    await page
+      .locator('tr', { hasText: `${RESOLVES}#0` })
+      .getByRole('link', { name: 'job' })
+      .click();
     await page.getByText(`${RESOLVES}#0`).first().waitFor();
-    expect(decodeURIComponent(new URL(page.url()).pathname)).toBe(`/queue/${config.queue.name}/${jobIdFor(run.runId, RESOLVES, 0)}`);
+    expect(decodeURIComponent(new URL(page.url()).pathname)).toBe(
+      `/queue/${config.queue.name}/${jobIdFor(run.runId, RESOLVES, 0)}`,
+    );
     // …and to its episode viewer.
     await page.goto(`${dashboard.url}runs/${encodeURIComponent(run.runId)}`);
     await page.getByRole('link', { name: `${RESOLVES}#0` }).click();
@@ -325,9 +409,18 @@ describeWith([bwrapNeed(), commandNeed('chromium', 'chromium')], 'dashboard in a
 
   it('shows one episode step by step: observations, the diff where they differ, patch, grading, attempts', async () => {
     const resolved = run.results.get(RESOLVES)!;
-    expect(resolved.fidelity).toMatchObject({ compared: 2, matched: 1, differed: 1, no_record: 1, first_divergence: 0, ratio: 0.5 });
+    expect(resolved.fidelity).toMatchObject({
+      compared: 2,
+      matched: 1,
+      differed: 1,
+      no_record: 1,
+      first_divergence: 0,
+      ratio: 0.5,
+    });
     const page = context.pages()[0] ?? (await context.newPage());
-    const response = await page.goto(`${dashboard.url}episodes/${encodeURIComponent(jobIdFor(run.runId, RESOLVES, 0))}`);
+    const response = await page.goto(
+      `${dashboard.url}episodes/${encodeURIComponent(jobIdFor(run.runId, RESOLVES, 0))}`,
+    );
     expect(response?.status()).toBe(200);
     await page.getByRole('heading', { name: `Episode ${RESOLVES}#0` }).waitFor();
 
@@ -340,17 +433,26 @@ describeWith([bwrapNeed(), commandNeed('chromium', 'chromium')], 'dashboard in a
     expect(await step(0).locator('pre.recorded').textContent()).toBe(RECORDED_VIEW);
     expect(await step(0).locator('pre.diff .del').allTextContents()).toEqual(['-     3\t    return a + b']);
     expect(await step(0).locator('pre.diff .add').allTextContents()).toEqual(['+     3\t    return a - b']);
-    expect(await step(2).locator('pre.command').textContent()).toBe("cd /testbed && python3 -c 'from pyutils.calc import add; print(add(2, 3))'");
+    expect(await step(2).locator('pre.command').textContent()).toBe(
+      "cd /testbed && python3 -c 'from pyutils.calc import add; print(add(2, 3))'",
+    );
     expect(await step(2).locator('.muted').first().textContent()).toMatch(/^exit 0 · \d/);
     expect(await step(1).getByText('none recorded').count()).toBe(1);
     // The patch, each FAIL_TO_PASS / PASS_TO_PASS test with its outcome, the attempt.
     expect(await page.locator('pre.patch').textContent()).toContain('+    return a + b');
     const tests = page.locator('table.tests tbody tr');
     expect(await tests.count()).toBe(6);
-    expect(await tests.filter({ hasText: 'test_add (tests.test_basic.TestCalcAdd.test_add)' }).textContent()).toBe('test_add (tests.test_basic.TestCalcAdd.test_add)FAIL_TO_PASSsuccess');
+    expect(await tests.filter({ hasText: 'test_add (tests.test_basic.TestCalcAdd.test_add)' }).textContent()).toBe(
+      'test_add (tests.test_basic.TestCalcAdd.test_add)FAIL_TO_PASSsuccess',
+    );
     // How it was graded: the episode's parser, six results parsed (five tests of the suite + the patch's), each
     // listed test PASSED in the log, nothing to check, the eval log with unittest's own summary.
-    expect(await page.locator('table.grading-facts tr').allTextContents()).toEqual(['parserdjango (eval.log_parser)', 'tests parsed6', 'tests ranyes', 'timed outno']);
+    expect(await page.locator('table.grading-facts tr').allTextContents()).toEqual([
+      'parserdjango (eval.log_parser)',
+      'tests parsed6',
+      'tests ranyes',
+      'timed outno',
+    ]);
     const graded = page.locator('table.graded-tests tbody tr');
     expect(await graded.count()).toBe(6);
     expect(await graded.locator('td:nth-child(3)').allTextContents()).toEqual(Array(6).fill('PASSED'));
@@ -363,7 +465,9 @@ describeWith([bwrapNeed(), commandNeed('chromium', 'chromium')], 'dashboard in a
     await page.screenshot({ path: EPISODE_ARTIFACT, fullPage: true });
 
     // Bull Board's job view links to the same page (in a new tab).
-    await page.goto(`${dashboard.url}queue/${config.queue.name}/${encodeURIComponent(jobIdFor(run.runId, RESOLVES, 0))}`);
+    await page.goto(
+      `${dashboard.url}queue/${config.queue.name}/${encodeURIComponent(jobIdFor(run.runId, RESOLVES, 0))}`,
+    );
     const opened = context.waitForEvent('page');
     await page.getByRole('link', { name: 'Episode viewer' }).click();
     const viewer = await opened;
@@ -371,8 +475,12 @@ describeWith([bwrapNeed(), commandNeed('chromium', 'chromium')], 'dashboard in a
     await viewer.close();
 
     // Same authentication as everything else; a result that does not exist is a 404.
-    expect((await fetch(`${dashboard.url}episodes/${encodeURIComponent(jobIdFor(run.runId, RESOLVES, 0))}`)).status).toBe(401);
-    expect((await get(`${dashboard.url}episodes/${encodeURIComponent(jobIdFor(run.runId, 'nope', 0))}`)).status).toBe(404);
+    expect(
+      (await fetch(`${dashboard.url}episodes/${encodeURIComponent(jobIdFor(run.runId, RESOLVES, 0))}`)).status,
+    ).toBe(401);
+    expect((await get(`${dashboard.url}episodes/${encodeURIComponent(jobIdFor(run.runId, 'nope', 0))}`)).status).toBe(
+      404,
+    );
     expect((await get(`${dashboard.url}episodes/not-a-job-id`)).status).toBe(400);
   });
 
@@ -389,8 +497,12 @@ describeWith([bwrapNeed(), commandNeed('chromium', 'chromium')], 'dashboard in a
     expect(sample(text, 'rf_episodes_total{outcome="resolved"}')).toBe(1);
     expect(sample(text, 'rf_episodes_total{outcome="unresolved"}')).toBe(1);
     const steps = run.results.get(RESOLVES)!.steps.length + run.results.get(UNRESOLVED)!.steps.length;
-    expect((sample(text, 'rf_steps_total{tool="str_replace_editor"}') ?? 0) + (sample(text, 'rf_steps_total{tool="execute_bash"}') ?? 0)).toBe(steps);
-    for (const outcome of ['resolved', 'unresolved', 'failed']) expect(sample(text, `rf_episode_duration_seconds_count{outcome="${outcome}"}`)).toBe(1);
+    expect(
+      (sample(text, 'rf_steps_total{tool="str_replace_editor"}') ?? 0) +
+        (sample(text, 'rf_steps_total{tool="execute_bash"}') ?? 0),
+    ).toBe(steps);
+    for (const outcome of ['resolved', 'unresolved', 'failed'])
+      expect(sample(text, `rf_episode_duration_seconds_count{outcome="${outcome}"}`)).toBe(1);
     // Both completed episodes started two sandboxes (the agent's and the fresh grading one); the missing image none.
     expect(sample(text, 'rf_sandbox_create_seconds_count')).toBe(4);
     expect(sample(text, 'rf_workers_reporting')).toBe(1);

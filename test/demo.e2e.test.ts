@@ -40,7 +40,9 @@ describe('npm run demo arguments', () => {
     for (const args of [['my-episodes.jsonl'], ['--policy', 'policy.json'], ['--input=episodes.jsonl']]) {
       const { code, stdout, stderr } = await runDemo({}, args);
       expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
-      expect(stderr).toMatch(/^demo: takes no input \(got .+\); it runs only the bundled examples\. Submit your own episodes with `rollout-fleet submit <file>`/);
+      expect(stderr).toMatch(
+        /^demo: takes no input \(got .+\); it runs only the bundled examples\. Submit your own episodes with `rollout-fleet submit <file>`/,
+      );
     }
   }, 60_000);
 
@@ -58,7 +60,10 @@ describe('npm run demo where bubblewrap cannot run', () => {
   beforeAll(async () => {
     // A `bwrap` first on PATH that fails as bubblewrap does where user namespaces are refused.
     shimDir = await mkdtemp(join(tmpdir(), 'rf-no-bwrap-'));
-    await writeFile(join(shimDir, 'bwrap'), '#!/bin/sh\necho "bwrap: No permissions to create new namespace" >&2\nexit 1\n');
+    await writeFile(
+      join(shimDir, 'bwrap'),
+      '#!/bin/sh\necho "bwrap: No permissions to create new namespace" >&2\nexit 1\n',
+    );
     await chmod(join(shimDir, 'bwrap'), 0o755);
   });
   afterAll(async () => {
@@ -70,7 +75,9 @@ describe('npm run demo where bubblewrap cannot run', () => {
     expect({ code, stderr: stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
     const lines = stdout.split('\n').filter((line) => /isolation/i.test(line) && /off/i.test(line));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^isolation {2}OFF: bubblewrap cannot run here \(a trial jail failed: bwrap: No permissions to create new namespace\); running only the bundled examples without isolation — install bubblewrap/);
+    expect(lines[0]).toMatch(
+      /^isolation {2}OFF: bubblewrap cannot run here \(a trial jail failed: bwrap: No permissions to create new namespace\); running only the bundled examples without isolation — install bubblewrap/,
+    );
     expect(stdout).toMatch(/sandboxes: none/);
     expect(stderr).not.toMatch(/ISOLATION IS OFF/);
     expectEveryOutcome(stdout);

@@ -9,7 +9,12 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const DOCS = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+const DOCS = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 
 /** Paths that exist only outside a clone: the specification and data folders the project was built from, a machine's home. */
 const OUTSIDE = [/(^|[\s`(])shared\/(specs|data)\//, /(^|[\s`(])\/work\//, /(^|[\s`(])\/home\/[a-z]/, /file:\/\//];
@@ -36,13 +41,20 @@ describe('documentation links', () => {
 
   it.each(DOCS)('%s: no link or quoted path points outside the repository', (doc) => {
     const lines = readFileSync(join(ROOT, doc), 'utf8').split('\n');
-    const outside = lines.flatMap((line, i) => (OUTSIDE.some((pattern) => pattern.test(line)) ? [`${doc}:${i + 1}: ${line.trim()}`] : []));
+    const outside = lines.flatMap((line, i) =>
+      OUTSIDE.some((pattern) => pattern.test(line)) ? [`${doc}:${i + 1}: ${line.trim()}`] : [],
+    );
     expect(outside).toEqual([]);
   });
 
   it('catches what it is for: an outside path and a broken link are found', () => {
-    expect(OUTSIDE.some((pattern) => pattern.test('Formats are in `shared/specs/trajectories-and-grading.md`.'))).toBe(true);
+    expect(OUTSIDE.some((pattern) => pattern.test('Formats are in `shared/specs/trajectories-and-grading.md`.'))).toBe(
+      true,
+    );
     expect(OUTSIDE.some((pattern) => pattern.test('see `packages/shared/src/contracts/episode.ts`'))).toBe(false);
-    expect(markdownLinks('see [the spec](../../shared/specs/x.md) and [ok](docs/policy.md#top)')).toEqual(['../../shared/specs/x.md', 'docs/policy.md#top']);
+    expect(markdownLinks('see [the spec](../../shared/specs/x.md) and [ok](docs/policy.md#top)')).toEqual([
+      '../../shared/specs/x.md',
+      'docs/policy.md#top',
+    ]);
   });
 });

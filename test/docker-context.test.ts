@@ -13,12 +13,19 @@ import { isTestCode } from './support/test-code.js';
 
 // Its typings declare an ES default export; its JavaScript is `module.exports = factory`, what Node's default import gives.
 const dockerignore = dockerignoreModule as unknown as typeof dockerignoreModule.default;
-const committed = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter((path) => path !== '');
-const context = new Set(dockerignore().add(readFileSync(`${ROOT}.dockerignore`, 'utf8')).filter(committed));
+const committed = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' })
+  .split('\0')
+  .filter((path) => path !== '');
+const context = new Set(
+  dockerignore()
+    .add(readFileSync(`${ROOT}.dockerignore`, 'utf8'))
+    .filter(committed),
+);
 const { workspaces } = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { workspaces: string[] };
 
 /** What the image needs: the CLI and its entry, every package's non-test sources and the files they read at run time. */
-const NEEDED = /^(cli|bin)\/|^packages\/[^/]+\/src\/|^packages\/vefaas-local\/runtime\/|^packages\/shared\/tool-bundle\//;
+const NEEDED =
+  /^(cli|bin)\/|^packages\/[^/]+\/src\/|^packages\/vefaas-local\/runtime\/|^packages\/shared\/tool-bundle\//;
 
 describe('the Docker build context', () => {
   it('finds the committed files and test code among them (the check below is not vacuous)', () => {
@@ -31,14 +38,26 @@ describe('the Docker build context', () => {
   });
 
   it('holds every manifest the dependency install reads and the build script', () => {
-    for (const file of ['package.json', 'package-lock.json', 'scripts/build-cli.mjs', 'bin/rollout-fleet.js', 'bin/cli-bundle.js']) expect(context, file).toContain(file);
-    for (const workspace of workspaces) expect(context, `${workspace}/package.json`).toContain(`${workspace}/package.json`);
+    for (const file of [
+      'package.json',
+      'package-lock.json',
+      'scripts/build-cli.mjs',
+      'bin/rollout-fleet.js',
+      'bin/cli-bundle.js',
+    ])
+      expect(context, file).toContain(file);
+    for (const workspace of workspaces)
+      expect(context, `${workspace}/package.json`).toContain(`${workspace}/package.json`);
   });
 
-  it('holds the CLI, every package\'s sources other than tests, the sandbox runtime and the tool bundle', () => {
+  it("holds the CLI, every package's sources other than tests, the sandbox runtime and the tool bundle", () => {
     const needed = committed.filter((path) => NEEDED.test(path) && !isTestCode(path));
     expect(needed.length).toBeGreaterThan(200);
     expect(needed.filter((path) => !context.has(path))).toEqual([]);
-    for (const root of ['cli/', 'bin/', 'packages/vefaas-local/runtime/', 'packages/shared/tool-bundle/']) expect(needed.some((path) => path.startsWith(root)), root).toBe(true);
+    for (const root of ['cli/', 'bin/', 'packages/vefaas-local/runtime/', 'packages/shared/tool-bundle/'])
+      expect(
+        needed.some((path) => path.startsWith(root)),
+        root,
+      ).toBe(true);
   });
 });

@@ -14,9 +14,13 @@ describe('Dockerfile', () => {
     const lines = dockerfile.split('\n');
     const install = lines.findIndex((line) => /^RUN npm ci\b/.test(line));
     expect(install, 'a RUN npm ci line').toBeGreaterThan(0);
-    const copied = lines.slice(0, install).filter((line) => line.startsWith('COPY ')).flatMap((line) => line.trim().split(/\s+/).slice(1, -1));
+    const copied = lines
+      .slice(0, install)
+      .filter((line) => line.startsWith('COPY '))
+      .flatMap((line) => line.trim().split(/\s+/).slice(1, -1));
     expect(workspaces.length).toBeGreaterThan(0);
-    for (const workspace of workspaces) expect(copied, `COPY ${workspace}/package.json before npm ci`).toContain(`${workspace}/package.json`);
+    for (const workspace of workspaces)
+      expect(copied, `COPY ${workspace}/package.json before npm ci`).toContain(`${workspace}/package.json`);
     expect(copied).toContain('package-lock.json');
   });
 });

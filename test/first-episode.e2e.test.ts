@@ -17,7 +17,16 @@ import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { EpisodeResultSchema, jobIdFor, type EpisodeResult } from '@rollout-fleet/shared';
 import { bwrapNeed, itWith, systemProgramNeed } from '@rollout-fleet/test-kit';
 import { formatGradingLog } from '@rollout-fleet/worker';
-import { CLI, childEnv, configOf, openPipeline, runCli, stopChild, testEnv, type Pipeline } from './support/pipeline-harness.js';
+import {
+  CLI,
+  childEnv,
+  configOf,
+  openPipeline,
+  runCli,
+  stopChild,
+  testEnv,
+  type Pipeline,
+} from './support/pipeline-harness.js';
 
 const DOC = new URL('../docs/grading.md', import.meta.url);
 /** `npx rollout-fleet` is how the doc calls the CLI; the test runs the same bin/rollout-fleet.js directly. */
@@ -39,7 +48,12 @@ function taggedBlocks(markdown: string): Block[] {
     if (!open) continue;
     const end = lines.indexOf('```', i + 1);
     if (end < 0) throw new Error(`docs/grading.md:${i + 1}: unclosed block`);
-    blocks.push({ kind: open[1] as Block['kind'], arg: open[2] ?? '', text: lines.slice(i + 1, end).join('\n'), line: i + 1 });
+    blocks.push({
+      kind: open[1] as Block['kind'],
+      arg: open[2] ?? '',
+      text: lines.slice(i + 1, end).join('\n'),
+      line: i + 1,
+    });
     i = end;
   }
   return blocks;
@@ -52,7 +66,8 @@ function commandsOf(block: Block): string[][] {
     .map((line) => line.trim())
     .filter((line) => line !== '' && !line.startsWith('#'))
     .map((line) => {
-      if (!line.startsWith(CALL)) throw new Error(`docs/grading.md:${block.line}: "${line}" is not a ${CALL.trim()} command`);
+      if (!line.startsWith(CALL))
+        throw new Error(`docs/grading.md:${block.line}: "${line}" is not a ${CALL.trim()} command`);
       return line.slice(CALL.length).split(/\s+/);
     });
 }
@@ -80,60 +95,86 @@ describe('docs/grading.md, followed literally', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  itWith([bwrapNeed(), systemProgramNeed('pytest', 'python3-pytest')], 'runs every worked example and gets the documented outcome', async () => {
-    const blocks = taggedBlocks(await readFile(DOC, 'utf8'));
-    // What the doc must hold, so that a block dropped by an edit cannot pass silently.
-    expect(blocks.filter((b) => b.kind === 'worker')).toHaveLength(1);
-    expect(blocks.filter((b) => b.kind === 'file').map((b) => b.arg)).toEqual(['first-unittest.json', 'first-pytest.json', 'first-mistake.json']);
-    expect(blocks.filter((b) => b.kind === 'grading').map((b) => b.arg)).toEqual(['pyutils__first-unittest', 'pyutils__first-pytest', 'pyutils__first-mistake']);
-    expect(blocks.filter((b) => b.kind === 'stdout').length).toBeGreaterThanOrEqual(3);
-    expect(blocks.filter((b) => b.kind === 'joblog').map((b) => b.arg)).toEqual(['pyutils__first-mistake']);
+  itWith(
+    [bwrapNeed(), systemProgramNeed('pytest', 'python3-pytest')],
+    'runs every worked example and gets the documented outcome',
+    async () => {
+      const blocks = taggedBlocks(await readFile(DOC, 'utf8'));
+      // What the doc must hold, so that a block dropped by an edit cannot pass silently.
+      expect(blocks.filter((b) => b.kind === 'worker')).toHaveLength(1);
+      expect(blocks.filter((b) => b.kind === 'file').map((b) => b.arg)).toEqual([
+        'first-unittest.json',
+        'first-pytest.json',
+        'first-mistake.json',
+      ]);
+      expect(blocks.filter((b) => b.kind === 'grading').map((b) => b.arg)).toEqual([
+        'pyutils__first-unittest',
+        'pyutils__first-pytest',
+        'pyutils__first-mistake',
+      ]);
+      expect(blocks.filter((b) => b.kind === 'stdout').length).toBeGreaterThanOrEqual(3);
+      expect(blocks.filter((b) => b.kind === 'joblog').map((b) => b.arg)).toEqual(['pyutils__first-mistake']);
 
-    /** Episode `pyutils__<run>`'s result, read back through `results` as a user would. */
-    const resultOf = async (episodeId: string): Promise<EpisodeResult> => {
-      const results = await runCli(['results', '--run', episodeId.replace(/^pyutils__/, ''), '--format', 'jsonl'], env);
-      expect(results.code, results.stderr).toBe(0);
-      const result = EpisodeResultSchema.parse(JSON.parse(results.stdout.trim()));
-      expect(result.episode_id).toBe(episodeId);
-      return result;
-    };
+      /** Episode `pyutils__<run>`'s result, read back through `results` as a user would. */
+      const resultOf = async (episodeId: string): Promise<EpisodeResult> => {
+        const results = await runCli(
+          ['results', '--run', episodeId.replace(/^pyutils__/, ''), '--format', 'jsonl'],
+          env,
+        );
+        expect(results.code, results.stderr).toBe(0);
+        const result = EpisodeResultSchema.parse(JSON.parse(results.stdout.trim()));
+        expect(result.episode_id).toBe(episodeId);
+        return result;
+      };
 
-    const files = new Set<string>();
-    let lastStdout: string | undefined;
-    for (const block of blocks) {
-      const where = `docs/grading.md:${block.line}`;
-      if (block.kind === 'worker') {
-        const [args] = commandsOf(block);
-        const child = spawn(process.execPath, [CLI, ...args!], { env: childEnv(env), stdio: ['ignore', 'ignore', 'pipe'], cwd: dir });
-        let log = '';
-        child.stderr.setEncoding('utf8').on('data', (chunk: string) => (log = (log + chunk).slice(-20_000)));
-        workers.push(Object.assign(child, { log: () => log }));
-      } else if (block.kind === 'file') {
-        await writeFile(join(dir, block.arg), `${block.text}\n`);
-        files.add(block.arg);
-      } else if (block.kind === 'run') {
-        for (const args of commandsOf(block)) {
-          // The doc's relative file names, in the directory its files were written to.
-          const run = await runCli(args.map((arg) => (files.has(arg) ? join(dir, arg) : arg)), env);
-          expect(run.code, `${where}: ${args.join(' ')}\n${run.stderr}\nworker: ${workers[0]?.log() ?? ''}`).toBe(0);
-          lastStdout = run.stdout;
+      const files = new Set<string>();
+      let lastStdout: string | undefined;
+      for (const block of blocks) {
+        const where = `docs/grading.md:${block.line}`;
+        if (block.kind === 'worker') {
+          const [args] = commandsOf(block);
+          const child = spawn(process.execPath, [CLI, ...args!], {
+            env: childEnv(env),
+            stdio: ['ignore', 'ignore', 'pipe'],
+            cwd: dir,
+          });
+          let log = '';
+          child.stderr.setEncoding('utf8').on('data', (chunk: string) => (log = (log + chunk).slice(-20_000)));
+          workers.push(Object.assign(child, { log: () => log }));
+        } else if (block.kind === 'file') {
+          await writeFile(join(dir, block.arg), `${block.text}\n`);
+          files.add(block.arg);
+        } else if (block.kind === 'run') {
+          for (const args of commandsOf(block)) {
+            // The doc's relative file names, in the directory its files were written to.
+            const run = await runCli(
+              args.map((arg) => (files.has(arg) ? join(dir, arg) : arg)),
+              env,
+            );
+            expect(run.code, `${where}: ${args.join(' ')}\n${run.stderr}\nworker: ${workers[0]?.log() ?? ''}`).toBe(0);
+            lastStdout = run.stdout;
+          }
+        } else if (block.kind === 'stdout') {
+          expect(lastStdout, `${where}: the output documented for the command before it`).toBe(`${block.text}\n`);
+        } else if (block.kind === 'joblog') {
+          const result = await resultOf(block.arg);
+          expect(
+            formatGradingLog(result.grading!, result.resolved === true),
+            `${where}: the documented job-log lines`,
+          ).toBe(block.text);
+          // …and the worker wrote exactly those lines into the job's log.
+          const logs = await pipeline.queue.getJobLogs(jobIdFor(result.run_id, result.episode_id, result.sample_index));
+          expect(logs.logs.join('\n')).toContain(block.text);
+        } else {
+          const result = await resultOf(block.arg);
+          expect(withoutLog(result.grading), `${where}: the documented grading block`).toEqual(JSON.parse(block.text));
+          // The log the doc leaves out is there, with the harness's markers around the test output.
+          expect(result.grading?.log).toContain(">>>>> Start Test Output'");
+          expect(result.grading?.log_truncated).toBe(false);
         }
-      } else if (block.kind === 'stdout') {
-        expect(lastStdout, `${where}: the output documented for the command before it`).toBe(`${block.text}\n`);
-      } else if (block.kind === 'joblog') {
-        const result = await resultOf(block.arg);
-        expect(formatGradingLog(result.grading!, result.resolved === true), `${where}: the documented job-log lines`).toBe(block.text);
-        // …and the worker wrote exactly those lines into the job's log.
-        const logs = await pipeline.queue.getJobLogs(jobIdFor(result.run_id, result.episode_id, result.sample_index));
-        expect(logs.logs.join('\n')).toContain(block.text);
-      } else {
-        const result = await resultOf(block.arg);
-        expect(withoutLog(result.grading), `${where}: the documented grading block`).toEqual(JSON.parse(block.text));
-        // The log the doc leaves out is there, with the harness's markers around the test output.
-        expect(result.grading?.log).toContain(">>>>> Start Test Output'");
-        expect(result.grading?.log_truncated).toBe(false);
       }
-    }
-    expect(workers[0]?.exitCode, workers[0]?.log()).toBeNull();
-  }, 300_000);
+      expect(workers[0]?.exitCode, workers[0]?.log()).toBeNull();
+    },
+    300_000,
+  );
 });

@@ -9,7 +9,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Episode, EpisodeResult } from '@rollout-fleet/shared';
 import { submitRun, validateInputs } from '@rollout-fleet/producer';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
-import { SWEEP, collectResults, configOf, openPipeline, readSweep, silentLogger, startHost, testEnv, type Host, type Pipeline } from './support/pipeline-harness.js';
+import {
+  SWEEP,
+  collectResults,
+  configOf,
+  openPipeline,
+  readSweep,
+  silentLogger,
+  startHost,
+  testEnv,
+  type Host,
+  type Pipeline,
+} from './support/pipeline-harness.js';
 
 const bash = (command: string): Episode['trajectory'][number] => ({ name: 'execute_bash', arguments: { command } });
 const FIX = bash("sed -i 's/return a - b/return a + b/' /testbed/pyutils/calc.py");
@@ -23,15 +34,23 @@ describe('a disk the model filled', () => {
   beforeAll(async () => {
     host = await startHost({ sandboxDiskMB: 16 });
     pipeline = openPipeline(configOf(testEnv({ RF_BACKOFF_MS: '100' })));
-    const template = validateInputs([{ path: SWEEP, text: await readSweep() }], { runId: 'disk' }).episodes.find((e) => e.episode_id === 'pyutils__calc-add') as Episode;
+    const template = validateInputs([{ path: SWEEP, text: await readSweep() }], { runId: 'disk' }).episodes.find(
+      (e) => e.episode_id === 'pyutils__calc-add',
+    ) as Episode;
     const episodes: Episode[] = [
       // 40 MB into a 16 MiB /tmp: the write stops at ENOSPC and the file stays.
-      { ...template, run_id: 'disk', episode_id: 'fill-tmp', trajectory: [FIX, bash('head -c 40000000 /dev/zero > /tmp/fill; df -k /tmp | tail -1')] },
+      {
+        ...template,
+        run_id: 'disk',
+        episode_id: 'fill-tmp',
+        trajectory: [FIX, bash('head -c 40000000 /dev/zero > /tmp/fill; df -k /tmp | tail -1')],
+      },
       { ...template, run_id: 'disk', episode_id: 'control', trajectory: [FIX] },
     ];
     await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId: 'disk', episodes });
     worker = await startWorker({ config: pipeline.config, target: host.target, logger: silentLogger, concurrency: 2 });
-    for (const result of await collectResults(pipeline, 'disk', episodes.length)) results.set(result.episode_id, result);
+    for (const result of await collectResults(pipeline, 'disk', episodes.length))
+      results.set(result.episode_id, result);
   }, 120_000);
 
   afterAll(async () => {

@@ -48,8 +48,15 @@ describe('grading that only the patch can influence', () => {
     const fakeDq = `printf "%s\\n" ${okLines.replaceAll("'", '"')}`;
     return {
       // Shell state of the agent's session: none of it may reach the eval or the extraction.
-      'shell-function': [bash(`python3() { ${fake}; }; export -f python3; git() { echo 'diff --git a/fake b/fake'; }; export -f git`), TOUCH],
-      'bash-env': [bash(writeFile('/tmp/rf-evil.sh', `python3() { ${fake}; }`)), bash('export BASH_ENV=/tmp/rf-evil.sh ENV=/tmp/rf-evil.sh'), TOUCH],
+      'shell-function': [
+        bash(`python3() { ${fake}; }; export -f python3; git() { echo 'diff --git a/fake b/fake'; }; export -f git`),
+        TOUCH,
+      ],
+      'bash-env': [
+        bash(writeFile('/tmp/rf-evil.sh', `python3() { ${fake}; }`)),
+        bash('export BASH_ENV=/tmp/rf-evil.sh ENV=/tmp/rf-evil.sh'),
+        TOUCH,
+      ],
       // (No shebangs: `!` would trigger the interactive session's history expansion; bash runs them as scripts.)
       'path-shim': [
         bash('mkdir -p /tmp/shim'),
@@ -74,7 +81,7 @@ describe('grading that only the patch can influence', () => {
       // git metadata: hooks fire at the eval's `git checkout`; config and attributes steer the extraction.
       'git-hooks-config': [
         bash(
-          "cd /testbed && printf '#!/bin/sh\\nsed -i \"s/return a - b/return a + b/\" /testbed/pyutils/calc.py\\n' > .git/hooks/post-checkout && chmod +x .git/hooks/post-checkout" +
+          'cd /testbed && printf \'#!/bin/sh\\nsed -i "s/return a - b/return a + b/" /testbed/pyutils/calc.py\\n\' > .git/hooks/post-checkout && chmod +x .git/hooks/post-checkout' +
             " && git config filter.evil.clean \"sed 's/return a - b/return a + b/'\" && echo '* filter=evil' > .git/info/attributes" +
             " && printf '#!/bin/sh\\nexit 0\\n' > /tmp/fsmon && chmod +x /tmp/fsmon && git config core.fsmonitor /tmp/fsmon && git config diff.external /bin/false && git config diff.noprefix true" +
             // textconv: a diff of calc.py would show the fixed line although the file still has the bug.
@@ -127,13 +134,21 @@ describe('grading that only the patch can influence', () => {
         TOUCH,
       ],
       // Test files inside the repository are part of the patch; the files test_patch touches are reset first.
-      'edit-test-file': [bash(`cat >> /testbed/tests/test_basic.py <<'EOF'\n\nclass TestCalcAdd(unittest.TestCase):\n    def test_add(self):\n        pass\nEOF`), TOUCH],
+      'edit-test-file': [
+        bash(
+          `cat >> /testbed/tests/test_basic.py <<'EOF'\n\nclass TestCalcAdd(unittest.TestCase):\n    def test_add(self):\n        pass\nEOF`,
+        ),
+        TOUCH,
+      ],
       // Model failures are graded, never retried into null.
       'delete-git': [FIX, bash('rm -rf /testbed/.git')],
       'unwritable-tmp': [FIX, bash('chmod 000 /tmp')],
       // The step kills the sandbox's own SWE-ReX server (the session's parent), on every attempt.
       'kill-own-server': [FIX, bash('kill -9 $PPID')],
-      'kill-grader': [bash(`printf 'import os, signal\\nos.kill(-1, signal.SIGKILL)\\n' >> /testbed/tests/__init__.py`), TOUCH],
+      'kill-grader': [
+        bash(`printf 'import os, signal\\nos.kill(-1, signal.SIGKILL)\\n' >> /testbed/tests/__init__.py`),
+        TOUCH,
+      ],
       // Git history: the patch is the tree against the commit the sandbox started at, whatever HEAD is now.
       'commit-fix': [FIX, bash('cd /testbed && git -c user.email=m@example.com -c user.name=m commit -qam fix')],
       control: [FIX],
@@ -144,8 +159,20 @@ describe('grading that only the patch can influence', () => {
     const config = configOf(testEnv({ RF_BACKOFF_MS: '100', ...env }));
     const pipeline = openPipeline(config);
     const all = vectors();
-    const episodes = ids.map((id) => ({ ...template, run_id: 'vectors', episode_id: id, instance_id: template.instance_id, trajectory: all[id] ?? [] }));
-    episodes.push({ ...template, run_id: 'vectors', episode_id: 'bad-patch', trajectory: [TOUCH], model_patch: 'diff --git a/nope b/nope\n--- a/nope\n+++ b/nope\n@@ -1 +1 @@\n-x\n+y\n' });
+    const episodes = ids.map((id) => ({
+      ...template,
+      run_id: 'vectors',
+      episode_id: id,
+      instance_id: template.instance_id,
+      trajectory: all[id] ?? [],
+    }));
+    episodes.push({
+      ...template,
+      run_id: 'vectors',
+      episode_id: 'bad-patch',
+      trajectory: [TOUCH],
+      model_patch: 'diff --git a/nope b/nope\n--- a/nope\n+++ b/nope\n@@ -1 +1 @@\n-x\n+y\n',
+    });
     // Tests that never end under a 3 s eval timeout.
     episodes.push({
       ...template,
@@ -157,7 +184,8 @@ describe('grading that only the patch can influence', () => {
     await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId: 'vectors', episodes });
     const worker = await startWorker({ config, target: host.target, logger: silentLogger, concurrency: 4 });
     runs.push({ pipeline, worker });
-    for (const result of await collectResults(pipeline, 'vectors', episodes.length)) into.set(result.episode_id, result);
+    for (const result of await collectResults(pipeline, 'vectors', episodes.length))
+      into.set(result.episode_id, result);
   }
 
   beforeAll(async () => {
@@ -168,7 +196,11 @@ describe('grading that only the patch can influence', () => {
     okLines = [...spec.FAIL_TO_PASS, ...spec.PASS_TO_PASS].map((t) => `'${t} ... ok'`).join(' ');
     await Promise.all([
       run({}, Object.keys(vectors()), fresh),
-      run({ RF_FRESH_EVAL: 'false' }, ['user-site-outside-repo', 'git-hooks-config', 'background-process', 'control'], inPlace),
+      run(
+        { RF_FRESH_EVAL: 'false' },
+        ['user-site-outside-repo', 'git-hooks-config', 'background-process', 'control'],
+        inPlace,
+      ),
     ]);
   }, 240_000);
 

@@ -9,7 +9,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EpisodeSchema, type Episode, type EpisodeResult } from '@rollout-fleet/shared';
 import { submitRun } from '@rollout-fleet/producer';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
-import { collectResults, configOf, openPipeline, silentLogger, startHost, testEnv, type Host, type Pipeline } from './support/pipeline-harness.js';
+import {
+  collectResults,
+  configOf,
+  openPipeline,
+  silentLogger,
+  startHost,
+  testEnv,
+  type Host,
+  type Pipeline,
+} from './support/pipeline-harness.js';
 
 const REPO = '/SWE-agent__test-repo';
 const TEST_PATCH = [
@@ -84,7 +93,8 @@ describe('grading in the episode’s repo_dir (not /testbed)', () => {
     ];
     await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId: 'repo-dir', episodes });
     worker = await startWorker({ config: pipeline.config, target: host.target, logger: silentLogger, concurrency: 3 });
-    for (const result of await collectResults(pipeline, 'repo-dir', episodes.length)) results.set(result.episode_id, result);
+    for (const result of await collectResults(pipeline, 'repo-dir', episodes.length))
+      results.set(result.episode_id, result);
   }, 120_000);
 
   afterAll(async () => {
@@ -109,6 +119,11 @@ describe('grading in the episode’s repo_dir (not /testbed)', () => {
   });
 
   it('a given prediction is applied in repo_dir and resolves', () => {
-    expect(results.get('prediction')).toMatchObject({ status: 'completed', resolved: true, reward: 1, patch: FIX_PATCH });
+    expect(results.get('prediction')).toMatchObject({
+      status: 'completed',
+      resolved: true,
+      reward: 1,
+      patch: FIX_PATCH,
+    });
   });
 });

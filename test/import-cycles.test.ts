@@ -9,7 +9,11 @@ import { describe, expect, it } from 'vitest';
 import { circlesOf, importGraph, type ImportGraph } from './support/import-graph.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const SOURCES = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '--', 'packages/*/src/**.ts', 'cli/**.ts'], { cwd: ROOT, encoding: 'utf8' })
+const SOURCES = execFileSync(
+  'git',
+  ['ls-files', '--cached', '--others', '--exclude-standard', '--', 'packages/*/src/**.ts', 'cli/**.ts'],
+  { cwd: ROOT, encoding: 'utf8' },
+)
   .split('\n')
   .filter((file) => file.endsWith('.ts'));
 
@@ -44,8 +48,22 @@ describe('import circles', () => {
   });
 
   it('catches what it is for: a circle of three and a self-import are found, a chain is not', () => {
-    const circular = new Map([['a', ['b']], ['b', ['c']], ['c', ['a', 'd']], ['d', []], ['e', ['e']]]);
+    const circular = new Map([
+      ['a', ['b']],
+      ['b', ['c']],
+      ['c', ['a', 'd']],
+      ['d', []],
+      ['e', ['e']],
+    ]);
     expect(circlesOf(circular)).toEqual([['a', 'b', 'c'], ['e']]);
-    expect(circlesOf(new Map([['a', ['b']], ['b', ['c']], ['c', []]]))).toEqual([]);
+    expect(
+      circlesOf(
+        new Map([
+          ['a', ['b']],
+          ['b', ['c']],
+          ['c', []],
+        ]),
+      ),
+    ).toEqual([]);
   });
 });

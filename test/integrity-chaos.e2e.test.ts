@@ -106,7 +106,9 @@ describe('outcome integrity under random crashes and races', () => {
       make('fix-1', 'fix', {}),
       make('fix-2', 'fix', {}),
       make('wrong-1', 'wrong', { trajectory: [bash("echo '# nothing useful' >> /testbed/pyutils/calc.py")] }),
-      make('wrong-2', 'wrong', { trajectory: [bash("sed -i 's/return a - b/return b - a/' /testbed/pyutils/calc.py")] }),
+      make('wrong-2', 'wrong', {
+        trajectory: [bash("sed -i 's/return a - b/return b - a/' /testbed/pyutils/calc.py")],
+      }),
       make('shell-1', 'broken-shell', { trajectory: [bash('exit'), FIX] }),
       make('shell-2', 'broken-shell', { trajectory: [bash('kill -9 $$'), FIX] }),
       make('no-git', 'no-git', { trajectory: [FIX, bash('rm -rf /testbed/.git')] }),
@@ -117,10 +119,19 @@ describe('outcome integrity under random crashes and races', () => {
   it('keeps one result per job, exact counters, graded model failures and null-only infra failures', async () => {
     let state = SEED;
     const random = (): number => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-    const template = validateInputs([{ path: SWEEP, text: await readSweep() }], { runId: RUN }).episodes.find((e) => e.episode_id === 'pyutils__calc-add') as Episode;
+    const template = validateInputs([{ path: SWEEP, text: await readSweep() }], { runId: RUN }).episodes.find(
+      (e) => e.episode_id === 'pyutils__calc-add',
+    ) as Episode;
     const all = episodes(template);
     const policy = { attempts: 3, backoffMs: 200, retentionS: 3600 };
-    await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId: RUN, episodes: all, policy });
+    await submitRun({
+      queue: pipeline.queue,
+      redis: pipeline.redis,
+      keys: pipeline.keys,
+      runId: RUN,
+      episodes: all,
+      policy,
+    });
     for (let i = 0; i < WORKERS; i++) spawnWorker(SEED + i);
 
     // Races, driven by the results as they come: a recount after each, and forced re-submits of finished ones.
@@ -132,7 +143,15 @@ describe('outcome integrity under random crashes and races', () => {
         if (forced.size < 3 && random() < 0.5 && !forced.has(item.result.episode_id)) {
           forced.add(item.result.episode_id);
           const episode = all.find((e) => e.episode_id === item.result.episode_id) as Episode;
-          await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId: RUN, episodes: [episode], force: true, policy });
+          await submitRun({
+            queue: pipeline.queue,
+            redis: pipeline.redis,
+            keys: pipeline.keys,
+            runId: RUN,
+            episodes: [episode],
+            force: true,
+            policy,
+          });
         }
       }
     })();
@@ -154,13 +173,18 @@ describe('outcome integrity under random crashes and races', () => {
       await racing.catch(() => undefined);
     }
     // The last worker's reaper clears what the crashes left behind, then everyone stops.
-    await vi.waitFor(async () => expect(await fleetSandboxes(host, pipeline.config)).toEqual([]), { timeout: 30_000, interval: 250 });
+    await vi.waitFor(async () => expect(await fleetSandboxes(host, pipeline.config)).toEqual([]), {
+      timeout: 30_000,
+      interval: 250,
+    });
     stopping = true;
-    await Promise.all([...children].map(async (child) => {
-      const exited = once(child, 'exit');
-      child.kill('SIGTERM');
-      await exited;
-    }));
+    await Promise.all(
+      [...children].map(async (child) => {
+        const exited = once(child, 'exit');
+        child.kill('SIGTERM');
+        await exited;
+      }),
+    );
 
     const results = await resultsOf(pipeline, RUN);
     const context = `seed ${SEED}, ${restarts} worker restart(s), forced ${[...forced].join(',')}`;
@@ -180,10 +204,17 @@ describe('outcome integrity under random crashes and races', () => {
     // Every forced episode's result is its new one: it carries the earlier attempts.
     for (const id of forced) {
       const r = results.find((x) => x.episode_id === id);
-      const trail = JSON.stringify({ status: r?.status, failure: r?.failure?.code, attempts: r?.attempts.map((a) => [a.attempt, a.worker_id, a.failure?.code ?? null, a.started_at]) });
+      const trail = JSON.stringify({
+        status: r?.status,
+        failure: r?.failure?.code,
+        attempts: r?.attempts.map((a) => [a.attempt, a.worker_id, a.failure?.code ?? null, a.started_at]),
+      });
       expect(r?.attempts.length ?? 0, `${id}: ${context} ${trail}`).toBeGreaterThanOrEqual(2);
     }
-    for (const e of all) expect(await pipeline.store.state({ runId: RUN, episodeId: e.episode_id, sampleIndex: 0 })).toMatchObject({ current: { status: expect.any(String) } });
+    for (const e of all)
+      expect(await pipeline.store.state({ runId: RUN, episodeId: e.episode_id, sampleIndex: 0 })).toMatchObject({
+        current: { status: expect.any(String) },
+      });
   }, 240_000);
 });
 
@@ -191,12 +222,23 @@ describe('outcome integrity under random crashes and races', () => {
 async function unsettled(pipeline: Pipeline, all: Episode[]): Promise<string> {
   const lines: string[] = [];
   const indexed = await pipeline.redis.hkeys(pipeline.keys.resultIndex(RUN));
-  lines.push(`episodes without a result: ${all.map((e) => e.episode_id).filter((id) => !indexed.some((key) => key.includes(id))).join(', ') || 'none'}`);
+  lines.push(
+    `episodes without a result: ${
+      all
+        .map((e) => e.episode_id)
+        .filter((id) => !indexed.some((key) => key.includes(id)))
+        .join(', ') || 'none'
+    }`,
+  );
   for (const job of await pipeline.queue.getJobs(['active', 'waiting', 'delayed', 'prioritized', 'waiting-children'])) {
     const state = await job.getState();
     const { logs } = await pipeline.queue.getJobLogs(job.id ?? '', -20, -1);
-    const age = job.processedOn ? `${Math.round((Date.now() - job.processedOn) / 1000)} s since it started` : 'not started';
-    lines.push(`job ${job.id} (${job.name}): ${state}, ${job.attemptsMade} attempt(s) made, ${age}, progress ${JSON.stringify(job.progress)}`);
+    const age = job.processedOn
+      ? `${Math.round((Date.now() - job.processedOn) / 1000)} s since it started`
+      : 'not started';
+    lines.push(
+      `job ${job.id} (${job.name}): ${state}, ${job.attemptsMade} attempt(s) made, ${age}, progress ${JSON.stringify(job.progress)}`,
+    );
     for (const log of logs) lines.push(`  log: ${log}`);
   }
   return lines.join('\n');

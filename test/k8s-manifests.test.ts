@@ -72,15 +72,24 @@ const secret: Manifest = {
   data: Object.fromEntries(Object.entries(exampleSecrets).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
 };
 const all = [...manifests, secret];
-const named = (kind: string, name: string): Manifest | undefined => all.find((m) => m.kind === kind && m.metadata.name === name);
-const deployments = manifests.filter((m) => m.kind === 'Deployment') as unknown as Array<Manifest & { spec: { selector: { matchLabels: Record<string, string> }; template: { metadata: { labels: Record<string, string> }; spec: IPodSpec } } }>;
+const named = (kind: string, name: string): Manifest | undefined =>
+  all.find((m) => m.kind === kind && m.metadata.name === name);
+const deployments = manifests.filter((m) => m.kind === 'Deployment') as unknown as Array<
+  Manifest & {
+    spec: {
+      selector: { matchLabels: Record<string, string> };
+      template: { metadata: { labels: Record<string, string> }; spec: IPodSpec };
+    };
+  }
+>;
 const deployment = (name: string) => deployments.find((d) => d.metadata.name === name)!;
 
 /** The container's environment as the kubelet would build it (envFrom ConfigMaps, then env from the Secret). */
 function environmentOf(container: IContainer): Record<string, string> {
   const env: Record<string, string> = {};
   for (const source of container.envFrom ?? []) {
-    const map = named('ConfigMap', source.configMapRef?.name ?? '') as (Manifest & { data: Record<string, string> }) | undefined;
+    const map = named('ConfigMap', source.configMapRef?.name ?? '') as
+      (Manifest & { data: Record<string, string> }) | undefined;
     expect(map, `ConfigMap ${source.configMapRef?.name}`).toBeDefined();
     Object.assign(env, map!.data);
   }
@@ -99,26 +108,48 @@ function configOfContainer(container: IContainer): Config {
 
 /** `--name=value` arguments as a map. */
 function flagsOf(args: readonly string[]): Record<string, string> {
-  return Object.fromEntries(args.filter((a) => a.startsWith('--')).map((a) => [a.slice(2, a.includes('=') ? a.indexOf('=') : undefined), a.includes('=') ? a.slice(a.indexOf('=') + 1) : '']));
+  return Object.fromEntries(
+    args
+      .filter((a) => a.startsWith('--'))
+      .map((a) => [
+        a.slice(2, a.includes('=') ? a.indexOf('=') : undefined),
+        a.includes('=') ? a.slice(a.indexOf('=') + 1) : '',
+      ]),
+  );
 }
 
 describe('deploy/k8s', () => {
   it('lists every manifest in kustomization.yaml, and each object passes its Kubernetes or KEDA schema', () => {
-    const files = readdirSync(DIR).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').sort();
+    const files = readdirSync(DIR)
+      .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
+      .sort();
     expect([...kustomization.resources].sort()).toEqual(files);
     for (const doc of all) {
       const model = MODELS[`${doc.apiVersion}/${doc.kind}`];
       expect(model, `${doc.apiVersion} ${doc.kind} has a schema here`).toBeDefined();
       expect(() => model!(doc).validate(), `${doc.kind}/${doc.metadata.name}`).not.toThrow();
     }
-    expect(all.map((m) => m.kind).sort()).toEqual(['ConfigMap', 'ConfigMap', 'Deployment', 'Deployment', 'Deployment', 'PodDisruptionBudget', 'ScaledObject', 'Secret', 'Service', 'Service']);
+    expect(all.map((m) => m.kind).sort()).toEqual([
+      'ConfigMap',
+      'ConfigMap',
+      'Deployment',
+      'Deployment',
+      'Deployment',
+      'PodDisruptionBudget',
+      'ScaledObject',
+      'Secret',
+      'Service',
+      'Service',
+    ]);
   });
 
   it('the schema check can fail: a wrong type is caught (unknown fields are not: the models allow them)', () => {
     const worker = structuredClone(deployment('rollout-worker'));
     (worker.spec.template.spec.containers[0]!.ports![0] as { containerPort: unknown }).containerPort = 'health';
     expect(() => new Deployment(worker as never).validate()).toThrow(/containerPort must be integer/);
-    const scaler = structuredClone(named('ScaledObject', 'rollout-worker')!) as Manifest & { spec: { triggers: Array<{ metadata: Record<string, unknown> }> } };
+    const scaler = structuredClone(named('ScaledObject', 'rollout-worker')!) as Manifest & {
+      spec: { triggers: Array<{ metadata: Record<string, unknown> }> };
+    };
     scaler.spec.triggers[0]!.metadata.threshold = 8;
     expect(() => new ScaledObject(scaler as never).validate()).toThrow(/threshold must be string/);
   });
@@ -130,14 +161,22 @@ describe('deploy/k8s', () => {
     const api = configOfContainer(deployment('rollout-api').spec.template.spec.containers[0]!);
     expect(api.vefaas.mode).toBe('cloud');
     const dashboard = configOfContainer(deployment('rollout-dashboard').spec.template.spec.containers[0]!);
-    expect(dashboard.dashboard).toMatchObject({ user: 'operator', password: exampleSecrets.RF_DASHBOARD_PASSWORD, metricsPublic: true });
-    const secretsOf = (name: string) => (deployment(name).spec.template.spec.containers[0]!.env ?? []).map((e) => e.name).sort();
+    expect(dashboard.dashboard).toMatchObject({
+      user: 'operator',
+      password: exampleSecrets.RF_DASHBOARD_PASSWORD,
+      metricsPublic: true,
+    });
+    const secretsOf = (name: string) =>
+      (deployment(name).spec.template.spec.containers[0]!.env ?? []).map((e) => e.name).sort();
     expect(secretsOf('rollout-worker')).toEqual(['REDIS_URL', 'VEFAAS_ACCESS_KEY', 'VEFAAS_SECRET_KEY']);
     expect(secretsOf('rollout-dashboard')).toEqual(['REDIS_URL', 'RF_DASHBOARD_PASSWORD']);
     expect(secretsOf('rollout-api')).toEqual(['REDIS_URL', 'RF_API_TOKEN', 'VEFAAS_ACCESS_KEY', 'VEFAAS_SECRET_KEY']);
     // Nothing secret in a ConfigMap.
-    const configured = manifests.filter((m) => m.kind === 'ConfigMap').flatMap((m) => Object.keys((m as Manifest & { data: object }).data));
-    for (const name of ['VEFAAS_ACCESS_KEY', 'VEFAAS_SECRET_KEY', 'REDIS_URL', 'RF_DASHBOARD_PASSWORD', 'RF_API_TOKEN']) expect(configured).not.toContain(name);
+    const configured = manifests
+      .filter((m) => m.kind === 'ConfigMap')
+      .flatMap((m) => Object.keys((m as Manifest & { data: object }).data));
+    for (const name of ['VEFAAS_ACCESS_KEY', 'VEFAAS_SECRET_KEY', 'REDIS_URL', 'RF_DASHBOARD_PASSWORD', 'RF_API_TOKEN'])
+      expect(configured).not.toContain(name);
   });
 
   it('resolves every reference: selectors, service ports, probe ports, the image kustomize rewrites', () => {
@@ -150,16 +189,25 @@ describe('deploy/k8s', () => {
           expect(probe, `${d.metadata.name} probes`).toBeDefined();
           expect(ports).toContain(probe!.httpGet?.port ?? probe!.tcpSocket?.port);
         }
-        expect(c.resources?.requests?.cpu && c.resources.requests.memory && c.resources.limits?.memory, `${d.metadata.name} resources`).toBeTruthy();
+        expect(
+          c.resources?.requests?.cpu && c.resources.requests.memory && c.resources.limits?.memory,
+          `${d.metadata.name} resources`,
+        ).toBeTruthy();
       }
     }
-    for (const service of manifests.filter((m) => m.kind === 'Service') as Array<Manifest & { spec: { selector: Record<string, string>; ports: Array<{ targetPort: string }> } }>) {
-      const target = deployments.find((d) => Object.entries(service.spec.selector).every(([k, v]) => d.spec.template.metadata.labels[k] === v));
+    for (const service of manifests.filter((m) => m.kind === 'Service') as Array<
+      Manifest & { spec: { selector: Record<string, string>; ports: Array<{ targetPort: string }> } }
+    >) {
+      const target = deployments.find((d) =>
+        Object.entries(service.spec.selector).every(([k, v]) => d.spec.template.metadata.labels[k] === v),
+      );
       expect(target, `Service ${service.metadata.name} selects a Deployment`).toBeDefined();
       const ports = target!.spec.template.spec.containers.flatMap((c) => (c.ports ?? []).map((p) => p.name));
       for (const port of service.spec.ports) expect(ports).toContain(port.targetPort);
     }
-    const pdb = named('PodDisruptionBudget', 'rollout-worker') as Manifest & { spec: { selector: { matchLabels: Record<string, string> } } };
+    const pdb = named('PodDisruptionBudget', 'rollout-worker') as Manifest & {
+      spec: { selector: { matchLabels: Record<string, string> } };
+    };
     expect(deployment('rollout-worker').spec.template.metadata.labels).toMatchObject(pdb.spec.selector.matchLabels);
   });
 
@@ -168,7 +216,8 @@ describe('deploy/k8s', () => {
       const [subcommand, ...args] = d.spec.template.spec.containers[0]!.args!;
       const help = spawnSync(process.execPath, [CLI, subcommand!, '--help'], { encoding: 'utf8', cwd: ROOT });
       expect(help.status, `rollout-fleet ${subcommand} --help: ${help.stderr}`).toBe(0);
-      for (const flag of Object.keys(flagsOf(args))) expect(help.stdout, `${subcommand} --${flag}`).toContain(`--${flag}`);
+      for (const flag of Object.keys(flagsOf(args)))
+        expect(help.stdout, `${subcommand} --${flag}`).toContain(`--${flag}`);
     }
   });
 
@@ -180,7 +229,9 @@ describe('deploy/k8s', () => {
       expect(container.ports, name).toContainEqual({ name: 'http', containerPort: Number(flags.port) });
     }
     // A non-loopback API without a token refuses to start: the Secret must carry one.
-    expect(configOfContainer(deployment('rollout-api').spec.template.spec.containers[0]!).api.token).toBe(exampleSecrets.RF_API_TOKEN);
+    expect(configOfContainer(deployment('rollout-api').spec.template.spec.containers[0]!).api.token).toBe(
+      exampleSecrets.RF_API_TOKEN,
+    );
     expect(exampleSecrets.RF_API_TOKEN).toBeTruthy();
   });
 
@@ -214,7 +265,11 @@ describe('deploy/k8s', () => {
 
     it('scales the worker Deployment, one pod per RF_WORKER_CONCURRENCY episodes of backlog the dashboard really reports', () => {
       const scaler = named('ScaledObject', 'rollout-worker') as Manifest & {
-        spec: { scaleTargetRef: { name: string }; minReplicaCount: number; triggers: Array<{ type: string; metadata: Record<string, string> }> };
+        spec: {
+          scaleTargetRef: { name: string };
+          minReplicaCount: number;
+          triggers: Array<{ type: string; metadata: Record<string, string> }>;
+        };
       };
       expect(named('Deployment', scaler.spec.scaleTargetRef.name)).toBeDefined();
       expect(scaler.spec.minReplicaCount).toBeGreaterThanOrEqual(1); // the reaper lives in the workers
@@ -227,7 +282,8 @@ describe('deploy/k8s', () => {
       const [, series, queue, states] = query!;
       expect(queue).toBe(worker.queue.name);
       expect(states!.split('|').sort()).toEqual(['active', 'delayed', 'prioritized', 'waiting']);
-      for (const state of states!.split('|')) expect(metrics).toContain(`${series}{queue="${queue}",state="${state}"} 0`);
+      for (const state of states!.split('|'))
+        expect(metrics).toContain(`${series}{queue="${queue}",state="${state}"} 0`);
     });
   });
 });

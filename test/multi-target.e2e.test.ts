@@ -6,8 +6,22 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { SandboxSpecSchema, createKeyspace, createLogger, createRedis, deleteKeysMatching, type RedisClient } from '@rollout-fleet/shared';
-import { createVefaasClient, type VefaasClient, FLEET_LABEL_KEY, createSandboxSupply, type SuppliedSandbox, type SupplyTarget } from '@rollout-fleet/sandbox';
+import {
+  SandboxSpecSchema,
+  createKeyspace,
+  createLogger,
+  createRedis,
+  deleteKeysMatching,
+  type RedisClient,
+} from '@rollout-fleet/shared';
+import {
+  createVefaasClient,
+  type VefaasClient,
+  FLEET_LABEL_KEY,
+  createSandboxSupply,
+  type SuppliedSandbox,
+  type SupplyTarget,
+} from '@rollout-fleet/sandbox';
 import { submitRun } from '@rollout-fleet/producer';
 import { startVefaasLocal, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
@@ -30,8 +44,16 @@ const prefixes: string[] = [];
 
 async function region(id: string): Promise<Region> {
   const host = await startVefaasLocal({ isolation: 'emulated', logger: silent });
-  const vefaas = createVefaasClient({ endpoint: host.controlPlaneUrl, region: host.region, credentials: { accessKeyId: host.accessKeyId, secretAccessKey: host.secretAccessKey } });
-  return { host, vefaas, target: { id, target: { vefaas, functionId: host.functionId, gatewayUrl: host.gatewayUrl }, weight: 1 } };
+  const vefaas = createVefaasClient({
+    endpoint: host.controlPlaneUrl,
+    region: host.region,
+    credentials: { accessKeyId: host.accessKeyId, secretAccessKey: host.secretAccessKey },
+  });
+  return {
+    host,
+    vefaas,
+    target: { id, target: { vefaas, functionId: host.functionId, gatewayUrl: host.gatewayUrl }, weight: 1 },
+  };
 }
 
 beforeAll(async () => {
@@ -60,13 +82,30 @@ describe('several sandbox targets', () => {
       targets: [east.target, west.target],
       workerId: 'multi',
       logger: silent,
-      limits: { createRatePerS: 100, createBurst: 20, createRecoverS: 60, maxSandboxes: 50, maxStarting: 50, acquireTimeoutMs: 20_000, createTimeoutMs: 5_000, leaseTtlMs: 10_000 },
+      limits: {
+        createRatePerS: 100,
+        createBurst: 20,
+        createRecoverS: 60,
+        maxSandboxes: 50,
+        maxStarting: 50,
+        acquireTimeoutMs: 20_000,
+        createTimeoutMs: 5_000,
+        leaseTtlMs: 10_000,
+      },
       targetHealth: { threshold: 3, windowMs: 10_000, firstDrainMs: 1_500, maxDrainMs: 10_000, cacheMs: 0 },
     });
     west.host.faults.configure({ throttle: { createPerSecond: 0 } });
     const held: SuppliedSandbox[] = [];
     const acquire = async (): Promise<SuppliedSandbox> => {
-      const s = await supply.acquire({ sandbox: spec, tools: ['execute_bash'], role: 'main', runId: 'r', jobId: 'j', deadline: Date.now() + 60_000, logger: silent });
+      const s = await supply.acquire({
+        sandbox: spec,
+        tools: ['execute_bash'],
+        role: 'main',
+        runId: 'r',
+        jobId: 'j',
+        deadline: Date.now() + 60_000,
+        logger: silent,
+      });
       held.push(s);
       return s;
     };
@@ -81,11 +120,22 @@ describe('several sandbox targets', () => {
 
       // West recovers; once its drain has expired, it gets creates again.
       west.host.faults.configure({});
-      await vi.waitFor(async () => expect(await redis.exists(createKeyspace(prefix).targetHealth('west').drained)).toBe(0), { timeout: 10_000, interval: 100 });
+      await vi.waitFor(
+        async () => expect(await redis.exists(createKeyspace(prefix).targetHealth('west').drained)).toBe(0),
+        { timeout: 10_000, interval: 100 },
+      );
       const later = await Promise.all(Array.from({ length: 12 }, () => acquire()));
       expect(later.some((s) => s.targetId === 'west')).toBe(true);
-      const onWest = await west.vefaas.listAllSandboxes({ FunctionId: west.host.functionId, Metadata: { [FLEET_LABEL_KEY]: supply.fleetId } });
-      expect(onWest.map((s) => s.Id).sort()).toEqual(later.filter((s) => s.targetId === 'west').map((s) => s.sandboxId).sort());
+      const onWest = await west.vefaas.listAllSandboxes({
+        FunctionId: west.host.functionId,
+        Metadata: { [FLEET_LABEL_KEY]: supply.fleetId },
+      });
+      expect(onWest.map((s) => s.Id).sort()).toEqual(
+        later
+          .filter((s) => s.targetId === 'west')
+          .map((s) => s.sandboxId)
+          .sort(),
+      );
     } finally {
       await Promise.all(held.map((s) => s.release()));
     }
@@ -99,9 +149,16 @@ describe('several sandbox targets', () => {
     west.host.faults.configure({ controlPlane: { errorRate: 1 } });
     try {
       const runId = 'regions';
-      const episodes = Array.from({ length: 10 }, (_, i) => episode(runId, `e${i}`, { sandbox: { image: 'python' }, tools: ['execute_bash'] }));
+      const episodes = Array.from({ length: 10 }, (_, i) =>
+        episode(runId, `e${i}`, { sandbox: { image: 'python' }, tools: ['execute_bash'] }),
+      );
       await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId, episodes });
-      worker = await startWorker({ config, target: east.target.target, targets: [east.target, west.target], logger: silent });
+      worker = await startWorker({
+        config,
+        target: east.target.target,
+        targets: [east.target, west.target],
+        logger: silent,
+      });
       const results = await collectResults(pipeline, runId, episodes.length);
       expect(results.every((r) => r.status === 'completed' && r.attempts.length === 1)).toBe(true);
       expect(west.host.faults.stats.injectedErrors).toBeGreaterThan(0);

@@ -57,7 +57,10 @@ describe('one true result per episode', () => {
     workers = [];
     if (pipeline) {
       const config = pipeline.config;
-      await vi.waitFor(async () => expect(await fleetSandboxes(host, config)).toEqual([]), { timeout: 15_000, interval: 100 });
+      await vi.waitFor(async () => expect(await fleetSandboxes(host, config)).toEqual([]), {
+        timeout: 15_000,
+        interval: 100,
+      });
       await pipeline.close();
     }
     pipeline = undefined;
@@ -103,18 +106,23 @@ describe('one true result per episode', () => {
     expect(cursor).toBeDefined();
 
     expect((await runCli(['submit', file, '--run', 'forced', '--force'], cli)).code).toBe(0);
-    await vi.waitFor(async () => {
-      const [done, total] = await p.redis.hmget(p.keys.run('forced'), 'done', 'total');
-      expect([done, total]).toEqual(['2', '2']);
-      expect((await resultsOf(p, 'forced')).every((r) => r.attempts.length === 2)).toBe(true);
-    }, { timeout: 60_000, interval: 200 });
+    await vi.waitFor(
+      async () => {
+        const [done, total] = await p.redis.hmget(p.keys.run('forced'), 'done', 'total');
+        expect([done, total]).toEqual(['2', '2']);
+        expect((await resultsOf(p, 'forced')).every((r) => r.attempts.length === 2)).toBe(true);
+      },
+      { timeout: 60_000, interval: 200 },
+    );
 
     const again = lines((await runCli(['results', '--run', 'forced'], cli)).stdout);
     expect(again.map((r) => r.episode_id).sort()).toEqual(['pyutils__calc-add', 'pyutils__text-reverse']);
     for (const r of again) expect(r.attempts.map((a) => a.attempt)).toEqual([1, 2]);
     // A reader that had read everything gets exactly the two replacements after its cursor.
     expect(lines((await runCli(['results', '--run', 'forced', '--after', cursor!], cli)).stdout)).toHaveLength(2);
-    const report = JSON.parse((await runCli(['results', '--run', 'forced', '--format', 'swebench'], cli)).stdout) as Record<string, unknown>;
+    const report = JSON.parse(
+      (await runCli(['results', '--run', 'forced', '--format', 'swebench'], cli)).stdout,
+    ) as Record<string, unknown>;
     expect(Object.keys(report).sort()).toEqual(['pyutils__calc-add', 'pyutils__text-reverse']);
     expect(await p.redis.xlen(p.keys.results('forced'))).toBe(2);
   });
@@ -122,50 +130,102 @@ describe('one true result per episode', () => {
   it('cancel stops a running episode within seconds (sandbox killed, CANCELLED) and settles queued ones; retry --failed resumes', async () => {
     const { pipeline: p, env } = await open();
     const cli = { ...env, ...cloudEnvFor(host.handle) };
-    const long = { ...pick('pyutils__calc-add'), run_id: 'cancel', episode_id: 'long', trajectory: [bash('sleep 60', 90)] };
+    const long = {
+      ...pick('pyutils__calc-add'),
+      run_id: 'cancel',
+      episode_id: 'long',
+      trajectory: [bash('sleep 60', 90)],
+    };
     const queued = ['pyutils__calc-add', 'pyutils__text-reverse'].map((id) => ({ ...pick(id), run_id: 'cancel' }));
     await submitRun({ queue: p.queue, redis: p.redis, keys: p.keys, runId: 'cancel', episodes: [long, ...queued] });
     await worker(p, 1);
     // The long episode is running: its sandbox exists.
-    await vi.waitFor(async () => expect(await fleetSandboxes(host, p.config)).not.toEqual([]), { timeout: 30_000, interval: 100 });
+    await vi.waitFor(async () => expect(await fleetSandboxes(host, p.config)).not.toEqual([]), {
+      timeout: 30_000,
+      interval: 100,
+    });
     const cancelledAt = Date.now();
     const cancel = await runCli(['cancel', '--run', 'cancel'], cli);
     expect(cancel.code).toBe(0);
     expect(cancel.stdout).toContain('retry --run cancel --failed');
     const results = await collectResults(p, 'cancel', 3);
     expect(Date.now() - cancelledAt).toBeLessThan(15_000);
-    for (const r of results) expect(r).toMatchObject({ status: 'failed', reward: null, resolved: null, failure: { code: 'CANCELLED', class: 'input' } });
-    await vi.waitFor(async () => expect(await fleetSandboxes(host, p.config)).toEqual([]), { timeout: 10_000, interval: 100 });
-    const status = JSON.parse((await runCli(['status', '--run', 'cancel', '--json'], cli)).stdout) as { done: number; total: number; cancelled: boolean };
+    for (const r of results)
+      expect(r).toMatchObject({
+        status: 'failed',
+        reward: null,
+        resolved: null,
+        failure: { code: 'CANCELLED', class: 'input' },
+      });
+    await vi.waitFor(async () => expect(await fleetSandboxes(host, p.config)).toEqual([]), {
+      timeout: 10_000,
+      interval: 100,
+    });
+    const status = JSON.parse((await runCli(['status', '--run', 'cancel', '--json'], cli)).stdout) as {
+      done: number;
+      total: number;
+      cancelled: boolean;
+    };
     expect(status).toMatchObject({ done: 3, total: 3, cancelled: true });
 
     const retry = await runCli(['retry', '--run', 'cancel', '--failed'], cli);
     expect(retry.code).toBe(0);
-    expect(retry.stdout).toContain('run cancel was cancelled: resuming it; 3 failed episode(s) re-enqueued (3 of them cancelled)');
-    await vi.waitFor(async () => {
-      const byId = new Map((await resultsOf(p, 'cancel')).map((r) => [r.episode_id, r]));
-      expect(byId.get('pyutils__calc-add')).toMatchObject({ status: 'completed', resolved: true, reward: 1 });
-      expect(byId.get('pyutils__text-reverse')).toMatchObject({ status: 'completed', resolved: false, reward: 0 });
-    }, { timeout: 120_000, interval: 250 });
+    expect(retry.stdout).toContain(
+      'run cancel was cancelled: resuming it; 3 failed episode(s) re-enqueued (3 of them cancelled)',
+    );
+    await vi.waitFor(
+      async () => {
+        const byId = new Map((await resultsOf(p, 'cancel')).map((r) => [r.episode_id, r]));
+        expect(byId.get('pyutils__calc-add')).toMatchObject({ status: 'completed', resolved: true, reward: 1 });
+        expect(byId.get('pyutils__text-reverse')).toMatchObject({ status: 'completed', resolved: false, reward: 0 });
+      },
+      { timeout: 120_000, interval: 250 },
+    );
     // The long one runs again; stop it so the test ends (and check cancel's producer side directly).
-    expect(await cancelRun({ queue: p.queue, redis: p.redis, keys: p.keys, runId: 'cancel' })).toMatchObject({ removed: 0 });
+    expect(await cancelRun({ queue: p.queue, redis: p.redis, keys: p.keys, runId: 'cancel' })).toMatchObject({
+      removed: 0,
+    });
   });
 
   it("Bull Board's retry button re-runs a finished job; its new result replaces the old one", async () => {
     const { pipeline: p } = await open({ RF_ATTEMPTS: '1' });
-    const broken = { ...pick('pyutils__calc-add'), run_id: 'board', episode_id: 'broken', sandbox: { ...pick('pyutils__calc-add').sandbox, image: 'no-such-image' } };
-    await submitRun({ queue: p.queue, redis: p.redis, keys: p.keys, runId: 'board', episodes: [broken], policy: { attempts: 1, backoffMs: 100, retentionS: 3600 } });
+    const broken = {
+      ...pick('pyutils__calc-add'),
+      run_id: 'board',
+      episode_id: 'broken',
+      sandbox: { ...pick('pyutils__calc-add').sandbox, image: 'no-such-image' },
+    };
+    await submitRun({
+      queue: p.queue,
+      redis: p.redis,
+      keys: p.keys,
+      runId: 'board',
+      episodes: [broken],
+      policy: { attempts: 1, backoffMs: 100, retentionS: 3600 },
+    });
     await worker(p);
     const [failed] = await collectResults(p, 'board', 1);
     expect(failed).toMatchObject({ status: 'failed', attempts: [{ attempt: 1 }] });
-    const dashboard = await startDashboard({ config: p.config, port: 0, host: '127.0.0.1', logger: silentLogger, redis: p.redis });
+    const dashboard = await startDashboard({
+      config: p.config,
+      port: 0,
+      host: '127.0.0.1',
+      logger: silentLogger,
+      redis: p.redis,
+    });
     try {
       const jobId = jobIdFor('board', 'broken', 0);
       const origin = dashboard.url.replace(/\/$/, '');
       // What the button sends (with the Origin a browser adds to a write).
-      const response = await fetch(`${origin}/api/queues/${p.config.queue.name}/${encodeURIComponent(jobId)}/retry`, { method: 'PUT', headers: { origin } });
+      const response = await fetch(`${origin}/api/queues/${p.config.queue.name}/${encodeURIComponent(jobId)}/retry`, {
+        method: 'PUT',
+        headers: { origin },
+      });
       expect(response.status).toBe(204);
-      await vi.waitFor(async () => expect((await p.store.get('board', 'broken', 0))?.attempts).toHaveLength(2), { timeout: 60_000, interval: 200 });
+      await vi.waitFor(async () => expect((await p.store.get('board', 'broken', 0))?.attempts).toHaveLength(2), {
+        timeout: 60_000,
+        interval: 200,
+      });
     } finally {
       await dashboard.close();
     }
@@ -175,7 +235,12 @@ describe('one true result per episode', () => {
 
   it('a step that prints 5 MB: the answer is cut while read, the step keeps head + marker + tail with its true size', async () => {
     const { pipeline: p } = await open({ RF_SWEREX_MAX_RESPONSE_BYTES: String(256 * 1024) });
-    const flood = { ...pick('pyutils__calc-add'), run_id: 'flood', episode_id: 'flood', trajectory: [bash("head -c 5000000 /dev/zero | tr '\\0' x; echo END", 120)] };
+    const flood = {
+      ...pick('pyutils__calc-add'),
+      run_id: 'flood',
+      episode_id: 'flood',
+      trajectory: [bash("head -c 5000000 /dev/zero | tr '\\0' x; echo END", 120)],
+    };
     await submitRun({ queue: p.queue, redis: p.redis, keys: p.keys, runId: 'flood', episodes: [flood] });
     await worker(p, 1);
     const [result] = await collectResults(p, 'flood', 1);
@@ -189,18 +254,29 @@ describe('one true result per episode', () => {
 
   it('a worker whose job lock renewal fails stops the attempt and kills its sandbox; the job still ends with one result', async () => {
     const { pipeline: p } = await open({ RF_LOCK_DURATION_MS: '2000', RF_STALLED_INTERVAL_MS: '1000' });
-    const slow = { ...pick('pyutils__calc-add'), run_id: 'lock', episode_id: 'slow', trajectory: [bash('sleep 8', 30)] };
+    const slow = {
+      ...pick('pyutils__calc-add'),
+      run_id: 'lock',
+      episode_id: 'slow',
+      trajectory: [bash('sleep 8', 30)],
+    };
     await submitRun({ queue: p.queue, redis: p.redis, keys: p.keys, runId: 'lock', episodes: [slow] });
     await worker(p, 1);
     let first: string | undefined;
-    await vi.waitFor(async () => {
-      first = (await fleetSandboxes(host, p.config)).find((s) => s.status === 'Ready')?.id;
-      expect(first).toBeDefined();
-    }, { timeout: 30_000, interval: 100 });
+    await vi.waitFor(
+      async () => {
+        first = (await fleetSandboxes(host, p.config)).find((s) => s.status === 'Ready')?.id;
+        expect(first).toBeDefined();
+      },
+      { timeout: 30_000, interval: 100 },
+    );
     // Another party takes the lock away (as after a long event-loop stall): renewal fails on the next beat.
     const lostAt = Date.now();
     await p.redis.del(`${p.config.queue.prefix}:${p.config.queue.name}:${jobIdFor('lock', 'slow', 0)}:lock`);
-    await vi.waitFor(async () => expect((await fleetSandboxes(host, p.config)).map((s) => s.id)).not.toContain(first), { timeout: 6000, interval: 100 });
+    await vi.waitFor(async () => expect((await fleetSandboxes(host, p.config)).map((s) => s.id)).not.toContain(first), {
+      timeout: 6000,
+      interval: 100,
+    });
     // Stopped long before the 8 s step would have ended.
     expect(Date.now() - lostAt).toBeLessThan(6000);
     const [result] = await collectResults(p, 'lock', 1);

@@ -50,7 +50,10 @@ describeWith([bwrapNeed()], 'injected infrastructure faults', () => {
     if (pipeline) {
       // Every test leaves the platform clean: killed attempts' sandboxes included.
       const config = pipeline.config;
-      await vi.waitFor(async () => expect(await fleetSandboxes(host, config)).toEqual([]), { timeout: 15_000, interval: 100 });
+      await vi.waitFor(async () => expect(await fleetSandboxes(host, config)).toEqual([]), {
+        timeout: 15_000,
+        interval: 100,
+      });
       expect(await pipeline.redis.zcard(pipeline.keys.leases())).toBe(0);
       await pipeline.close();
     }
@@ -67,7 +70,12 @@ describeWith([bwrapNeed()], 'injected infrastructure faults', () => {
     return { ...template, run_id: runId, episode_id: episodeId, trajectory: [...before, ...template.trajectory] };
   }
 
-  async function start(runId: string, episodes: Episode[], env: Record<string, string>, concurrency = 1): Promise<Pipeline> {
+  async function start(
+    runId: string,
+    episodes: Episode[],
+    env: Record<string, string>,
+    concurrency = 1,
+  ): Promise<Pipeline> {
     const config = configOf(testEnv(env));
     pipeline = openPipeline(config);
     const summary = await submitRun({
@@ -97,10 +105,10 @@ describeWith([bwrapNeed()], 'injected infrastructure faults', () => {
 
   /** Resolves once `count` failed attempts are recorded on the job (the processor writes them before a retry). */
   async function failedAttempts(p: Pipeline, jobId: string, count: number): Promise<void> {
-    await vi.waitFor(
-      async () => expect((await p.queue.getJob(jobId))?.data.attempts ?? []).toHaveLength(count),
-      { timeout: 30_000, interval: 50 },
-    );
+    await vi.waitFor(async () => expect((await p.queue.getJob(jobId))?.data.attempts ?? []).toHaveLength(count), {
+      timeout: 30_000,
+      interval: 50,
+    });
   }
 
   function expectRetriedToSuccess(result: EpisodeResult, failureCodes: string[]): void {
@@ -116,10 +124,16 @@ describeWith([bwrapNeed()], 'injected infrastructure faults', () => {
 
   it('gateway 5xx mid-episode: the attempt fails as GATEWAY_ERROR and the retry completes', async () => {
     const runId = 'faults-gateway';
-    const p = await start(runId, [calcAdd(runId, 'gw', [
-      { name: 'execute_bash', arguments: { command: 'echo one' } },
-      { name: 'execute_bash', arguments: { command: 'sleep 2' } },
-    ])], { RF_ATTEMPTS: '3', RF_BACKOFF_MS: '200' });
+    const p = await start(
+      runId,
+      [
+        calcAdd(runId, 'gw', [
+          { name: 'execute_bash', arguments: { command: 'echo one' } },
+          { name: 'execute_bash', arguments: { command: 'sleep 2' } },
+        ]),
+      ],
+      { RF_ATTEMPTS: '3', RF_BACKOFF_MS: '200' },
+    );
     const jobId = jobIdFor(runId, 'gw', 0);
 
     await stepsDone(p, jobId, 1);
@@ -138,15 +152,23 @@ describeWith([bwrapNeed()], 'injected infrastructure faults', () => {
 
   it('an instance killed mid-episode: the attempt fails as SANDBOX_DEAD and the retry completes', async () => {
     const runId = 'faults-dead';
-    const p = await start(runId, [calcAdd(runId, 'dead', [
-      { name: 'execute_bash', arguments: { command: 'echo one' } },
-      { name: 'execute_bash', arguments: { command: 'sleep 5' } },
-    ])], { RF_ATTEMPTS: '3', RF_BACKOFF_MS: '200' });
+    const p = await start(
+      runId,
+      [
+        calcAdd(runId, 'dead', [
+          { name: 'execute_bash', arguments: { command: 'echo one' } },
+          { name: 'execute_bash', arguments: { command: 'sleep 5' } },
+        ]),
+      ],
+      { RF_ATTEMPTS: '3', RF_BACKOFF_MS: '200' },
+    );
     const jobId = jobIdFor(runId, 'dead', 0);
 
     await stepsDone(p, jobId, 1);
     const sandboxId = (await leasesOf(p))[0]?.sandbox;
-    const killed = await fetch(`${host.handle.controlPlaneUrl}/_admin/sandboxes/${sandboxId}/kill-instance`, { method: 'POST' });
+    const killed = await fetch(`${host.handle.controlPlaneUrl}/_admin/sandboxes/${sandboxId}/kill-instance`, {
+      method: 'POST',
+    });
     expect(killed.status).toBe(200);
 
     const [result] = (await collectResults(p, runId, 1)) as [EpisodeResult];
@@ -160,7 +182,12 @@ describeWith([bwrapNeed()], 'injected infrastructure faults', () => {
     const ids = ['t1', 't2', 't3', 't4'];
     host.handle.faults.configure({ seed: SEED, throttle: { createPerSecond: 1 } });
     // The fleet is told it may create far faster than the platform allows: the platform's 429s must lower it.
-    const p = await start(runId, ids.map((id) => calcAdd(runId, id)), { RF_ATTEMPTS: '1', RF_FLEET_CREATE_RATE: '20', RF_FLEET_CREATE_BURST: '4' }, ids.length);
+    const p = await start(
+      runId,
+      ids.map((id) => calcAdd(runId, id)),
+      { RF_ATTEMPTS: '1', RF_FLEET_CREATE_RATE: '20', RF_FLEET_CREATE_BURST: '4' },
+      ids.length,
+    );
 
     const results = await collectResults(p, runId, ids.length);
     expect(host.handle.faults.stats.throttled).toBeGreaterThan(0);
@@ -176,7 +203,12 @@ describeWith([bwrapNeed()], 'injected infrastructure faults', () => {
   it('seeded gateway 5xx over the whole sweep: outcomes still match examples/expected.json', async () => {
     const runId = 'faults-sweep';
     host.handle.faults.configure({ seed: SEED, gateway: { errorRate: 0.1 } });
-    const p = await start(runId, sweep.map((e) => ({ ...e, run_id: runId })), { RF_ATTEMPTS: '5', RF_BACKOFF_MS: '200' }, 3);
+    const p = await start(
+      runId,
+      sweep.map((e) => ({ ...e, run_id: runId })),
+      { RF_ATTEMPTS: '5', RF_BACKOFF_MS: '200' },
+      3,
+    );
 
     const results = await collectResults(p, runId, sweep.length);
     expect(host.handle.faults.stats.injectedErrors).toBeGreaterThan(0);
@@ -189,7 +221,9 @@ describeWith([bwrapNeed()], 'injected infrastructure faults', () => {
       expect(result.attempts.at(-1)?.failure).toBeNull();
       for (const attempt of result.attempts.slice(0, -1)) expect(attempt.failure?.class).toBe('infra');
       // A gateway fault must never show up as a model observation.
-      expect(result.steps.filter((s) => s.error?.code.startsWith('GATEWAY') || s.error?.code.startsWith('SANDBOX'))).toEqual([]);
+      expect(
+        result.steps.filter((s) => s.error?.code.startsWith('GATEWAY') || s.error?.code.startsWith('SANDBOX')),
+      ).toEqual([]);
     }
   });
 
@@ -198,7 +232,10 @@ describeWith([bwrapNeed()], 'injected infrastructure faults', () => {
     // Every gateway request answers 502 for the whole test: no attempt can ever reach its sandbox's runtime.
     host.handle.faults.configure({ seed: SEED, gateway: { errorRate: 1 } });
     const down = calcAdd(runId, 'down');
-    const p = await start(runId, [{ ...down, sandbox: { ...down.sandbox, startup_timeout_s: 2 } }], { RF_ATTEMPTS: '2', RF_BACKOFF_MS: '100' });
+    const p = await start(runId, [{ ...down, sandbox: { ...down.sandbox, startup_timeout_s: 2 } }], {
+      RF_ATTEMPTS: '2',
+      RF_BACKOFF_MS: '100',
+    });
 
     const [result] = (await collectResults(p, runId, 1)) as [EpisodeResult];
     expect(host.handle.faults.stats.injectedErrors).toBeGreaterThan(0);

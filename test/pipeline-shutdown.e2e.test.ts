@@ -49,7 +49,13 @@ describeWith([bwrapNeed()], 'worker shutdown and fresh-eval grading', () => {
     await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId, episodes: [long] });
     const jobId = jobIdFor(runId, 'long', 0);
 
-    const first = await startWorker({ config, target: host.target, logger: silentLogger, concurrency: 1, workerId: 'leaving' });
+    const first = await startWorker({
+      config,
+      target: host.target,
+      logger: silentLogger,
+      concurrency: 1,
+      workerId: 'leaving',
+    });
     await vi.waitFor(
       async () => {
         expect(await (await pipeline.queue.getJob(jobId))?.getState()).toBe('active');
@@ -66,7 +72,10 @@ describeWith([bwrapNeed()], 'worker shutdown and fresh-eval grading', () => {
     expect(['waiting', 'delayed', 'prioritized']).toContain(await handedBack?.getState());
     expect(handedBack?.attemptsMade).toBe(0);
     expect(await pipeline.redis.zcard(pipeline.keys.leases())).toBe(0);
-    await vi.waitFor(async () => expect(await fleetSandboxes(host, config)).toEqual([]), { timeout: 10_000, interval: 100 });
+    await vi.waitFor(async () => expect(await fleetSandboxes(host, config)).toEqual([]), {
+      timeout: 10_000,
+      interval: 100,
+    });
     expect(await pipeline.store.get(runId, 'long', 0)).toBeUndefined();
 
     const second = await startWorker({
@@ -92,7 +101,9 @@ describeWith([bwrapNeed()], 'worker shutdown and fresh-eval grading', () => {
     pipelines.push(pipeline);
     const runId = 'fresh-eval';
     const validated = validateInputs([{ path: SWEEP, text: await readSweep() }], { runId });
-    const picked = validated.episodes.filter((e) => e.episode_id === 'pyutils__calc-add' || e.episode_id === 'pyutils__calc-regress');
+    const picked = validated.episodes.filter(
+      (e) => e.episode_id === 'pyutils__calc-add' || e.episode_id === 'pyutils__calc-regress',
+    );
     expect(picked).toHaveLength(2);
     await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId, episodes: picked });
     const worker = await startWorker({ config, target: host.target, logger: silentLogger, concurrency: 2 });
@@ -104,11 +115,16 @@ describeWith([bwrapNeed()], 'worker shutdown and fresh-eval grading', () => {
       expect(byId['pyutils__calc-add']?.patch).toContain('+    return a + b');
       expect(byId['pyutils__calc-regress']).toMatchObject({ status: 'completed', resolved: false, reward: 0 });
       // Two sandboxes per episode: the replay one and the grading one.
-      const created = (await worker.metrics.sandboxCreateSeconds.get()).values.find((v) => v.metricName === 'rf_sandbox_create_seconds_count');
+      const created = (await worker.metrics.sandboxCreateSeconds.get()).values.find(
+        (v) => v.metricName === 'rf_sandbox_create_seconds_count',
+      );
       expect(created?.value).toBe(4);
     } finally {
       await worker.close();
     }
-    await vi.waitFor(async () => expect(await fleetSandboxes(host, config)).toEqual([]), { timeout: 10_000, interval: 100 });
+    await vi.waitFor(async () => expect(await fleetSandboxes(host, config)).toEqual([]), {
+      timeout: 10_000,
+      interval: 100,
+    });
   });
 });

@@ -67,7 +67,13 @@ describeWith([bwrapNeed()], 'SIGKILL of a worker mid-episode', () => {
         { name: 'execute_bash', arguments: { command: 'echo finished' } },
       ],
     });
-    await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId: RUN, episodes: [slow] });
+    await submitRun({
+      queue: pipeline.queue,
+      redis: pipeline.redis,
+      keys: pipeline.keys,
+      runId: RUN,
+      episodes: [slow],
+    });
     workers = [spawnWorker(env), spawnWorker(env)];
 
     // Wait until one worker holds the job, owns a leased sandbox and has finished step 1 (so step 2 runs).
@@ -93,7 +99,10 @@ describeWith([bwrapNeed()], 'SIGKILL of a worker mid-episode', () => {
     expect(victim!.signalCode).toBe('SIGKILL');
     const killedAt = performance.now();
     // Its slot frees itself when Redis expires the lease (TTL 4 s), with no help from the dead process.
-    await vi.waitFor(async () => expect(await pipeline.redis.zscore(pipeline.keys.leases(), first.ticket)).toBeNull(), { timeout: 10_000, interval: 50 });
+    await vi.waitFor(async () => expect(await pipeline.redis.zscore(pipeline.keys.leases(), first.ticket)).toBeNull(), {
+      timeout: 10_000,
+      interval: 50,
+    });
     expect(performance.now() - killedAt).toBeLessThan(4_000 + 1_500);
 
     const [result] = (await collectResults(pipeline, RUN, 1)) as [EpisodeResult];
@@ -101,7 +110,11 @@ describeWith([bwrapNeed()], 'SIGKILL of a worker mid-episode', () => {
     expect(result.worker_id).not.toBe(first.workerId);
     expect(result.worker_id).toContain(`-${survivor!.pid}-`);
     expect(result.sandbox_id).not.toBe(first.sandboxId);
-    expect(result.steps.map((s) => [s.exit_code, s.output.trim()])).toEqual([[0, 'started'], [0, 'slept'], [0, 'finished']]);
+    expect(result.steps.map((s) => [s.exit_code, s.output.trim()])).toEqual([
+      [0, 'started'],
+      [0, 'slept'],
+      [0, 'finished'],
+    ]);
 
     // The dead worker's sandbox is killed by the survivor's reaper once its lease has expired.
     await vi.waitFor(
@@ -114,20 +127,30 @@ describeWith([bwrapNeed()], 'SIGKILL of a worker mid-episode', () => {
     expect(await pipeline.redis.exists(pipeline.keys.lease(first.ticket))).toBe(0);
 
     // Exactly once: one stream entry, no duplicate commit, the job completed with a pointer to the result.
-    const job = await vi.waitFor(async () => {
-      const j = await pipeline.queue.getJob(jobId);
-      expect(await j?.getState()).toBe('completed');
-      return j!;
-    }, { timeout: 10_000 });
+    const job = await vi.waitFor(
+      async () => {
+        const j = await pipeline.queue.getJob(jobId);
+        expect(await j?.getState()).toBe('completed');
+        return j!;
+      },
+      { timeout: 10_000 },
+    );
     expect(job.returnvalue).toMatchObject({ result_key: pipeline.keys.result(RUN, EPISODE, 0), stored: true });
     expect(await resultsOf(pipeline, RUN)).toHaveLength(1);
-    expect(await pipeline.redis.hgetall(pipeline.keys.run(RUN))).toMatchObject({ total: '1', done: '1', completed: '1' });
+    expect(await pipeline.redis.hgetall(pipeline.keys.run(RUN))).toMatchObject({
+      total: '1',
+      done: '1',
+      completed: '1',
+    });
     expect(Number((await pipeline.redis.hget(pipeline.keys.run(RUN), 'duplicates')) ?? 0)).toBe(0);
 
     // The survivor shuts down cleanly, and nothing of the fleet is left on the platform or in Redis.
     await stopChild(survivor!, 'SIGTERM');
     expect(survivor!.exitCode, survivor!.log()).toBe(0);
-    await vi.waitFor(async () => expect(await fleetSandboxes(host, config)).toEqual([]), { timeout: 15_000, interval: 100 });
+    await vi.waitFor(async () => expect(await fleetSandboxes(host, config)).toEqual([]), {
+      timeout: 15_000,
+      interval: 100,
+    });
     expect(await pipeline.redis.zcard(pipeline.keys.leases())).toBe(0);
   });
 });

@@ -46,11 +46,19 @@ describeWith([bwrapNeed()], 'examples sweep on vefaas-local + Redis', () => {
     expected = await readExpected();
     const validated = validateInputs([{ path: SWEEP, text: await readSweep() }], { runId: RUN });
     expect(validated.problems).toEqual([]);
-    const summary = await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId: RUN, episodes: validated.episodes });
+    const summary = await submitRun({
+      queue: pipeline.queue,
+      redis: pipeline.redis,
+      keys: pipeline.keys,
+      runId: RUN,
+      episodes: validated.episodes,
+    });
     expect(summary).toMatchObject({ total: 6, enqueued: 6, skippedDone: 0, skippedQueued: 0 });
     total = summary.total;
     workers = await Promise.all(
-      ['w1', 'w2'].map((workerId) => startWorker({ config, target: host.target, logger: silentLogger, concurrency: 3, workerId })),
+      ['w1', 'w2'].map((workerId) =>
+        startWorker({ config, target: host.target, logger: silentLogger, concurrency: 3, workerId }),
+      ),
     );
     results = await collectResults(pipeline, RUN, total);
   });
@@ -77,7 +85,13 @@ describeWith([bwrapNeed()], 'examples sweep on vefaas-local + Redis', () => {
     const fizz = byId.get('pyutils__fizz-order')!;
     const timedOut = fizz.steps.filter((s) => s.timed_out);
     expect(timedOut).toHaveLength(1);
-    expect(timedOut[0]).toMatchObject({ index: 0, command: 'sleep 30', output: TIMEOUT_OBSERVATION, exit_code: null, error: { code: 'STEP_TIMEOUT' } });
+    expect(timedOut[0]).toMatchObject({
+      index: 0,
+      command: 'sleep 30',
+      output: TIMEOUT_OBSERVATION,
+      exit_code: null,
+      error: { code: 'STEP_TIMEOUT' },
+    });
     expect(fizz.resolved).toBe(true);
 
     const stats = byId.get('pyutils__stats-mean')!;
@@ -107,44 +121,73 @@ describeWith([bwrapNeed()], 'examples sweep on vefaas-local + Redis', () => {
       expect(result.timings.replay_ms).toBeGreaterThan(0);
       expect(result.timings.grade_ms).toBeGreaterThan(0);
       expect(result.attempts).toHaveLength(1);
-      expect(result.attempts[0]).toMatchObject({ attempt: 1, failure: null, worker_id: result.worker_id, sandbox_id: result.sandbox_id });
+      expect(result.attempts[0]).toMatchObject({
+        attempt: 1,
+        failure: null,
+        worker_id: result.worker_id,
+        sandbox_id: result.sandbox_id,
+      });
     }
     const slug = results.find((r) => r.instance_id === 'pyutils__slug-lower')!;
     expect(slug.patch?.trim()).toBe('');
     expect(slug.report?.patch_exists).toBe(false);
     const regress = results.find((r) => r.instance_id === 'pyutils__calc-regress')!;
-    expect(regress.report?.tests_status?.PASS_TO_PASS.failure).toEqual(['test_mul (tests.test_basic.TestBasic.test_mul)']);
+    expect(regress.report?.tests_status?.PASS_TO_PASS.failure).toEqual([
+      'test_mul (tests.test_basic.TestBasic.test_mul)',
+    ]);
   });
 
   it('points each BullMQ job’s return value at its stored result', async () => {
     for (const result of results) {
       const key = pipeline.keys.result(RUN, result.episode_id, 0);
-      await vi.waitFor(async () => {
-        const job = await pipeline.queue.getJob(jobIdFor(RUN, result.episode_id, 0));
-        expect(await job?.getState()).toBe('completed');
-        expect(job?.returnvalue).toEqual({ result_key: key, status: 'completed', resolved: result.resolved, reward: result.reward, stored: true });
-      }, { timeout: 10_000 });
+      await vi.waitFor(
+        async () => {
+          const job = await pipeline.queue.getJob(jobIdFor(RUN, result.episode_id, 0));
+          expect(await job?.getState()).toBe('completed');
+          expect(job?.returnvalue).toEqual({
+            result_key: key,
+            status: 'completed',
+            resolved: result.resolved,
+            reward: result.reward,
+            stored: true,
+          });
+        },
+        { timeout: 10_000 },
+      );
       expect(JSON.parse((await pipeline.redis.get(key))!)).toEqual(result);
     }
   });
 
   it('resumes without duplicates: a second submission enqueues nothing and writes nothing', async () => {
     const validated = validateInputs([{ path: SWEEP, text: await readSweep() }], { runId: RUN });
-    const again = await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId: RUN, episodes: validated.episodes });
+    const again = await submitRun({
+      queue: pipeline.queue,
+      redis: pipeline.redis,
+      keys: pipeline.keys,
+      runId: RUN,
+      episodes: validated.episodes,
+    });
     expect(again).toMatchObject({ total: 6, enqueued: 0, skippedDone: 6, skippedQueued: 0 });
     const counts = await pipeline.queue.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed');
     expect(counts).toEqual({ waiting: 0, active: 0, delayed: 0, completed: 6, failed: 0 });
     expect(await resultsOf(pipeline, RUN)).toHaveLength(6);
-    expect(await pipeline.redis.hgetall(pipeline.keys.run(RUN))).toMatchObject({ total: '6', done: '6', completed: '6' });
+    expect(await pipeline.redis.hgetall(pipeline.keys.run(RUN))).toMatchObject({
+      total: '6',
+      done: '6',
+      completed: '6',
+    });
     expect(Number((await pipeline.redis.hget(pipeline.keys.run(RUN), 'duplicates')) ?? 0)).toBe(0);
   });
 
   it('leaves no live sandbox and no lease', async () => {
     // Killed sandboxes pass through Terminating until their processes are gone.
-    await vi.waitFor(async () => {
-      expect(host.handle.liveSandboxes()).toBe(0);
-      expect(await fleetSandboxes(host, pipeline.config)).toEqual([]);
-    }, { timeout: 15_000, interval: 100 });
+    await vi.waitFor(
+      async () => {
+        expect(host.handle.liveSandboxes()).toBe(0);
+        expect(await fleetSandboxes(host, pipeline.config)).toEqual([]);
+      },
+      { timeout: 15_000, interval: 100 },
+    );
     expect(await pipeline.redis.zcard(pipeline.keys.leases())).toBe(0);
     expect(await pipeline.redis.keys(pipeline.keys.lease('*'))).toEqual([]);
   });

@@ -11,7 +11,18 @@ import { EpisodeSchema, type EpisodeResult } from '@rollout-fleet/shared';
 import { startScriptedPolicyServer, type ScriptedPolicyServer } from '@rollout-fleet/test-kit';
 import { cancelRun, submitRun } from '@rollout-fleet/producer';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
-import { collectResults, configOf, fleetSandboxes, openPipeline, resultsOf, silentLogger, startHost, testEnv, type Host, type Pipeline } from './support/pipeline-harness.js';
+import {
+  collectResults,
+  configOf,
+  fleetSandboxes,
+  openPipeline,
+  resultsOf,
+  silentLogger,
+  startHost,
+  testEnv,
+  type Host,
+  type Pipeline,
+} from './support/pipeline-harness.js';
 import { FIX, POLICY_KEY, POLICY_KEY_ENV, call, calcEval, calls, policyEpisode } from './support/policy-scripts.js';
 
 const RUN = 'policy-cancel';
@@ -60,25 +71,62 @@ describe('cancelling a run while its policy request is in flight', () => {
     const config = configOf(testEnv({ RF_POLICY_MAX_INFLIGHT: '1' }));
     pipeline = openPipeline(config);
     const evalSpec = await calcEval();
-    const gauge = async (name: 'slotWaiters' | 'inflight'): Promise<number> => (await worker!.metrics.policy[name].get()).values[0]?.value ?? 0;
+    const gauge = async (name: 'slotWaiters' | 'inflight'): Promise<number> =>
+      (await worker!.metrics.policy[name].get()).values[0]?.value ?? 0;
     const slotsHeld = async (): Promise<number[]> => {
       const slotKeys = await pipeline.redis.keys(`rf:${config.queue.prefix}:policy-inflight:*`);
       return Promise.all(slotKeys.map((key) => pipeline.redis.zcard(key)));
     };
 
     // The request timeout would let the hang run for 10 minutes; only the cancel may end it.
-    const hung = EpisodeSchema.parse(policyEpisode({ runId: RUN, id: HUNG, baseUrl: server.baseUrl, evalSpec, policy: { limits: { request_timeout_s: 600, retries: 0 } } }));
-    await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId: RUN, episodes: [hung] });
-    worker = await startWorker({ config, target: host.target, logger: silentLogger, concurrency: 2, workerId: 'w-cancel', secret: (name) => (name === POLICY_KEY_ENV ? POLICY_KEY : undefined) });
+    const hung = EpisodeSchema.parse(
+      policyEpisode({
+        runId: RUN,
+        id: HUNG,
+        baseUrl: server.baseUrl,
+        evalSpec,
+        policy: { limits: { request_timeout_s: 600, retries: 0 } },
+      }),
+    );
+    await submitRun({
+      queue: pipeline.queue,
+      redis: pipeline.redis,
+      keys: pipeline.keys,
+      runId: RUN,
+      episodes: [hung],
+    });
+    worker = await startWorker({
+      config,
+      target: host.target,
+      logger: silentLogger,
+      concurrency: 2,
+      workerId: 'w-cancel',
+      secret: (name) => (name === POLICY_KEY_ENV ? POLICY_KEY : undefined),
+    });
 
     // Turn 2's request hangs at the server, holding the endpoint's only slot.
-    await vi.waitFor(() => expect(server.requestsFor(HUNG).map((r) => [r.turn, r.outcome])).toEqual([[0, 'reply'], [1, 'hang']]), { timeout: 60_000, interval: 50 });
+    await vi.waitFor(
+      () =>
+        expect(server.requestsFor(HUNG).map((r) => [r.turn, r.outcome])).toEqual([
+          [0, 'reply'],
+          [1, 'hang'],
+        ]),
+      { timeout: 60_000, interval: 50 },
+    );
     expect(await slotsHeld()).toEqual([1]);
     expect(await gauge('inflight')).toBe(1);
 
     // Another run's policy episode on the same endpoint waits for that slot, sending nothing.
-    const waiter = EpisodeSchema.parse(policyEpisode({ runId: OTHER_RUN, id: WAITER, baseUrl: server.baseUrl, evalSpec }));
-    await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId: OTHER_RUN, episodes: [waiter] });
+    const waiter = EpisodeSchema.parse(
+      policyEpisode({ runId: OTHER_RUN, id: WAITER, baseUrl: server.baseUrl, evalSpec }),
+    );
+    await submitRun({
+      queue: pipeline.queue,
+      redis: pipeline.redis,
+      keys: pipeline.keys,
+      runId: OTHER_RUN,
+      episodes: [waiter],
+    });
     await vi.waitFor(async () => expect(await gauge('slotWaiters')).toBe(1), { timeout: 60_000, interval: 50 });
     expect(server.requestsFor(WAITER)).toEqual([]);
 
@@ -89,20 +137,36 @@ describe('cancelling a run while its policy request is in flight', () => {
     expect(cancelled).toMatchObject({ status: 'failed', resolved: null, reward: null, failure: { code: 'CANCELLED' } });
     expect(cancelled.attempts.map((a) => a.failure?.code)).toEqual(['CANCELLED']);
     // The worker closed the hung request itself (the server never answered it).
-    await vi.waitFor(() => expect(server.requestsFor(HUNG)[1]!.clientAborted).toBe(true), { timeout: 10_000, interval: 50 });
+    await vi.waitFor(() => expect(server.requestsFor(HUNG)[1]!.clientAborted).toBe(true), {
+      timeout: 10_000,
+      interval: 50,
+    });
 
     const [other] = (await collectResults(pipeline, OTHER_RUN, 1)) as [EpisodeResult];
-    expect(other).toMatchObject({ status: 'completed', failure: null, resolved: true, reward: 1, exit_status: 'submitted' });
+    expect(other).toMatchObject({
+      status: 'completed',
+      failure: null,
+      resolved: true,
+      reward: 1,
+      exit_status: 'submitted',
+    });
     expect(other.turns![0]!.slot_wait_ms).toBeGreaterThan(0);
     expect(other.turns!.map((t) => t.retries)).toEqual([0, 0]);
     // One slot, one request at a time at the server, throughout.
     expect(server.maxInflight).toBe(1);
 
     // Written once; nothing held afterwards.
-    expect(await pipeline.redis.hgetall(pipeline.keys.run(RUN))).toMatchObject({ total: '1', done: '1', cancelled: '1' });
+    expect(await pipeline.redis.hgetall(pipeline.keys.run(RUN))).toMatchObject({
+      total: '1',
+      done: '1',
+      cancelled: '1',
+    });
     expect((await slotsHeld()).filter((n) => n > 0)).toEqual([]);
     expect([await gauge('slotWaiters'), await gauge('inflight')]).toEqual([0, 0]);
-    await vi.waitFor(async () => expect(await fleetSandboxes(host, config)).toEqual([]), { timeout: 15_000, interval: 100 });
+    await vi.waitFor(async () => expect(await fleetSandboxes(host, config)).toEqual([]), {
+      timeout: 15_000,
+      interval: 100,
+    });
     expect(server.requestsFor(HUNG)).toHaveLength(2);
   }, 180_000);
 
@@ -112,10 +176,32 @@ describe('cancelling a run while its policy request is in flight', () => {
     const secret = (name: string): string | undefined => (name === POLICY_KEY_ENV ? POLICY_KEY : undefined);
     let second: RunningWorker | undefined;
     try {
-      const episode = EpisodeSchema.parse(policyEpisode({ runId: RUN, id: HANDED_BACK, baseUrl: server.baseUrl, evalSpec: await calcEval(), policy: { limits: { request_timeout_s: 600, retries: 0 } } }));
+      const episode = EpisodeSchema.parse(
+        policyEpisode({
+          runId: RUN,
+          id: HANDED_BACK,
+          baseUrl: server.baseUrl,
+          evalSpec: await calcEval(),
+          policy: { limits: { request_timeout_s: 600, retries: 0 } },
+        }),
+      );
       await submitRun({ queue: p.queue, redis: p.redis, keys: p.keys, runId: RUN, episodes: [episode] });
-      const first = await startWorker({ config, target: host.target, logger: silentLogger, concurrency: 1, workerId: 'w-stopping', secret });
-      await vi.waitFor(() => expect(server.requestsFor(HANDED_BACK).map((r) => [r.turn, r.outcome])).toEqual([[0, 'reply'], [1, 'hang']]), { timeout: 60_000, interval: 50 });
+      const first = await startWorker({
+        config,
+        target: host.target,
+        logger: silentLogger,
+        concurrency: 1,
+        workerId: 'w-stopping',
+        secret,
+      });
+      await vi.waitFor(
+        () =>
+          expect(server.requestsFor(HANDED_BACK).map((r) => [r.turn, r.outcome])).toEqual([
+            [0, 'reply'],
+            [1, 'hang'],
+          ]),
+        { timeout: 60_000, interval: 50 },
+      );
 
       const stopping = performance.now();
       await first.close();
@@ -127,11 +213,30 @@ describe('cancelling a run while its policy request is in flight', () => {
       expect(await resultsOf(p, RUN)).toEqual([]);
 
       // Another worker runs it again from its first turn, to one result.
-      second = await startWorker({ config, target: host.target, logger: silentLogger, concurrency: 1, workerId: 'w-next', secret });
+      second = await startWorker({
+        config,
+        target: host.target,
+        logger: silentLogger,
+        concurrency: 1,
+        workerId: 'w-next',
+        secret,
+      });
       const [result] = (await collectResults(p, RUN, 1)) as [EpisodeResult];
-      expect(result).toMatchObject({ status: 'completed', failure: null, resolved: true, reward: 1, exit_status: 'submitted', worker_id: 'w-next' });
+      expect(result).toMatchObject({
+        status: 'completed',
+        failure: null,
+        resolved: true,
+        reward: 1,
+        exit_status: 'submitted',
+        worker_id: 'w-next',
+      });
       expect(result.turns).toHaveLength(2);
-      expect(server.requestsFor(HANDED_BACK).map((r) => [r.turn, r.outcome])).toEqual([[0, 'reply'], [1, 'hang'], [0, 'reply'], [1, 'reply']]);
+      expect(server.requestsFor(HANDED_BACK).map((r) => [r.turn, r.outcome])).toEqual([
+        [0, 'reply'],
+        [1, 'hang'],
+        [0, 'reply'],
+        [1, 'reply'],
+      ]);
     } finally {
       await second?.close();
       await p.close();

@@ -40,7 +40,9 @@ describe('SIGKILL of a worker mid policy episode', () => {
     server = await startScriptedPolicyServer({
       apiKey: POLICY_KEY,
       scripts: {
-        [EPISODE]: { turns: [calls(call.bash('echo started')), calls(call.bash('sleep 5 && echo slept')), calls(call.submit())] },
+        [EPISODE]: {
+          turns: [calls(call.bash('echo started')), calls(call.bash('sleep 5 && echo slept')), calls(call.submit())],
+        },
       },
     });
   });
@@ -69,8 +71,22 @@ describe('SIGKILL of a worker mid policy episode', () => {
     };
     const config = configOf(env);
     pipeline = openPipeline(config);
-    const episode = EpisodeSchema.parse(policyEpisode({ runId: RUN, id: EPISODE, baseUrl: server.baseUrl, evalSpec: await calcEval(), policy: { limits: { max_turns: 10 } } }));
-    await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId: RUN, episodes: [episode] });
+    const episode = EpisodeSchema.parse(
+      policyEpisode({
+        runId: RUN,
+        id: EPISODE,
+        baseUrl: server.baseUrl,
+        evalSpec: await calcEval(),
+        policy: { limits: { max_turns: 10 } },
+      }),
+    );
+    await submitRun({
+      queue: pipeline.queue,
+      redis: pipeline.redis,
+      keys: pipeline.keys,
+      runId: RUN,
+      episodes: [episode],
+    });
     workers = [spawnWorker(env), spawnWorker(env)];
 
     // One worker holds the job and its leased sandbox, and has finished turn 1: turn 2's `sleep 5` runs.
@@ -93,25 +109,46 @@ describe('SIGKILL of a worker mid policy episode', () => {
     expect(victim!.signalCode).toBe('SIGKILL');
 
     const [result] = (await collectResults(pipeline, RUN, 1)) as [EpisodeResult];
-    expect(result).toMatchObject({ status: 'completed', failure: null, exit_status: 'submitted', resolved: false, reward: 0 });
+    expect(result).toMatchObject({
+      status: 'completed',
+      failure: null,
+      exit_status: 'submitted',
+      resolved: false,
+      reward: 0,
+    });
     expect(result.worker_id).toContain(`-${survivor!.pid}-`);
     expect(result.sandbox_id).not.toBe(first.sandboxId);
     expect(result.turns!.map((t) => t.index)).toEqual([0, 1, 2]);
-    expect(result.steps.map((s) => [s.turn, s.exit_code, s.output.trim()])).toEqual([[0, 0, 'started'], [1, 0, 'slept']]);
+    expect(result.steps.map((s) => [s.turn, s.exit_code, s.output.trim()])).toEqual([
+      [0, 0, 'started'],
+      [1, 0, 'slept'],
+    ]);
 
     // The re-run started over from the first request: the server saw turn 1 from both workers, turn 3 only once.
     const seen = server.requestsFor(EPISODE).map((r) => [r.turn, r.attempt]);
-    expect(seen.filter(([turn]) => turn === 0)).toEqual([[0, 1], [0, 2]]);
+    expect(seen.filter(([turn]) => turn === 0)).toEqual([
+      [0, 1],
+      [0, 2],
+    ]);
     expect(seen.filter(([turn]) => turn === 2)).toEqual([[2, 1]]);
 
     // Exactly once: one stream entry, no duplicate commit.
-    await vi.waitFor(async () => expect(await (await pipeline.queue.getJob(jobId))?.getState()).toBe('completed'), { timeout: 10_000 });
+    await vi.waitFor(async () => expect(await (await pipeline.queue.getJob(jobId))?.getState()).toBe('completed'), {
+      timeout: 10_000,
+    });
     expect(await resultsOf(pipeline, RUN)).toHaveLength(1);
-    expect(await pipeline.redis.hgetall(pipeline.keys.run(RUN))).toMatchObject({ total: '1', done: '1', completed: '1' });
+    expect(await pipeline.redis.hgetall(pipeline.keys.run(RUN))).toMatchObject({
+      total: '1',
+      done: '1',
+      completed: '1',
+    });
     expect(Number((await pipeline.redis.hget(pipeline.keys.run(RUN), 'duplicates')) ?? 0)).toBe(0);
 
     // Nothing of the dead worker outlives it: its sandbox is reaped, no inflight slot is held.
-    await vi.waitFor(async () => expect((await fleetSandboxes(host, config)).map((s) => s.id)).not.toContain(first.sandboxId), { timeout: 20_000, interval: 200 });
+    await vi.waitFor(
+      async () => expect((await fleetSandboxes(host, config)).map((s) => s.id)).not.toContain(first.sandboxId),
+      { timeout: 20_000, interval: 200 },
+    );
     const slotKeys = await pipeline.redis.keys(`rf:${config.queue.prefix}:policy-inflight:*`);
     expect((await Promise.all(slotKeys.map((key) => pipeline.redis.zcard(key)))).filter((n) => n > 0)).toEqual([]);
     await stopChild(survivor!, 'SIGTERM');

@@ -14,21 +14,44 @@ const readLock = (path: string): LockFile => JSON.parse(readFileSync(join(ROOT, 
 describe('preflight', () => {
   it('wants bubblewrap, redis-server, redis-cli, chromium and docker-compose for the tests, and no redis-server for a demo given REDIS_URL', () => {
     const nothing = (): boolean => false;
-    expect(missingPackages('test', { has: nothing, env: {} })).toEqual(['python3', 'git', 'patch', 'bubblewrap', 'redis-server', 'redis-tools', 'chromium', 'docker-compose', 'python-is-python3', 'flake8', 'python3-pytest']);
+    expect(missingPackages('test', { has: nothing, env: {} })).toEqual([
+      'python3',
+      'git',
+      'patch',
+      'bubblewrap',
+      'redis-server',
+      'redis-tools',
+      'chromium',
+      'docker-compose',
+      'python-is-python3',
+      'flake8',
+      'python3-pytest',
+    ]);
     expect(missingPackages('demo', { has: nothing, env: {} })).toContain('redis-server');
-    expect(missingPackages('demo', { has: nothing, env: { REDIS_URL: 'redis://r:6379' } })).not.toContain('redis-server');
+    expect(missingPackages('demo', { has: nothing, env: { REDIS_URL: 'redis://r:6379' } })).not.toContain(
+      'redis-server',
+    );
     expect(missingPackages('test', { has: (command) => command !== 'chromium', env: {} })).toEqual(['chromium']);
   });
 
   it('installs with apt-get as root or through passwordless sudo, else names the one command to run', () => {
     const packages = ['bubblewrap', 'chromium'];
     const install = ['apt-get', 'install', '-y', '-qq', '--no-install-recommends', 'bubblewrap', 'chromium'];
-    expect(installPlan(packages, { isRoot: true, canSudo: false, hasAptGet: true })).toEqual({ run: [['apt-get', 'update', '-qq'], install] });
-    expect(installPlan(packages, { isRoot: false, canSudo: true, hasAptGet: true })).toEqual({
-      run: [['sudo', '-n', 'apt-get', 'update', '-qq'], ['sudo', '-n', ...install]],
+    expect(installPlan(packages, { isRoot: true, canSudo: false, hasAptGet: true })).toEqual({
+      run: [['apt-get', 'update', '-qq'], install],
     });
-    expect(installPlan(packages, { isRoot: false, canSudo: false, hasAptGet: true })).toEqual({ tell: 'missing bubblewrap, chromium; run: sudo apt-get install -y bubblewrap chromium' });
-    expect(installPlan(packages, { isRoot: true, canSudo: false, hasAptGet: false }).tell).toMatch(/^missing bubblewrap, chromium; run: install bubblewrap, chromium with your system's package manager$/);
+    expect(installPlan(packages, { isRoot: false, canSudo: true, hasAptGet: true })).toEqual({
+      run: [
+        ['sudo', '-n', 'apt-get', 'update', '-qq'],
+        ['sudo', '-n', ...install],
+      ],
+    });
+    expect(installPlan(packages, { isRoot: false, canSudo: false, hasAptGet: true })).toEqual({
+      tell: 'missing bubblewrap, chromium; run: sudo apt-get install -y bubblewrap chromium',
+    });
+    expect(installPlan(packages, { isRoot: true, canSudo: false, hasAptGet: false }).tell).toMatch(
+      /^missing bubblewrap, chromium; run: install bubblewrap, chromium with your system's package manager$/,
+    );
     expect(installPlan([], { isRoot: true, canSudo: true, hasAptGet: true })).toEqual({});
   });
 
@@ -37,15 +60,22 @@ describe('preflight', () => {
     const installed = readLock('node_modules/.package-lock.json');
     expect(dependencyState(lock, installed)).toBe('current');
     expect(dependencyState(lock, undefined)).toBe('missing');
-    const [path, entry] = Object.entries(installed.packages ?? {}).find(([p, e]) => p.startsWith('node_modules/') && !e.link && e.version) ?? [];
+    const [path, entry] =
+      Object.entries(installed.packages ?? {}).find(
+        ([p, e]) => p.startsWith('node_modules/') && !e.link && e.version,
+      ) ?? [];
     expect(path).toBeDefined();
-    expect(dependencyState(lock, { packages: { ...installed.packages, [path!]: { ...entry, version: '0.0.0-other' } } })).toBe('stale');
+    expect(
+      dependencyState(lock, { packages: { ...installed.packages, [path!]: { ...entry, version: '0.0.0-other' } } }),
+    ).toBe('stale');
     const { [path!]: _removed, ...without } = installed.packages ?? {};
     expect(dependencyState(lock, { packages: without })).toBe('stale');
   });
 
   it('is what npm runs before `npm test` and `npm run demo`', () => {
-    const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    const scripts = (
+      JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+    ).scripts;
     expect(scripts.pretest).toBe('node scripts/preflight.mjs test');
     expect(scripts.predemo).toBe('node scripts/preflight.mjs demo');
     const usage = spawnSync(process.execPath, [join(ROOT, 'scripts/preflight.mjs'), 'nonsense'], { encoding: 'utf8' });

@@ -9,7 +9,15 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { bwrapNeed, commandNeed, describeWith } from '@rollout-fleet/test-kit';
 import { spawnApi, type ApiChild } from './support/api-harness.js';
-import { ROOT, childEnv, configOf, openPipeline, stopChild, testEnv, type Pipeline } from './support/pipeline-harness.js';
+import {
+  ROOT,
+  childEnv,
+  configOf,
+  openPipeline,
+  stopChild,
+  testEnv,
+  type Pipeline,
+} from './support/pipeline-harness.js';
 
 const TOKEN = `tok-${randomUUID()}`;
 

@@ -6,9 +6,30 @@
  * Lease expiry is Redis's own (short TTLs here); tests wait on conditions, never on fixed sleeps.
  */
 import { randomUUID } from 'node:crypto';
-import { createRedis, type RedisClient, createKeyspace, createLogger, SandboxSpecSchema, type Keyspace, type RolloutError } from '@rollout-fleet/shared';
+import {
+  createRedis,
+  type RedisClient,
+  createKeyspace,
+  createLogger,
+  SandboxSpecSchema,
+  type Keyspace,
+  type RolloutError,
+} from '@rollout-fleet/shared';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { AGENT_ENV_LABEL_KEY, AgentEnv, createVefaasClient, type VefaasClient, type VefaasTarget, FLEET_LABEL_KEY, LeaseKeeper, LeaseStore, Reaper, ensureFleetId, reaperPlatformFor, type ReaperPlatform } from '@rollout-fleet/sandbox';
+import {
+  AGENT_ENV_LABEL_KEY,
+  AgentEnv,
+  createVefaasClient,
+  type VefaasClient,
+  type VefaasTarget,
+  FLEET_LABEL_KEY,
+  LeaseKeeper,
+  LeaseStore,
+  Reaper,
+  ensureFleetId,
+  reaperPlatformFor,
+  type ReaperPlatform,
+} from '@rollout-fleet/sandbox';
 import { startVefaasLocal, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -71,7 +92,14 @@ async function fleet(options: { ttlMs?: number } = {}) {
   const leased = async (o: { owner?: string; createCalls?: number } = {}) => {
     const ticket = randomUUID();
     const owner = o.owner ?? randomUUID();
-    const reserved = await leases.reserve({ ticket, owner, target: 'default', spec: 's', maxLive: 100, maxStarting: 100 });
+    const reserved = await leases.reserve({
+      ticket,
+      owner,
+      target: 'default',
+      spec: 's',
+      maxLive: 100,
+      maxStarting: 100,
+    });
     expect(reserved.ok).toBe(true);
     const label = `${ticket}.${o.createCalls ?? 1}`;
     await leases.update(ticket, owner, { target: 'default', sandbox: '', spec: 's', fields: { label } });
@@ -93,7 +121,10 @@ async function statusOf(sandboxId: string): Promise<string> {
 }
 
 async function expectKilled(sandboxId: string): Promise<void> {
-  await vi.waitFor(async () => expect(['gone', 'Terminating']).toContain(await statusOf(sandboxId)), { timeout: 5_000, interval: 20 });
+  await vi.waitFor(async () => expect(['gone', 'Terminating']).toContain(await statusOf(sandboxId)), {
+    timeout: 5_000,
+    interval: 20,
+  });
 }
 
 describe('Reaper against vefaas-local through reaperPlatformFor', () => {
@@ -104,7 +135,10 @@ describe('Reaper against vefaas-local through reaperPlatformFor', () => {
     // The holder of `alive` keeps renewing; the holder of `dead` stopped (crashed).
     const renewing = setInterval(() => void f.leases.renew(alive.ticket, alive.owner), 100);
     try {
-      await vi.waitFor(async () => expect(await f.leases.get(dead.ticket)).toBeUndefined(), { timeout: 5_000, interval: 50 });
+      await vi.waitFor(async () => expect(await f.leases.get(dead.ticket)).toBeUndefined(), {
+        timeout: 5_000,
+        interval: 50,
+      });
       const report = await f.reaper().reapOnce();
       expect(report).toEqual({ ran: true, expired: [dead.sandboxId], orphans: [] });
       await expectKilled(dead.sandboxId);
@@ -131,25 +165,35 @@ describe('Reaper against vefaas-local through reaperPlatformFor', () => {
     expect(await f.reaper({ graceMs: 300 }).reapOnce()).toEqual({ ran: true, expired: [], orphans: [] });
     expect(await statusOf(orphan)).toBe('Ready');
     expect(await redis.hexists(f.keys.orphans(), orphan)).toBe(1);
-    const report = await vi.waitFor(async () => {
-      const r = await f.reaper({ graceMs: 300 }).reapOnce();
-      expect(r.orphans).toEqual([orphan]);
-      return r;
-    }, { timeout: 5_000, interval: 100 });
+    const report = await vi.waitFor(
+      async () => {
+        const r = await f.reaper({ graceMs: 300 }).reapOnce();
+        expect(r.orphans).toEqual([orphan]);
+        return r;
+      },
+      { timeout: 5_000, interval: 100 },
+    );
     expect(report.expired).toEqual([]);
     await expectKilled(orphan);
     expect(await statusOf(mine.sandboxId)).toBe('Ready');
     expect(await statusOf(foreign)).toBe('Ready');
-    await Promise.all([mine.sandboxId, foreign].map((id) => vefaas.killSandbox({ FunctionId: host.functionId, SandboxId: id })));
+    await Promise.all(
+      [mine.sandboxId, foreign].map((id) => vefaas.killSandbox({ FunctionId: host.functionId, SandboxId: id })),
+    );
   });
 
-  it('spares the sandbox of a create still in flight (its label is the lease\'s), kills a stray of an earlier create call', async () => {
+  it("spares the sandbox of a create still in flight (its label is the lease's), kills a stray of an earlier create call", async () => {
     const f = await fleet();
     const ticket = randomUUID();
     const owner = randomUUID();
     await f.leases.reserve({ ticket, owner, target: 'default', spec: 's', maxLive: 10, maxStarting: 10 });
     // Call 1 timed out (nothing found then); call 2 is in flight: its sandbox exists, its answer has not come.
-    await f.leases.update(ticket, owner, { target: 'default', sandbox: '', spec: 's', fields: { label: `${ticket}.2` } });
+    await f.leases.update(ticket, owner, {
+      target: 'default',
+      sandbox: '',
+      spec: 's',
+      fields: { label: `${ticket}.2` },
+    });
     const stray = await f.create(`${ticket}.1`);
     const inFlight = await f.create(`${ticket}.2`);
     const report = await f.reaper().reapOnce();
@@ -164,7 +208,11 @@ describe('Reaper against vefaas-local through reaperPlatformFor', () => {
     const reaper = f.reaper({ graceMs: 0, unlabelledGraceMs: 10 * MINUTE_MS });
     expect(await reaper.reapOnce()).toEqual({ ran: true, expired: [], orphans: [] });
     expect(await statusOf(unlabelled)).toBe('Ready');
-    expect(await f.reaper({ graceMs: 0, unlabelledGraceMs: 0 }).reapOnce()).toEqual({ ran: true, expired: [], orphans: [unlabelled] });
+    expect(await f.reaper({ graceMs: 0, unlabelledGraceMs: 0 }).reapOnce()).toEqual({
+      ran: true,
+      expired: [],
+      orphans: [unlabelled],
+    });
     await expectKilled(unlabelled);
   });
 
@@ -177,7 +225,10 @@ describe('Reaper against vefaas-local through reaperPlatformFor', () => {
     // A's lease expires; B's is renewed. Both reapers run with no grace at all.
     const renewing = setInterval(() => void b.leases.renew(bLeased.ticket, bLeased.owner), 80);
     try {
-      await vi.waitFor(async () => expect(await a.leases.get(aLeased.ticket)).toBeUndefined(), { timeout: 5_000, interval: 50 });
+      await vi.waitFor(async () => expect(await a.leases.get(aLeased.ticket)).toBeUndefined(), {
+        timeout: 5_000,
+        interval: 50,
+      });
       const [reportA, reportB] = await Promise.all([a.reaper().reapOnce(), b.reaper().reapOnce()]);
       expect(reportA).toEqual({ ran: true, expired: [aLeased.sandboxId], orphans: [aOrphan] });
       expect(reportB).toEqual({ ran: true, expired: [], orphans: [bOrphan] });
@@ -210,7 +261,14 @@ describe('Reaper against vefaas-local through reaperPlatformFor', () => {
     try {
       const first = f.reaper({ platforms: [held] }).reapOnce();
       await inPass;
-      const second = new Reaper({ redis: other, keys: f.keys, leases: f.leases, platforms: [f.platform], logger: silent, graceMs: 0 });
+      const second = new Reaper({
+        redis: other,
+        keys: f.keys,
+        leases: f.leases,
+        platforms: [f.platform],
+        logger: silent,
+        graceMs: 0,
+      });
       expect(await second.reapOnce()).toEqual({ ran: false, expired: [], orphans: [] });
       expect(await redis.pttl(f.keys.reaperLock())).toBeGreaterThan(0);
       release();
@@ -230,10 +288,17 @@ describe('LeaseKeeper against vefaas-local', () => {
 
   it('renews the lease and moves ExpireAt past the deadline when the platform lifetime would end first', async () => {
     const f = await fleet({ ttlMs: 30_000 });
-    await using env = new AgentEnv({ target, sandbox: spec, metadata: { [FLEET_LABEL_KEY]: f.fleetId }, logger: silent });
+    await using env = new AgentEnv({
+      target,
+      sandbox: spec,
+      metadata: { [FLEET_LABEL_KEY]: f.fleetId },
+      logger: silent,
+    });
     await env.start();
     const sandboxId = env.sandboxId!;
-    const before = Date.parse((await vefaas.describeSandbox({ FunctionId: host.functionId, SandboxId: sandboxId })).ExpireAt!);
+    const before = Date.parse(
+      (await vefaas.describeSandbox({ FunctionId: host.functionId, SandboxId: sandboxId })).ExpireAt!,
+    );
     expect(before - Date.now()).toBeLessThanOrEqual(4 * MINUTE_MS);
 
     const ticket = randomUUID();
@@ -243,14 +308,25 @@ describe('LeaseKeeper against vefaas-local', () => {
     const deadline = Date.now() + 30 * MINUTE_MS;
     const lost = vi.fn();
     const extend = vi.fn((seconds: number) => env.extendLifetime(seconds));
-    const keeper = new LeaseKeeper({ leases: f.leases, ticket, owner, logger: silent, expiresAt: before, deadline, extendLifetime: extend, onLost: lost });
+    const keeper = new LeaseKeeper({
+      leases: f.leases,
+      ticket,
+      owner,
+      logger: silent,
+      expiresAt: before,
+      deadline,
+      extendLifetime: extend,
+      onLost: lost,
+    });
     try {
       await redis.pexpire(f.keys.lease(ticket), 5_000);
       await keeper.beat();
       expect(lost).not.toHaveBeenCalled();
       expect(await redis.pttl(f.keys.lease(ticket))).toBeGreaterThan(20_000);
       expect(extend).toHaveBeenCalledTimes(1);
-      const after = Date.parse((await vefaas.describeSandbox({ FunctionId: host.functionId, SandboxId: sandboxId })).ExpireAt!);
+      const after = Date.parse(
+        (await vefaas.describeSandbox({ FunctionId: host.functionId, SandboxId: sandboxId })).ExpireAt!,
+      );
       // Deadline + 5 min margin, rounded up to whole minutes by SetSandboxTimeout.
       expect(after).toBeGreaterThanOrEqual(deadline + 5 * MINUTE_MS - 1_000);
       expect(after).toBeLessThan(deadline + 7 * MINUTE_MS);

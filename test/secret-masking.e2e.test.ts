@@ -33,7 +33,11 @@ import { POLICY_KEY, POLICY_KEY_ENV, call, calcEval, calls, policyEpisode } from
 
 const SECRET = `sk-live-${randomUUID()}`;
 /** Forms that must never show: the value, and `printf %s "$T" | base64` / `echo "$T" | base64`. */
-const FORBIDDEN = [SECRET, Buffer.from(SECRET).toString('base64').slice(0, 40), Buffer.from(`${SECRET}\n`).toString('base64').slice(0, 40)];
+const FORBIDDEN = [
+  SECRET,
+  Buffer.from(SECRET).toString('base64').slice(0, 40),
+  Buffer.from(`${SECRET}\n`).toString('base64').slice(0, 40),
+];
 /** Secret-named but shorter than the minimum: documented as not masked. */
 const SHORT = 'abc';
 const RUN = 'secrets';
@@ -65,13 +69,23 @@ function secretEpisode(): Episode {
     sandbox: { image: 'pyutils', env: { API_TOKEN: SECRET, SHORT_TOKEN: SHORT, RF_LABEL: 'visible-label' } },
     trajectory: [
       // Recorded (as a recording from the same sandbox would show it): still a fidelity match, kept without the value.
-      bash('echo "token=$API_TOKEN short=$SHORT_TOKEN label=$RF_LABEL"', `token=${SECRET} short=${SHORT} label=visible-label\n`),
+      bash(
+        'echo "token=$API_TOKEN short=$SHORT_TOKEN label=$RF_LABEL"',
+        `token=${SECRET} short=${SHORT} label=visible-label\n`,
+      ),
       bash('env | sort'),
       bash('printf "machine example.com login me password %s\\n" "$API_TOKEN" > ~/.netrc && cat ~/.netrc'),
       bash('printf %s "$API_TOKEN" | base64 -w0; echo; echo "$API_TOKEN" | base64 -w0'),
       bash('printf \'TOKEN = "%s"\\n\' "$API_TOKEN" > /testbed/pyutils/token.py && git -C /testbed status --short'),
     ],
-    eval: { repo: 'example/pyutils', test_patch: TEST_PATCH, FAIL_TO_PASS: ['test_token (tests.test_token.TestToken.test_token)'], test_command: 'python3 -m unittest -v', log_parser: 'django', timeout_s: 60 },
+    eval: {
+      repo: 'example/pyutils',
+      test_patch: TEST_PATCH,
+      FAIL_TO_PASS: ['test_token (tests.test_token.TestToken.test_token)'],
+      test_command: 'python3 -m unittest -v',
+      log_parser: 'django',
+      timeout_s: 60,
+    },
   });
 }
 
@@ -79,7 +93,8 @@ function secretEpisode(): Episode {
 const LEAKY_MODEL = { turns: [calls(call.bash('echo "t=$API_TOKEN"')), calls(call.submit())] };
 
 function expectMasked(what: string, text: string): void {
-  for (const form of FORBIDDEN) expect(text.includes(form), `${what} shows the secret (${form === SECRET ? 'raw' : 'base64'})`).toBe(false);
+  for (const form of FORBIDDEN)
+    expect(text.includes(form), `${what} shows the secret (${form === SECRET ? 'raw' : 'base64'})`).toBe(false);
 }
 
 describe('secrets in observations are masked before results, logs, streams and pages', () => {
@@ -100,15 +115,36 @@ describe('secrets in observations are masked before results, logs, streams and p
     const config = configOf(env);
     pipeline = openPipeline(config);
     const policy = EpisodeSchema.parse(
-      policyEpisode({ runId: RUN, id: 'policy-echo', baseUrl: policyServer.baseUrl, script: 'leaky', evalSpec: await calcEval(), episode: { sandbox: { image: 'pyutils', env: { API_TOKEN: SECRET } } } }),
+      policyEpisode({
+        runId: RUN,
+        id: 'policy-echo',
+        baseUrl: policyServer.baseUrl,
+        script: 'leaky',
+        evalSpec: await calcEval(),
+        episode: { sandbox: { image: 'pyutils', env: { API_TOKEN: SECRET } } },
+      }),
     );
-    await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId: RUN, episodes: [secretEpisode(), policy] });
+    await submitRun({
+      queue: pipeline.queue,
+      redis: pipeline.redis,
+      keys: pipeline.keys,
+      runId: RUN,
+      episodes: [secretEpisode(), policy],
+    });
     const secret = (name: string): string | undefined => (name === POLICY_KEY_ENV ? POLICY_KEY : undefined);
     worker = await startWorker({ config, target: host.target, logger: silentLogger, concurrency: 2, secret });
     const results = await collectResults(pipeline, RUN, 2);
     result = results.find((r) => r.episode_id === 'echo-secret')!;
     policyResult = results.find((r) => r.episode_id === 'policy-echo')!;
-    api = await startApi({ config, port: 0, host: '127.0.0.1', logger: silentLogger, target: host.target, reaper: false, streams: { blockMs: 200 } });
+    api = await startApi({
+      config,
+      port: 0,
+      host: '127.0.0.1',
+      logger: silentLogger,
+      target: host.target,
+      reaper: false,
+      streams: { blockMs: 200 },
+    });
     dashboard = await startDashboard({ config, port: 0, host: '127.0.0.1', logger: silentLogger });
   }, 120_000);
 
@@ -128,7 +164,12 @@ describe('secrets in observations are masked before results, logs, streams and p
     expect(env?.output).toContain(`API_TOKEN=${SECRET_MASK}\n`);
     expect(env?.output).toContain('RF_LABEL=visible-label\n');
     expect(netrc?.output).toBe(`machine example.com login me password ${SECRET_MASK}\n`);
-    expect(base64?.output.split('\n').slice(0, 2).every((line) => line.startsWith(SECRET_MASK))).toBe(true);
+    expect(
+      base64?.output
+        .split('\n')
+        .slice(0, 2)
+        .every((line) => line.startsWith(SECRET_MASK)),
+    ).toBe(true);
     // The recorded observation of step 0 showed the value too: masked alike, it still matches.
     expect(result.fidelity?.steps[0]?.verdict).toBe('match');
     const stored = await pipeline.redis.get(pipeline.keys.result(RUN, 'echo-secret', 0));
@@ -148,7 +189,9 @@ describe('secrets in observations are masked before results, logs, streams and p
   it('grades the patch as the sandbox produced it; only the stored copy is masked', () => {
     // test_token compares the file with the literal token: it passes only on the unmasked patch.
     expect(result).toMatchObject({ resolved: true, reward: 1 });
-    expect(result.grading?.tests).toEqual([expect.objectContaining({ id: 'test_token (tests.test_token.TestToken.test_token)', outcome: 'success' })]);
+    expect(result.grading?.tests).toEqual([
+      expect.objectContaining({ id: 'test_token (tests.test_token.TestToken.test_token)', outcome: 'success' }),
+    ]);
     expect(result.patch).toContain(`+TOKEN = "${SECRET_MASK}"`);
   });
 
@@ -157,7 +200,10 @@ describe('secrets in observations are masked before results, logs, streams and p
     const { logs } = await pipeline.queue.getJobLogs(jobId);
     expect(logs.length).toBeGreaterThan(0);
     expectMasked('the job log rows', logs.join('\n'));
-    for (const path of [`api/queues/${pipeline.config.queue.name}/${encodeURIComponent(jobId)}`, `api/queues/${pipeline.config.queue.name}/${encodeURIComponent(jobId)}/logs`]) {
+    for (const path of [
+      `api/queues/${pipeline.config.queue.name}/${encodeURIComponent(jobId)}`,
+      `api/queues/${pipeline.config.queue.name}/${encodeURIComponent(jobId)}/logs`,
+    ]) {
       const res = await fetch(`${dashboard.url}${path}`);
       expect(res.status).toBe(200);
       expectMasked(`Bull Board ${path}`, await res.text());

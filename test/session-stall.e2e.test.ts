@@ -73,7 +73,7 @@ describeWith([bwrapNeed()], 'session set-up on a stalled sandbox (bubblewrap)', 
     expect((await env.run('command -v str_replace_editor')).output).toMatch(/\/str_replace_editor\n$/);
   });
 
-  it('the warm pool\'s liveness probe finds a stalled but healthy sandbox alive, and leaves its session in step', async () => {
+  it("the warm pool's liveness probe finds a stalled but healthy sandbox alive, and leaves its session in step", async () => {
     await using env = newEnv();
     await env.start();
     handle.faults.configure({ shellStall: STALL });
@@ -88,7 +88,9 @@ describeWith([bwrapNeed()], 'session set-up on a stalled sandbox (bubblewrap)', 
     await using env = newEnv();
     await env.start();
     // The next shell to start prints an extra prompt after every command; the ones after it are normal.
-    await env.run(`echo '[ -e /tmp/rf-once ] || { touch /tmp/rf-once; PROMPT_COMMAND="printf SHELLPS1PREFIX"; }' >> ~/.bashrc`);
+    await env.run(
+      `echo '[ -e /tmp/rf-once ] || { touch /tmp/rf-once; PROMPT_COMMAND="printf SHELLPS1PREFIX"; }' >> ~/.bashrc`,
+    );
     await env.run('exit');
     await env.restartSession();
     expect(await env.run('test -e /tmp/rf-once')).toMatchObject({ exitCode: 0 });
@@ -111,7 +113,10 @@ describeWith([bwrapNeed()], 'session set-up on a stalled sandbox (bubblewrap)', 
       await env.run(poison);
       handle.faults.configure({ shellStall: STALL });
       await env.run('exit');
-      await expect(env.restartSession(), poison).rejects.toMatchObject({ code: 'SESSION_RESTART_FAILED', class: 'model' });
+      await expect(env.restartSession(), poison).rejects.toMatchObject({
+        code: 'SESSION_RESTART_FAILED',
+        class: 'model',
+      });
       handle.faults.reset();
     }
   });

@@ -10,7 +10,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Episode, EpisodeResult } from '@rollout-fleet/shared';
 import { submitRun, validateInputs } from '@rollout-fleet/producer';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
-import { SWEEP, collectResults, configOf, openPipeline, readSweep, silentLogger, startHost, testEnv, type Host, type Pipeline } from './support/pipeline-harness.js';
+import {
+  SWEEP,
+  collectResults,
+  configOf,
+  openPipeline,
+  readSweep,
+  silentLogger,
+  startHost,
+  testEnv,
+  type Host,
+  type Pipeline,
+} from './support/pipeline-harness.js';
 
 const bash = (command: string): Episode['trajectory'][number] => ({ name: 'execute_bash', arguments: { command } });
 const SED = "sed -i 's/return a - b/return a + b/' /testbed/pyutils/calc.py";
@@ -43,14 +54,24 @@ describe('a stalled sandbox is infrastructure, never the model’s 0', () => {
       'self-desync': [bash(`PROMPT_COMMAND='printf SHELLPS1PREFIX'`), FIX, bash('sleep 1')],
       // … and keeps printing the fallback terminator from the background, ahead of our markers: whether one of
       // them still gets through depends on the scheduler, so either outcome is a grade, never a retry or null.
-      'self-desync-flood': [bash(`PROMPT_COMMAND='printf SHELLPS1PREFIX'`), FIX, bash('while :; do echo UNIQUESTRING29234; sleep 0.01; done &')],
+      'self-desync-flood': [
+        bash(`PROMPT_COMMAND='printf SHELLPS1PREFIX'`),
+        FIX,
+        bash('while :; do echo UNIQUESTRING29234; sleep 0.01; done &'),
+      ],
       // The model shadows printf, which prints our markers: the shell can never show one — graded as the tree stands.
       'no-markers': [FIX, bash('printf() { :; }')],
     };
-    const episodes = Object.entries(cases).map(([id, trajectory]) => ({ ...template, run_id: 'stall', episode_id: id, trajectory }));
+    const episodes = Object.entries(cases).map(([id, trajectory]) => ({
+      ...template,
+      run_id: 'stall',
+      episode_id: id,
+      trajectory,
+    }));
     await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId: 'stall', episodes });
     worker = await startWorker({ config, target: host.target, logger: silentLogger, concurrency: 4 });
-    for (const result of await collectResults(pipeline, 'stall', episodes.length)) results.set(result.episode_id, result);
+    for (const result of await collectResults(pipeline, 'stall', episodes.length))
+      results.set(result.episode_id, result);
   }, 120_000);
 
   afterAll(async () => {
@@ -88,6 +109,11 @@ describe('a stalled sandbox is infrastructure, never the model’s 0', () => {
   });
 
   it('a shell that can never show our marker is graded as its tree stands (SESSION_OUT_OF_SYNC, model), never null', () => {
-    expect(summary('no-markers')).toMatchObject({ status: 'completed', reward: 1, attempts: 1, failure: { code: 'SESSION_OUT_OF_SYNC', class: 'model' } });
+    expect(summary('no-markers')).toMatchObject({
+      status: 'completed',
+      reward: 1,
+      attempts: 1,
+      failure: { code: 'SESSION_OUT_OF_SYNC', class: 'model' },
+    });
   });
 });

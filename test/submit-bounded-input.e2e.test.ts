@@ -24,23 +24,34 @@ describe('submit: bounded memory and output on hostile inputs', () => {
   it('finishes with short, located problems under a 256 MB heap', async () => {
     const observation = 'o'.repeat(48 * MB);
     const hugeRecord = join(dir, 'huge.jsonl');
-    await writeFile(hugeRecord, `${JSON.stringify({ instance_id: 'big__one-1', sandbox: { image: 'python:3.11' }, trajectory: [{ name: 'execute_bash', arguments: { command: 'ls' }, observation }] })}\n`);
+    await writeFile(
+      hugeRecord,
+      `${JSON.stringify({ instance_id: 'big__one-1', sandbox: { image: 'python:3.11' }, trajectory: [{ name: 'execute_bash', arguments: { command: 'ls' }, observation }] })}\n`,
+    );
     const hugeKey = join(dir, 'huge-key.json');
-    await writeFile(hugeKey, JSON.stringify({ instance_id: 'k__k-1', sandbox: { image: 'python:3.11' }, ['k'.repeat(8 * MB)]: 1 }));
+    await writeFile(
+      hugeKey,
+      JSON.stringify({ instance_id: 'k__k-1', sandbox: { image: 'python:3.11' }, ['k'.repeat(8 * MB)]: 1 }),
+    );
     const deep = join(dir, 'deep.json');
     await writeFile(deep, '['.repeat(MB) + ']'.repeat(MB));
 
-    const run = await runCli(['submit', hugeRecord, hugeKey, deep, '--run', 'bounded', '--samples', '40', '--dry-run'], {
-      ...testEnv(),
-      NODE_OPTIONS: '--max-old-space-size=256',
-    });
+    const run = await runCli(
+      ['submit', hugeRecord, hugeKey, deep, '--run', 'bounded', '--samples', '40', '--dry-run'],
+      {
+        ...testEnv(),
+        NODE_OPTIONS: '--max-old-space-size=256',
+      },
+    );
     expect(run.code, run.stderr.slice(0, 2_000)).toBe(3);
     const lines = run.stderr.trim().split('\n');
     // Format detection reports first, then each importer; samples of one record share one size problem.
     expect(lines).toEqual([
       expect.stringMatching(new RegExp(`^${deep}:1: too deeply nested \\(nested deeper than 128 levels\\) — `)),
       expect.stringMatching(new RegExp(`^${hugeKey}: Unrecognized key: "k{300,}… \\(\\d+ more characters\\) — `)),
-      expect.stringMatching(new RegExp(`^${hugeRecord}:1: episode is \\d+ bytes serialized, over the limit of 1048576 — `)),
+      expect.stringMatching(
+        new RegExp(`^${hugeRecord}:1: episode is \\d+ bytes serialized, over the limit of 1048576 — `),
+      ),
       'submit: 3 problem(s) in 3 file(s); nothing was enqueued',
     ]);
     expect(run.stderr.length).toBeLessThan(4_000);

@@ -44,7 +44,9 @@ function samplePeak(host: Host, fleetId: () => string | undefined): { stop: () =
     while (running) {
       const id = fleetId();
       if (id) {
-        const live = (await adminSandboxes(host)).filter((s) => s.metadata['rf-fleet'] === id && s.status !== 'Terminating').length;
+        const live = (await adminSandboxes(host)).filter(
+          (s) => s.metadata['rf-fleet'] === id && s.status !== 'Terminating',
+        ).length;
         peak = Math.max(peak, live);
       }
       await new Promise((resolve) => setTimeout(resolve, 20));
@@ -64,7 +66,10 @@ function oneStepEpisodes(runId: string, count: number, steps = 2): Episode[] {
     episode(runId, `e${i}`, {
       sandbox: { image: 'python' },
       tools: ['execute_bash'],
-      trajectory: Array.from({ length: steps }, (_, k) => ({ name: 'execute_bash', arguments: { command: `echo ${k}` } })),
+      trajectory: Array.from({ length: steps }, (_, k) => ({
+        name: 'execute_bash',
+        arguments: { command: `echo ${k}` },
+      })),
     }),
   );
 }
@@ -123,11 +128,21 @@ describe('the sandbox supply across worker processes', () => {
     const p = pipeline;
     const sampler = samplePeak(host, () => fleetId);
     // The first worker up creates the fleet id; sampling starts from then on.
-    await vi.waitFor(async () => {
-      fleetId = (await p.redis.get(keys.fleetId())) ?? undefined;
-      expect(fleetId).toBeDefined();
-    }, { timeout: 30_000, interval: 100 });
-    await submitRun({ queue: p.queue, redis: p.redis, keys: p.keys, runId, episodes, policy: { attempts: 1, backoffMs: 100, retentionS: 3600 } });
+    await vi.waitFor(
+      async () => {
+        fleetId = (await p.redis.get(keys.fleetId())) ?? undefined;
+        expect(fleetId).toBeDefined();
+      },
+      { timeout: 30_000, interval: 100 },
+    );
+    await submitRun({
+      queue: p.queue,
+      redis: p.redis,
+      keys: p.keys,
+      runId,
+      episodes,
+      policy: { attempts: 1, backoffMs: 100, retentionS: 3600 },
+    });
 
     const results = await collectResults(p, runId, episodes.length);
     const peak = await sampler.stop();
@@ -144,7 +159,7 @@ describe('the sandbox supply across worker processes', () => {
     expect(workers.map((w) => w.exitCode)).toEqual([null, null, null]);
   });
 
-  it('a SIGKILLed worker\'s slots come back within the lease TTL, to a worker waiting for them', async () => {
+  it("a SIGKILLed worker's slots come back within the lease TTL, to a worker waiting for them", async () => {
     const TTL_S = 2;
     host.handle.faults.configure({ gateway: { latencyMs: { '/run_in_session': 1_000 } } });
     const env = {
@@ -168,24 +183,39 @@ describe('the sandbox supply across worker processes', () => {
     workers = [victim];
     await submitRun({ queue: p.queue, redis: p.redis, keys: p.keys, runId, episodes: oneStepEpisodes(runId, 3, 6) });
     // The victim holds all three slots, mid-episode.
-    const victimTickets = await vi.waitFor(async () => {
-      const leases = await leasesOf(p);
-      expect(leases.filter((l) => l.sandbox && l.worker?.includes(`-${victim.pid}-`))).toHaveLength(3);
-      return leases.map((l) => l.ticket!);
-    }, { timeout: 40_000, interval: 100 });
+    const victimTickets = await vi.waitFor(
+      async () => {
+        const leases = await leasesOf(p);
+        expect(leases.filter((l) => l.sandbox && l.worker?.includes(`-${victim.pid}-`))).toHaveLength(3);
+        return leases.map((l) => l.ticket!);
+      },
+      { timeout: 40_000, interval: 100 },
+    );
     const waiting = spawnWorker(env);
     workers.push(waiting);
-    await submitRun({ queue: p.queue, redis: p.redis, keys: p.keys, runId: 'slots-2', episodes: oneStepEpisodes('slots-2', 3, 1) });
+    await submitRun({
+      queue: p.queue,
+      redis: p.redis,
+      keys: p.keys,
+      runId: 'slots-2',
+      episodes: oneStepEpisodes('slots-2', 3, 1),
+    });
     // The second worker wants slots and cannot have any.
-    await vi.waitFor(async () => expect(await p.redis.zcard(p.keys.slotWaiters())).toBeGreaterThan(0), { timeout: 40_000, interval: 100 });
+    await vi.waitFor(async () => expect(await p.redis.zcard(p.keys.slotWaiters())).toBeGreaterThan(0), {
+      timeout: 40_000,
+      interval: 100,
+    });
 
     await stopChild(victim, 'SIGKILL');
     const killedAt = performance.now();
-    await vi.waitFor(async () => {
-      const live = await p.redis.zrange(p.keys.leases(), 0, -1);
-      expect(live.filter((t) => victimTickets.includes(t))).toEqual([]);
-      expect((await leasesOf(p)).some((l) => l.worker?.includes(`-${waiting.pid}-`))).toBe(true);
-    }, { timeout: 10_000, interval: 50 });
+    await vi.waitFor(
+      async () => {
+        const live = await p.redis.zrange(p.keys.leases(), 0, -1);
+        expect(live.filter((t) => victimTickets.includes(t))).toEqual([]);
+        expect((await leasesOf(p)).some((l) => l.worker?.includes(`-${waiting.pid}-`))).toBe(true);
+      },
+      { timeout: 10_000, interval: 50 },
+    );
     const freedAfterMs = performance.now() - killedAt;
     expect(freedAfterMs).toBeLessThan(TTL_S * 1000 + 1_500);
 

@@ -8,8 +8,28 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { getEventListeners } from 'node:events';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { AGENT_ENV_LABEL_KEY, createVefaasClient, type VefaasClient, FLEET_LABEL_KEY, createSandboxSupply, type SandboxRequest, type SandboxSupply, type SuppliedSandbox, type SupplyLimits } from '@rollout-fleet/sandbox';
-import { SandboxSpecSchema, createKeyspace, createLogger, createRedis, deleteKeysMatching, type Keyspace, type RedisClient, type RolloutError, LuaScript } from '@rollout-fleet/shared';
+import {
+  AGENT_ENV_LABEL_KEY,
+  createVefaasClient,
+  type VefaasClient,
+  FLEET_LABEL_KEY,
+  createSandboxSupply,
+  type SandboxRequest,
+  type SandboxSupply,
+  type SuppliedSandbox,
+  type SupplyLimits,
+} from '@rollout-fleet/sandbox';
+import {
+  SandboxSpecSchema,
+  createKeyspace,
+  createLogger,
+  createRedis,
+  deleteKeysMatching,
+  type Keyspace,
+  type RedisClient,
+  type RolloutError,
+  LuaScript,
+} from '@rollout-fleet/shared';
 import { startVefaasLocal, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
 import { createWorkerMetrics } from '@rollout-fleet/worker';
 
@@ -83,7 +103,16 @@ async function supplyWith(limits: Partial<SupplyLimits> = {}, keys?: Keyspace, s
 }
 
 function request(overrides: Partial<SandboxRequest> = {}): SandboxRequest {
-  return { sandbox: spec, tools: ['execute_bash'], role: 'main', runId: 'run', jobId: 'job', deadline: Date.now() + 60_000, logger: silent, ...overrides };
+  return {
+    sandbox: spec,
+    tools: ['execute_bash'],
+    role: 'main',
+    runId: 'run',
+    jobId: 'job',
+    deadline: Date.now() + 60_000,
+    logger: silent,
+    ...overrides,
+  };
 }
 
 async function acquire(supply: SandboxSupply, overrides: Partial<SandboxRequest> = {}): Promise<SuppliedSandbox> {
@@ -106,16 +135,24 @@ describe('SandboxSupply', () => {
     const { supply, metrics } = await supplyWith();
     const sandbox = await acquire(supply);
     expect(await sandbox.env.communicate('echo ready')).toBe('ready\n');
-    const [listed] = await vefaas.listAllSandboxes({ FunctionId: host.functionId, Metadata: { [FLEET_LABEL_KEY]: supply.fleetId } });
+    const [listed] = await vefaas.listAllSandboxes({
+      FunctionId: host.functionId,
+      Metadata: { [FLEET_LABEL_KEY]: supply.fleetId },
+    });
     expect(listed?.Id).toBe(sandbox.sandboxId);
     expect(listed?.Metadata?.[AGENT_ENV_LABEL_KEY]).toBe(`${sandbox.ticket}.1`);
     expect(await supply.leases.counts()).toMatchObject({ live: 1, starting: 0 });
-    expect(await supply.leases.get(sandbox.ticket)).toMatchObject({ sandbox: sandbox.sandboxId, role: 'main', job: 'job', run: 'run' });
+    expect(await supply.leases.get(sandbox.ticket)).toMatchObject({
+      sandbox: sandbox.sandboxId,
+      role: 'main',
+      job: 'job',
+      run: 'run',
+    });
     await sandbox.release();
     await sandbox.release();
     expect(['gone', 'Terminating']).toContain(await statusOf(sandbox.sandboxId));
     expect(await supply.leases.counts()).toMatchObject({ live: 0, starting: 0 });
-    expect((await metrics.registry.getSingleMetricAsString('rf_sandbox_creates_total'))).toContain('outcome="ok"} 1');
+    expect(await metrics.registry.getSingleMetricAsString('rf_sandbox_creates_total')).toContain('outcome="ok"} 1');
   });
 
   it('records how late each create went out after its booked create slot (the room the burst must leave)', async () => {
@@ -132,12 +169,19 @@ describe('SandboxSupply', () => {
     host.faults.configure({ controlPlane: { lostAnswer: { CreateSandbox: 1 } } });
     const sandbox = await acquire(supply);
     expect(host.faults.stats.lostAnswers).toBe(1);
-    const made = await vefaas.listAllSandboxes({ FunctionId: host.functionId, Metadata: { [FLEET_LABEL_KEY]: supply.fleetId } });
+    const made = await vefaas.listAllSandboxes({
+      FunctionId: host.functionId,
+      Metadata: { [FLEET_LABEL_KEY]: supply.fleetId },
+    });
     expect(made.map((s) => s.Id)).toEqual([sandbox.sandboxId]);
     expect(made[0]?.Metadata?.[AGENT_ENV_LABEL_KEY]).toBe(`${sandbox.ticket}.1`);
     expect(await sandbox.env.communicate('echo adopted')).toBe('adopted\n');
-    expect(await metrics.registry.getSingleMetricAsString('rf_sandbox_create_recovered_total')).toContain('action="adopted"} 1');
-    expect(await metrics.registry.getSingleMetricAsString('rf_sandbox_creates_total')).toContain('outcome="timeout"} 1');
+    expect(await metrics.registry.getSingleMetricAsString('rf_sandbox_create_recovered_total')).toContain(
+      'action="adopted"} 1',
+    );
+    expect(await metrics.registry.getSingleMetricAsString('rf_sandbox_creates_total')).toContain(
+      'outcome="timeout"} 1',
+    );
   });
 
   it('after a create that made nothing (a 5xx before acting), creates again under a new label in the same slot', async () => {
@@ -160,7 +204,10 @@ describe('SandboxSupply', () => {
     try {
       const sandbox = await acquire(supply);
       expect(spy).toHaveBeenCalledTimes(2);
-      expect(spy.mock.calls.map(([req]) => req.Metadata?.[AGENT_ENV_LABEL_KEY])).toEqual([`${sandbox.ticket}.1`, `${sandbox.ticket}.2`]);
+      expect(spy.mock.calls.map(([req]) => req.Metadata?.[AGENT_ENV_LABEL_KEY])).toEqual([
+        `${sandbox.ticket}.1`,
+        `${sandbox.ticket}.2`,
+      ]);
       expect(spy.mock.calls.every(([, opts]) => opts?.once === true)).toBe(true);
     } finally {
       spy.mockRestore();
@@ -168,13 +215,20 @@ describe('SandboxSupply', () => {
   });
 
   it('waits out platform 429s: the fleet rate drops, every acquisition succeeds, none is failed', async () => {
-    const { supply, metrics } = await supplyWith({ createRatePerS: 40, createBurst: 8, maxSandboxes: 20, maxStarting: 20 });
+    const { supply, metrics } = await supplyWith({
+      createRatePerS: 40,
+      createBurst: 8,
+      maxSandboxes: 20,
+      maxStarting: 20,
+    });
     host.faults.configure({ throttle: { ratePerSecond: 8, burst: 2 } });
     const before = host.faults.stats;
     const sandboxes = await Promise.all(Array.from({ length: 12 }, () => acquire(supply)));
     expect(new Set(sandboxes.map((s) => s.sandboxId)).size).toBe(12);
     expect(host.faults.stats.throttled).toBeGreaterThan(before.throttled);
-    expect(await metrics.registry.getSingleMetricAsString('rf_sandbox_creates_total')).toMatch(/outcome="throttled"} [1-9]/);
+    expect(await metrics.registry.getSingleMetricAsString('rf_sandbox_creates_total')).toMatch(
+      /outcome="throttled"} [1-9]/,
+    );
     expect((await supply.limiter.peek('default')).ratePerS).toBeLessThan(40);
     // Nothing extra was created: one sandbox per acquisition.
     expect(host.faults.stats.createsAdmitted - before.createsAdmitted).toBe(12);
@@ -204,7 +258,10 @@ describe('SandboxSupply', () => {
 
   it('an attempt for a slot is one slot-script call: warm claim, reservation and the waiter entry go together', async () => {
     // No poll within the test: the waiter tries again only when the release wakes it.
-    const { supply } = await supplyWith({ maxSandboxes: 1, acquireTimeoutMs: 3_600_000 }, undefined, { first: 600_000, max: 600_000 });
+    const { supply } = await supplyWith({ maxSandboxes: 1, acquireTimeoutMs: 3_600_000 }, undefined, {
+      first: 600_000,
+      max: 600_000,
+    });
     const first = await acquire(supply);
     // One script per slot operation (leases/slots/<op>.lua): a call is told by its script's sha.
     const slotsDir = new URL('../packages/sandbox/src/leases/slots/', import.meta.url);
@@ -238,7 +295,10 @@ describe('SandboxSupply', () => {
   it('a release in another process wakes a waiter at once, long before its next poll', async () => {
     const { supply: holder, keys } = await supplyWith({ maxSandboxes: 1 });
     // The waiter would poll again only after ten minutes: only the wake can hand it the slot within the test.
-    const { supply: waiter } = await supplyWith({ maxSandboxes: 1, acquireTimeoutMs: 3_600_000 }, keys, { first: 600_000, max: 600_000 });
+    const { supply: waiter } = await supplyWith({ maxSandboxes: 1, acquireTimeoutMs: 3_600_000 }, keys, {
+      first: 600_000,
+      max: 600_000,
+    });
     const first = await acquire(holder);
     const waiting = waiter.acquire({ ...request(), jobId: 'second' });
     await vi.waitFor(async () => expect((await waiter.leases.counts()).waiters).toBe(1));
@@ -260,7 +320,7 @@ describe('SandboxSupply', () => {
     expect((await supply.leases.counts()).live).toBe(1);
   });
 
-  it('a held sandbox stops listening to its holder\'s signal once released or handed over, and a failed acquire does too', async () => {
+  it("a held sandbox stops listening to its holder's signal once released or handed over, and a failed acquire does too", async () => {
     // The holder's signal may be long-lived (an API session's, the worker's shutdown): each sandbox's link must go.
     const { supply } = await supplyWith({});
     const shutdown = new AbortController();
@@ -272,7 +332,9 @@ describe('SandboxSupply', () => {
     await handedOver.env.close();
     expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(0);
     host.faults.configure({ controlPlane: { answer: { CreateSandbox: { code: 'InvalidParameter', status: 400 } } } });
-    await expect(supply.acquire({ ...request(), signal: shutdown.signal })).rejects.toMatchObject({ code: 'VEFAAS_BAD_REQUEST' });
+    await expect(supply.acquire({ ...request(), signal: shutdown.signal })).rejects.toMatchObject({
+      code: 'VEFAAS_BAD_REQUEST',
+    });
     expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(0);
     expect(shutdown.signal.aborted).toBe(false);
   });
@@ -305,8 +367,15 @@ describe('SandboxSupply readiness', () => {
    */
   const COLD_MS = 6_000;
 
-  async function acquireSlowStart(unknownToGateway: boolean): Promise<{ calls: Record<string, number>; readyMs: number }> {
-    const slow = await startVefaasLocal({ isolation: 'emulated', logger: silent, createReturns: 'immediately', faults: { coldStart: { delayMs: COLD_MS, unknownToGateway } } });
+  async function acquireSlowStart(
+    unknownToGateway: boolean,
+  ): Promise<{ calls: Record<string, number>; readyMs: number }> {
+    const slow = await startVefaasLocal({
+      isolation: 'emulated',
+      logger: silent,
+      createReturns: 'immediately',
+      faults: { coldStart: { delayMs: COLD_MS, unknownToGateway } },
+    });
     const client = createVefaasClient({
       endpoint: slow.controlPlaneUrl,
       region: slow.region,
@@ -318,7 +387,9 @@ describe('SandboxSupply readiness', () => {
       const supply = await createSandboxSupply({
         redis,
         keys: createKeyspace(prefix),
-        targets: [{ id: 'default', target: { vefaas: client, functionId: slow.functionId, gatewayUrl: slow.gatewayUrl } }],
+        targets: [
+          { id: 'default', target: { vefaas: client, functionId: slow.functionId, gatewayUrl: slow.gatewayUrl } },
+        ],
         workerId: 'test-worker',
         logger: silent,
         limits: LIMITS,

@@ -45,7 +45,10 @@ const STEPS = [
 function expectEveryStepOk(out: Finished): void {
   const lines = out.stdout.split('\n');
   for (const step of STEPS) {
-    expect(lines.some((line) => line.startsWith(`ok     ${step}`)), `${step}\n${out.stdout}\n${out.stderr}`).toBe(true);
+    expect(
+      lines.some((line) => line.startsWith(`ok     ${step}`)),
+      `${step}\n${out.stdout}\n${out.stderr}`,
+    ).toBe(true);
   }
   expect(lines.find((line) => line.startsWith('ok     cat /tmp/demo_out.txt'))).toMatch(/s {2}6$/);
   expect(lines.find((line) => line.startsWith('ok     which str_replace_editor'))).toMatch(/\/str_replace_editor$/);
@@ -79,7 +82,9 @@ describeWith([bwrapNeed()], 'rollout-fleet verify', () => {
     expect(out.stdout).not.toContain('ok     install tools');
     // The sandbox it created is still killed.
     expect(out.stdout).toMatch(/^ok {5}close \(session closed, sandbox killed\)/m);
-    expect(out.stderr).toMatch(/verify: failed at "start sandbox \(create, wait until alive, session\): .*function_initialize_failed/);
+    expect(out.stderr).toMatch(
+      /verify: failed at "start sandbox \(create, wait until alive, session\): .*function_initialize_failed/,
+    );
     // A Failed sandbox is noticed at once, not after the 180 s startup timeout.
     expect(performance.now() - started).toBeLessThan(30_000);
   });
@@ -89,7 +94,11 @@ describeWith([bwrapNeed()], 'rollout-fleet verify', () => {
     let cloudEnv: NodeJS.ProcessEnv;
 
     beforeAll(async () => {
-      host = await startVefaasLocal({ isolation: 'bwrap', imagesDir: join(ROOT, 'examples/images'), logger: createLogger({ level: 'silent', format: 'json' }) });
+      host = await startVefaasLocal({
+        isolation: 'bwrap',
+        imagesDir: join(ROOT, 'examples/images'),
+        logger: createLogger({ level: 'silent', format: 'json' }),
+      });
       cloudEnv = cleanEnv({
         VEFAAS_ENDPOINT: host.controlPlaneUrl,
         VEFAAS_FUNCTION_ROUTE: host.gatewayUrl,
@@ -107,9 +116,13 @@ describeWith([bwrapNeed()], 'rollout-fleet verify', () => {
     it('passes every step through the signed control plane and the gateway, offline because the host is on loopback', async () => {
       const out = await verify([], cloudEnv, cwd);
       expect(out.code, out.stderr).toBe(0);
-      expect(out.stdout).toContain(`verify: sandboxes from veFaaS ${host.controlPlaneUrl} (function ${host.functionId}`);
+      expect(out.stdout).toContain(
+        `verify: sandboxes from veFaaS ${host.controlPlaneUrl} (function ${host.functionId}`,
+      );
       expectEveryStepOk(out);
-      expect(out.stdout).toMatch(/^skip {3}pip install numpy -q .*offline: the sandbox host is on this machine \(loopback\)/m);
+      expect(out.stdout).toMatch(
+        /^skip {3}pip install numpy -q .*offline: the sandbox host is on this machine \(loopback\)/m,
+      );
       // The sandbox verify used is gone from the host it came from.
       await vi.waitFor(() => expect(host.sandboxCounts().total).toBe(0), { timeout: 10_000, interval: 50 });
       expect(host.sandboxPids()).toEqual([]);

@@ -8,8 +8,24 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRedis, findRedis, freePort, type FoundRedis } from '@rollout-fleet/shared';
-import { startHealthServer, startWorker, type HealthServer, type RunningWorker, type WorkerHealth } from '@rollout-fleet/worker';
-import { cloudEnvFor, configOf, runCli, silentLogger, spawnWorker, startHost, stopChild, testEnv, type Host } from './support/pipeline-harness.js';
+import {
+  startHealthServer,
+  startWorker,
+  type HealthServer,
+  type RunningWorker,
+  type WorkerHealth,
+} from '@rollout-fleet/worker';
+import {
+  cloudEnvFor,
+  configOf,
+  runCli,
+  silentLogger,
+  spawnWorker,
+  startHost,
+  stopChild,
+  testEnv,
+  type Host,
+} from './support/pipeline-harness.js';
 
 async function probe(url: string): Promise<{ status: number; body: WorkerHealth & { ok?: boolean } }> {
   const res = await fetch(url);
@@ -32,17 +48,29 @@ describe('worker health endpoint', () => {
     let worker: RunningWorker | undefined;
     let health: HealthServer | undefined;
     try {
-      worker = await startWorker({ config: configOf(testEnv({ REDIS_URL: redis.url })), target: host.target, logger: silentLogger });
+      worker = await startWorker({
+        config: configOf(testEnv({ REDIS_URL: redis.url })),
+        target: host.target,
+        logger: silentLogger,
+      });
       const running = worker;
       health = await startHealthServer({ port: 0, readiness: () => running.health(), logger: silentLogger });
       expect(await probe(`${health.url}healthz`)).toEqual({ status: 200, body: { ok: true } });
-      await vi.waitFor(async () => expect(await probe(`${health!.url}readyz`)).toEqual({ status: 200, body: { ready: true, worker: 'running', redis: 'ok' } }));
+      await vi.waitFor(async () =>
+        expect(await probe(`${health!.url}readyz`)).toEqual({
+          status: 200,
+          body: { ready: true, worker: 'running', redis: 'ok' },
+        }),
+      );
 
       // Redis stops answering (CLIENT PAUSE on this test's own server): not ready, with the reason; still alive.
       const admin = createRedis(redis.url);
       await admin.call('CLIENT', 'PAUSE', '3000', 'ALL');
       const down = await probe(`${health.url}readyz`);
-      expect(down).toEqual({ status: 503, body: { ready: false, worker: 'running', redis: 'no answer to PING within 1000 ms' } });
+      expect(down).toEqual({
+        status: 503,
+        body: { ready: false, worker: 'running', redis: 'no answer to PING within 1000 ms' },
+      });
       expect((await probe(`${health.url}healthz`)).status).toBe(200);
       await admin.call('CLIENT', 'UNPAUSE');
       admin.disconnect();
@@ -51,7 +79,10 @@ describe('worker health endpoint', () => {
       const closing = worker.close();
       expect((await worker.health()).worker).toBe('stopping');
       await closing;
-      expect(await probe(`${health.url}readyz`)).toEqual({ status: 503, body: { ready: false, worker: 'stopped', redis: 'not checked (stopped)' } });
+      expect(await probe(`${health.url}readyz`)).toEqual({
+        status: 503,
+        body: { ready: false, worker: 'stopped', redis: 'not checked (stopped)' },
+      });
       expect((await fetch(`${health.url}other`)).status).toBe(404);
       expect((await fetch(`${health.url}readyz`, { method: 'POST' })).status).toBe(405);
     } finally {
@@ -66,10 +97,17 @@ describe('worker health endpoint', () => {
     const env = { ...testEnv(), ...cloudEnvFor(host.handle) };
     const child = spawnWorker(env, ['--health-port', String(port)]);
     try {
-      await vi.waitFor(async () => expect(await probe(`http://127.0.0.1:${port}/readyz`)).toEqual({ status: 200, body: { ready: true, worker: 'running', redis: 'ok' } }), {
-        timeout: 30_000,
-        interval: 100,
-      });
+      await vi.waitFor(
+        async () =>
+          expect(await probe(`http://127.0.0.1:${port}/readyz`)).toEqual({
+            status: 200,
+            body: { ready: true, worker: 'running', redis: 'ok' },
+          }),
+        {
+          timeout: 30_000,
+          interval: 100,
+        },
+      );
     } finally {
       await stopChild(child);
     }
@@ -81,7 +119,10 @@ describe('worker health endpoint', () => {
     await once(taken, 'listening');
     const { port } = taken.address() as { port: number };
     try {
-      const run = await runCli(['worker', '--health-port', String(port)], { ...testEnv(), ...cloudEnvFor(host.handle) });
+      const run = await runCli(['worker', '--health-port', String(port)], {
+        ...testEnv(),
+        ...cloudEnvFor(host.handle),
+      });
       expect(run.code).toBe(3);
       expect(run.stderr).toContain(`cannot serve the health endpoint on 127.0.0.1:${port}`);
     } finally {

@@ -8,7 +8,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ROOT, cloudEnvFor, spawnWorker, startHost, stopChild, testEnv, type Host } from './support/pipeline-harness.js';
+import {
+  ROOT,
+  cloudEnvFor,
+  spawnWorker,
+  startHost,
+  stopChild,
+  testEnv,
+  type Host,
+} from './support/pipeline-harness.js';
 
 interface WorkerHeap {
   HEAP_YOUNG_MB: number;
@@ -16,10 +24,11 @@ interface WorkerHeap {
   workerHeapBudgetMb(env: Record<string, string | undefined>, execArgv: string[]): number;
 }
 const heap = (await import(pathToFileURL(join(ROOT, 'bin/worker-heap.js')).href)) as WorkerHeap;
-const budget = (env: Record<string, string | undefined> = {}, execArgv: string[] = []): number => heap.workerHeapBudgetMb(env, execArgv);
+const budget = (env: Record<string, string | undefined> = {}, execArgv: string[] = []): number =>
+  heap.workerHeapBudgetMb(env, execArgv);
 
 describe('worker heap budget', () => {
-  it('is off (0: V8\'s own limit) unless RF_WORKER_HEAP_MB is set; an invalid value is off here (the configuration refuses it)', () => {
+  it("is off (0: V8's own limit) unless RF_WORKER_HEAP_MB is set; an invalid value is off here (the configuration refuses it)", () => {
     expect(budget({})).toBe(0);
     expect(budget({ RF_WORKER_HEAP_MB: '' })).toBe(0); // empty is unset, as in the configuration
     expect(budget({ RF_WORKER_HEAP_MB: '191', RF_WORKER_CONCURRENCY: '1000' })).toBe(191);
@@ -39,7 +48,7 @@ describe('worker heap budget', () => {
     }
   });
 
-  it('is off when node was given --max-old-space-size (NODE_OPTIONS or a node flag): the user\'s limit wins', () => {
+  it("is off when node was given --max-old-space-size (NODE_OPTIONS or a node flag): the user's limit wins", () => {
     expect(budget({ RF_WORKER_HEAP_MB: '191', NODE_OPTIONS: '--enable-source-maps --max-old-space-size=512' })).toBe(0);
     expect(budget({ RF_WORKER_HEAP_MB: '191' }, ['--max_old_space_size=512'])).toBe(0);
     expect(budget({ RF_WORKER_HEAP_MB: '191', NODE_OPTIONS: '--max-semi-space-size=32' })).toBe(191);
@@ -61,25 +70,36 @@ describe('`rollout-fleet worker` under its heap budget', () => {
    * Starts a worker, waits for its "V8 heap limit" line, stops it; its limit in MB. (SIGTERM through the thread and
    * the exit code: worker-health.e2e.test.ts.)
    */
-  async function heapLineOf(extra: Record<string, string>): Promise<{ heapLimitMb: number; heapGrowthPercent: number }> {
-    const child = spawnWorker({ ...testEnv(), ...cloudEnvFor(host.handle), LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...extra });
+  async function heapLineOf(
+    extra: Record<string, string>,
+  ): Promise<{ heapLimitMb: number; heapGrowthPercent: number }> {
+    const child = spawnWorker({
+      ...testEnv(),
+      ...cloudEnvFor(host.handle),
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
+      ...extra,
+    });
     try {
       await vi.waitFor(() => expect(child.log()).toContain('"heapLimitMb"'), { timeout: 30_000, interval: 50 });
     } finally {
       await stopChild(child);
     }
-    const line = child.log().split('\n').find((l) => l.includes('"heapLimitMb"'));
+    const line = child
+      .log()
+      .split('\n')
+      .find((l) => l.includes('"heapLimitMb"'));
     return JSON.parse(line!) as { heapLimitMb: number; heapGrowthPercent: number };
   }
   const heapLimitOf = async (extra: Record<string, string>): Promise<number> => (await heapLineOf(extra)).heapLimitMb;
 
-  it('sets V8\'s heap growth between major collections: 100 % unless RF_WORKER_HEAP_GROWTH_PERCENT says otherwise (0: V8\'s own)', async () => {
+  it("sets V8's heap growth between major collections: 100 % unless RF_WORKER_HEAP_GROWTH_PERCENT says otherwise (0: V8's own)", async () => {
     expect((await heapLineOf({})).heapGrowthPercent).toBe(100);
     expect((await heapLineOf({ RF_WORKER_HEAP_GROWTH_PERCENT: '60' })).heapGrowthPercent).toBe(60);
     expect((await heapLineOf({ RF_WORKER_HEAP_GROWTH_PERCENT: '0' })).heapGrowthPercent).toBe(0);
   });
 
-  it('runs with RF_WORKER_HEAP_MB of old generation and 96 MB of young when set, with V8\'s GBs otherwise', async () => {
+  it("runs with RF_WORKER_HEAP_MB of old generation and 96 MB of young when set, with V8's GBs otherwise", async () => {
     const budgeted = await heapLimitOf({ RF_WORKER_HEAP_MB: '191' });
     expect(budgeted).toBeGreaterThanOrEqual(191 + 96); // old + young generation
     expect(budgeted).toBeLessThan(191 + 96 + 64);

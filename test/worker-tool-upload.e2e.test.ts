@@ -8,7 +8,16 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Config } from '@rollout-fleet/shared';
 import { submitRun } from '@rollout-fleet/producer';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
-import { collectResults, configOf, episode, openPipeline, silentLogger, startHost, testEnv, type Host } from './support/pipeline-harness.js';
+import {
+  collectResults,
+  configOf,
+  episode,
+  openPipeline,
+  silentLogger,
+  startHost,
+  testEnv,
+  type Host,
+} from './support/pipeline-harness.js';
 
 const zips = vi.hoisted(() => ({ count: 0 }));
 vi.mock('fflate', async (importOriginal) => {
@@ -41,7 +50,13 @@ describe('the tool bundle upload of a worker', () => {
     const pipeline = openPipeline(config);
     try {
       const episodes = ['e1', 'e2'].map((id) => episode('tools-run', id, { tools: ['execute_bash'] }));
-      await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId: 'tools-run', episodes });
+      await submitRun({
+        queue: pipeline.queue,
+        redis: pipeline.redis,
+        keys: pipeline.keys,
+        runId: 'tools-run',
+        episodes,
+      });
       const results = await collectResults(pipeline, 'tools-run', episodes.length);
       expect(results.map((r) => r.status)).toEqual(['completed', 'completed']);
     } finally {

@@ -10,11 +10,16 @@ const to = Number(process.env.ALLOC_SAMPLING_TO_S ?? 30) * 1000;
 const minor = process.env.ALLOC_SAMPLING_MINOR === '1';
 const session = new Session();
 session.connect();
-const post = (method, params) => new Promise((resolve, reject) => session.post(method, params, (err, res) => (err ? reject(err) : resolve(res))));
+const post = (method, params) =>
+  new Promise((resolve, reject) => session.post(method, params, (err, res) => (err ? reject(err) : resolve(res))));
 const short = (url) => url.replace(/^.*\/(node_modules\/)/, '$1').replace(/^file:\/\/.*\/(packages|dist|cli)\//, '$1/');
 setTimeout(async () => {
   await post('HeapProfiler.enable');
-  await post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: minor });
+  await post('HeapProfiler.startSampling', {
+    samplingInterval: 4096,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: minor,
+  });
   setTimeout(async () => {
     const { profile } = await post('HeapProfiler.stopSampling');
     const self = new Map();
@@ -23,7 +28,10 @@ setTimeout(async () => {
     const walk = (node, stack) => {
       const f = node.callFrame;
       const here = `${f.functionName || '(anon)'} ${short(f.url)}:${f.lineNumber + 1}`;
-      const next = [...stack, { here, mine: f.url !== '' && !f.url.includes('node_modules') && !f.url.startsWith('node:') }];
+      const next = [
+        ...stack,
+        { here, mine: f.url !== '' && !f.url.includes('node_modules') && !f.url.startsWith('node:') },
+      ];
       if (node.selfSize > 0) {
         total += node.selfSize;
         self.set(here, (self.get(here) ?? 0) + node.selfSize);
@@ -33,7 +41,17 @@ setTimeout(async () => {
       for (const c of node.children) walk(c, next.length > 60 ? next.slice(-60) : next);
     };
     walk(profile.head, []);
-    const top = (m) => [...m].sort((a, b) => b[1] - a[1]).slice(0, 35).map(([k, v]) => `  ${(v / 1048576).toFixed(1).padStart(7)} MB ${((100 * v) / total).toFixed(1).padStart(5)} %  ${k}`).join('\n');
-    process.stderr.write(`[alloc ${process.pid}] ${(total / 1048576).toFixed(0)} MB sampled (${minor ? 'all' : 'survived a scavenge'}), ${from / 1000}–${to / 1000} s\n-- by site:\n${top(self)}\n-- by nearest own frame:\n${top(own)}\n`);
+    const top = (m) =>
+      [...m]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 35)
+        .map(
+          ([k, v]) =>
+            `  ${(v / 1048576).toFixed(1).padStart(7)} MB ${((100 * v) / total).toFixed(1).padStart(5)} %  ${k}`,
+        )
+        .join('\n');
+    process.stderr.write(
+      `[alloc ${process.pid}] ${(total / 1048576).toFixed(0)} MB sampled (${minor ? 'all' : 'survived a scavenge'}), ${from / 1000}–${to / 1000} s\n-- by site:\n${top(self)}\n-- by nearest own frame:\n${top(own)}\n`,
+    );
   }, to - from);
 }, from).unref();

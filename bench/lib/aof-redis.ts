@@ -35,7 +35,20 @@ export async function startAofRedis(): Promise<AofRedis> {
   const start = async (): Promise<void> => {
     const server = spawn(
       'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', ''],
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        dir,
+        '--appendonly',
+        'yes',
+        '--appendfsync',
+        'always',
+        '--save',
+        '',
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     child = server;
@@ -48,7 +61,9 @@ export async function startAofRedis(): Promise<AofRedis> {
       server.stdout!.setEncoding('utf8').on('data', onData);
       server.stderr!.setEncoding('utf8').on('data', onData);
       server.once('error', reject);
-      server.once('exit', (code) => reject(new Error(`redis-server on ${port} exited (${String(code)}): ${log.slice(-500)}`)));
+      server.once('exit', (code) =>
+        reject(new Error(`redis-server on ${port} exited (${String(code)}): ${log.slice(-500)}`)),
+      );
     });
   };
 

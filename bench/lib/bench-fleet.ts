@@ -9,10 +9,32 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
-import { EpisodeSchema, ResultStore, createKeyspace, createLogger, createRedis, deleteKeysMatching, findRedis, loadConfig, type Config, type Episode, type EpisodeInput, type EpisodeJobData, type EpisodeResult, type FoundRedis, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
+import {
+  EpisodeSchema,
+  ResultStore,
+  createKeyspace,
+  createLogger,
+  createRedis,
+  deleteKeysMatching,
+  findRedis,
+  loadConfig,
+  type Config,
+  type Episode,
+  type EpisodeInput,
+  type EpisodeJobData,
+  type EpisodeResult,
+  type FoundRedis,
+  type Keyspace,
+  type RedisClient,
+} from '@rollout-fleet/shared';
 import { closeSharedDispatchers, createVefaasClient, type VefaasClient } from '@rollout-fleet/sandbox';
 import { submitRun } from '@rollout-fleet/producer';
-import { startVefaasLocal, type HostIsolation, type VefaasLocalHandle, type VefaasLocalOptions } from '@rollout-fleet/vefaas-local';
+import {
+  startVefaasLocal,
+  type HostIsolation,
+  type VefaasLocalHandle,
+  type VefaasLocalOptions,
+} from '@rollout-fleet/vefaas-local';
 import { aggregateFleetMetrics, startWorker, type RunningWorker } from '@rollout-fleet/worker';
 import { startHostProcess, type HostInfo, type HostProcess } from './host-process.js';
 
@@ -37,7 +59,12 @@ export interface BenchFleet<H extends HostInfo = VefaasLocalHandle> {
    * `secrets`: environment variables policy episodes name for their endpoint key (`policy.api_key_env`), given to
    * child processes as environment and to in-process workers as their secret lookup.
    */
-  startWorkers(o: { count: number; concurrency: number; processes: boolean; secrets?: Record<string, string> }): Promise<void>;
+  startWorkers(o: {
+    count: number;
+    concurrency: number;
+    processes: boolean;
+    secrets?: Record<string, string>;
+  }): Promise<void>;
   /** Enqueues the episodes and waits for every result (or the timeout); times are from just before the first enqueue. */
   submitAndWait(o: { runId: string; episodes: Episode[]; timeoutMs: number }): Promise<RunOutcome>;
   /** Enqueues the episodes only. */
@@ -107,7 +134,13 @@ export async function openBenchFleet(o: BenchFleetOptions): Promise<BenchFleet<H
   const prefix = `{rf-bench-${randomUUID().slice(0, 8)}}`;
   // A short grace: a benchmark cut short by its timeout must not wait long for in-flight episodes.
   const config = loadConfig(
-    { REDIS_URL: found.url, RF_PREFIX: prefix, RF_SHUTDOWN_GRACE_S: String(SHUTDOWN_GRACE_S), LOG_LEVEL: 'error', ...o.env },
+    {
+      REDIS_URL: found.url,
+      RF_PREFIX: prefix,
+      RF_SHUTDOWN_GRACE_S: String(SHUTDOWN_GRACE_S),
+      LOG_LEVEL: 'error',
+      ...o.env,
+    },
     { dotenvPath: false },
   );
   const keys = createKeyspace(prefix);
@@ -122,7 +155,16 @@ export async function openBenchFleet(o: BenchFleetOptions): Promise<BenchFleet<H
     const target = { vefaas, functionId: host.functionId, gatewayUrl: host.gatewayUrl };
     for (let i = 0; i < count; i++) {
       if (!processes) {
-        inProcess.push(await startWorker({ config, target, logger, concurrency, workerId: `bench-${i}`, secret: (name) => secrets[name] }));
+        inProcess.push(
+          await startWorker({
+            config,
+            target,
+            logger,
+            concurrency,
+            workerId: `bench-${i}`,
+            secret: (name) => secrets[name],
+          }),
+        );
         continue;
       }
       const env = {
@@ -140,12 +182,18 @@ export async function openBenchFleet(o: BenchFleetOptions): Promise<BenchFleet<H
         ...secrets,
         ...o.env,
       };
-      children.push(spawn(process.execPath, [...(o.workerExecArgv ?? []), `${root}bin/rollout-fleet.js`, 'worker'], { env, stdio: ['ignore', 'ignore', 'inherit'] }));
+      children.push(
+        spawn(process.execPath, [...(o.workerExecArgv ?? []), `${root}bin/rollout-fleet.js`, 'worker'], {
+          env,
+          stdio: ['ignore', 'ignore', 'inherit'],
+        }),
+      );
     }
     // Worker boot (tsx, imports, Redis connections) is not pipeline throughput: start the clock once all listen.
     const deadline = Date.now() + 60_000;
     while ((await queue.getWorkersCount()) < count) {
-      if (Date.now() > deadline) throw new Error(`only ${await queue.getWorkersCount()} of ${count} workers came up within 60 s`);
+      if (Date.now() > deadline)
+        throw new Error(`only ${await queue.getWorkersCount()} of ${count} workers came up within 60 s`);
       if (children.some((child) => child.exitCode !== null)) throw new Error('a worker process exited during start-up');
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
@@ -160,12 +208,22 @@ export async function openBenchFleet(o: BenchFleetOptions): Promise<BenchFleet<H
     const results: EpisodeResult[] = [];
     const signal = AbortSignal.timeout(timeoutMs);
     let lastStreamId = '0-0';
-    for await (const item of store.follow(runId, { signal, blockMs: 500, until: async () => results.length >= count })) {
+    for await (const item of store.follow(runId, {
+      signal,
+      blockMs: 500,
+      until: async () => results.length >= count,
+    })) {
       results.push(item.result);
       lastStreamId = item.streamId;
     }
     const complete = results.length >= count;
-    return { results, complete, startedAt, enqueuedAt: startedAt, lastCommitAt: complete ? Number(lastStreamId.split('-')[0]) : Date.now() };
+    return {
+      results,
+      complete,
+      startedAt,
+      enqueuedAt: startedAt,
+      lastCommitAt: complete ? Number(lastStreamId.split('-')[0]) : Date.now(),
+    };
   };
 
   const submitAndWait: BenchFleet['submitAndWait'] = async ({ runId, episodes, timeoutMs }) => {
@@ -180,7 +238,9 @@ export async function openBenchFleet(o: BenchFleetOptions): Promise<BenchFleet<H
     const deadline = since + 12_000;
     // Wait for a snapshot of every worker taken after now, so the counters cover what just ran.
     for (;;) {
-      const snapshots = Object.values(await redis.hgetall(keys.metrics())).map((raw) => (JSON.parse(raw) as { at: number }).at);
+      const snapshots = Object.values(await redis.hgetall(keys.metrics())).map(
+        (raw) => (JSON.parse(raw) as { at: number }).at,
+      );
       if ((snapshots.length > 0 && snapshots.every((at) => at >= since)) || Date.now() > deadline) break;
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
@@ -192,7 +252,9 @@ export async function openBenchFleet(o: BenchFleetOptions): Promise<BenchFleet<H
       for (const v of metric.values) {
         // A histogram's values are its buckets (`le`), `_sum` and `_count`, each named by metricName.
         const name = (v as { metricName?: string }).metricName ?? metric.name;
-        const labels = Object.entries(v.labels).map(([k, x]) => `${k}=${String(x)}`).join(',');
+        const labels = Object.entries(v.labels)
+          .map(([k, x]) => `${k}=${String(x)}`)
+          .join(',');
         out.set(labels ? `${name}{${labels}}` : name, v.value);
       }
     }
@@ -204,7 +266,11 @@ export async function openBenchFleet(o: BenchFleetOptions): Promise<BenchFleet<H
     closing ??= (async () => {
       await Promise.all(inProcess.map((worker) => worker.close()));
       for (const child of children) child.kill('SIGTERM');
-      await Promise.all(children.map((child) => (child.exitCode === null && child.signalCode === null ? once(child, 'exit') : undefined)));
+      await Promise.all(
+        children.map((child) =>
+          child.exitCode === null && child.signalCode === null ? once(child, 'exit') : undefined,
+        ),
+      );
       await queue.obliterate({ force: true }).catch(() => undefined);
       await queue.close();
       queueConnection.disconnect();
@@ -220,5 +286,19 @@ export async function openBenchFleet(o: BenchFleetOptions): Promise<BenchFleet<H
   };
 
   const workerPids = (): number[] => children.flatMap((child) => (child.pid === undefined ? [] : [child.pid]));
-  return { host, vefaas, redis, keys, config, queue, workerPids, startWorkers, submit, waitFor, submitAndWait, fleetCounters, close };
+  return {
+    host,
+    vefaas,
+    redis,
+    keys,
+    config,
+    queue,
+    workerPids,
+    startWorkers,
+    submit,
+    waitFor,
+    submitAndWait,
+    fleetCounters,
+    close,
+  };
 }

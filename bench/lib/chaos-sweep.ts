@@ -117,10 +117,35 @@ function secret(label: string): string {
   return `${label}${randomBytes(12).toString('hex')}`;
 }
 
-async function startSandboxHost(o: { faultsFile: string; accessKey: string; secretKey: string; gatewayKey: string; watch: SecretWatch }): Promise<Host> {
-  const child = spawn(process.execPath, [CLI, 'sandbox-host', '--port', '0', '--images', `${root}examples/images`,
-    '--access-key', o.accessKey, '--secret-key', o.secretKey, '--gateway-key', o.gatewayKey, '--faults', o.faultsFile, '--log-level', 'debug'],
-  { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+async function startSandboxHost(o: {
+  faultsFile: string;
+  accessKey: string;
+  secretKey: string;
+  gatewayKey: string;
+  watch: SecretWatch;
+}): Promise<Host> {
+  const child = spawn(
+    process.execPath,
+    [
+      CLI,
+      'sandbox-host',
+      '--port',
+      '0',
+      '--images',
+      `${root}examples/images`,
+      '--access-key',
+      o.accessKey,
+      '--secret-key',
+      o.secretKey,
+      '--gateway-key',
+      o.gatewayKey,
+      '--faults',
+      o.faultsFile,
+      '--log-level',
+      'debug',
+    ],
+    { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   o.watch.watch('sandbox-host', 'stdout', child.stdout);
   o.watch.watch('sandbox-host', 'stderr', child.stderr);
   // The banner (stdout) ends with the health line: everything needed is printed by then.
@@ -130,14 +155,21 @@ async function startSandboxHost(o: { faultsFile: string; accessKey: string; secr
       text += chunk;
       if (text.includes('health: ')) resolve(text);
     });
-    child.once('exit', (code) => reject(new Error(`sandbox-host exited (${String(code)}): ${o.watch.tail('sandbox-host', 'stderr')}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`sandbox-host exited (${String(code)}): ${o.watch.tail('sandbox-host', 'stderr')}`)),
+    );
   });
   const field = (name: string): string => {
     const value = new RegExp(`${name}=(\\S+)`).exec(banner)?.[1];
     if (value === undefined) throw new Error(`sandbox-host banner has no ${name}: ${banner}`);
     return value;
   };
-  return { child, endpoint: field('VEFAAS_ENDPOINT'), functionId: field('VEFAAS_FUNCTION_ID'), route: field('VEFAAS_FUNCTION_ROUTE') };
+  return {
+    child,
+    endpoint: field('VEFAAS_ENDPOINT'),
+    functionId: field('VEFAAS_FUNCTION_ID'),
+    route: field('VEFAAS_FUNCTION_ROUTE'),
+  };
 }
 
 async function adminJson<T>(host: Host, path: string): Promise<T> {
@@ -163,8 +195,12 @@ function tally(codes: Iterable<string>): Record<string, number> {
 async function sweepEpisodes(samples: number, envSecret: string): Promise<Episode[]> {
   const path = `${root}examples/sweep.jsonl`;
   const validated = validateInputs([{ path, text: await readFile(path, 'utf8') }], { runId: RUN_ID, samples });
-  if (validated.problems.length > 0) throw new Error(`examples/sweep.jsonl is invalid: ${validated.problems[0]!.message}`);
-  return validated.episodes.map((e) => ({ ...e, sandbox: { ...e.sandbox, env: { ...e.sandbox.env, CHAOS_EPISODE_TOKEN: envSecret } } }));
+  if (validated.problems.length > 0)
+    throw new Error(`examples/sweep.jsonl is invalid: ${validated.problems[0]!.message}`);
+  return validated.episodes.map((e) => ({
+    ...e,
+    sandbox: { ...e.sandbox, env: { ...e.sandbox.env, CHAOS_EPISODE_TOKEN: envSecret } },
+  }));
 }
 
 export async function runChaosSweep(o: ChaosOptions): Promise<ChaosReport> {
@@ -179,7 +215,9 @@ export async function runChaosSweep(o: ChaosOptions): Promise<ChaosReport> {
   };
   // The host's banner prints the access key id on purpose (an identifier the operator copies into the workers'
   // configuration; the secret key is printed only when generated). Nothing else may show it.
-  const watch = new SecretWatch(secrets, [{ process: /^sandbox-host$/, stream: 'stdout', line: /^\s*VEFAAS_ACCESS_KEY=/, secret: 'access key id' }]);
+  const watch = new SecretWatch(secrets, [
+    { process: /^sandbox-host$/, stream: 'stdout', line: /^\s*VEFAAS_ACCESS_KEY=/, secret: 'access key id' },
+  ]);
   const dir = await mkdtemp(join(tmpdir(), 'rf-chaos-'));
   const faultsFile = join(dir, 'faults.json');
   await writeFile(faultsFile, JSON.stringify(chaosFaults(o.seed)));
@@ -199,7 +237,13 @@ export async function runChaosSweep(o: ChaosOptions): Promise<ChaosReport> {
   try {
     redisServer = await startAofRedis();
     say(`redis      ${redisServer.url} (own redis-server, appendonly yes, appendfsync always)`);
-    host = await startSandboxHost({ faultsFile, accessKey: secrets['access key id'], secretKey: secrets['secret access key'], gatewayKey: secrets['gateway key'], watch });
+    host = await startSandboxHost({
+      faultsFile,
+      accessKey: secrets['access key id'],
+      secretKey: secrets['secret access key'],
+      gatewayKey: secrets['gateway key'],
+      watch,
+    });
     say(`vefaas     ${host.endpoint} (sandbox-host, bwrap sandboxes, faults ${JSON.stringify(chaosFaults(o.seed))})`);
     const prefix = '{rf-chaos}';
     const keys = createKeyspace(prefix);
@@ -212,7 +256,9 @@ export async function runChaosSweep(o: ChaosOptions): Promise<ChaosReport> {
     queue.on('error', () => undefined);
 
     const workerEnv: NodeJS.ProcessEnv = {
-      ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(RF_|VEFAAS_|VOLCE|REDIS_URL|LOG_)/.test(name))),
+      ...Object.fromEntries(
+        Object.entries(process.env).filter(([name]) => !/^(RF_|VEFAAS_|VOLCE|REDIS_URL|LOG_)/.test(name)),
+      ),
       REDIS_URL: redisServer.url,
       RF_PREFIX: prefix,
       RF_WORKER_CONCURRENCY: String(o.concurrency),
@@ -233,7 +279,11 @@ export async function runChaosSweep(o: ChaosOptions): Promise<ChaosReport> {
     };
     const spawnWorker = (): void => {
       const name = `worker-${++workerSeq}`;
-      const child = spawn(process.execPath, [CLI, 'worker'], { cwd: root, env: workerEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [CLI, 'worker'], {
+        cwd: root,
+        env: workerEnv,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       watch.watch(name, 'stdout', child.stdout);
       watch.watch(name, 'stderr', child.stderr);
       workers.add(child);
@@ -241,8 +291,17 @@ export async function runChaosSweep(o: ChaosOptions): Promise<ChaosReport> {
     };
 
     const episodes = await sweepEpisodes(o.samples, secrets['episode env value']);
-    const summary = await submitRun({ queue, redis, keys, runId: RUN_ID, episodes, policy: { attempts: 4, backoffMs: 500, retentionS: 3600 } });
-    say(`submitted  ${summary.enqueued} episodes (examples/sweep.jsonl × ${o.samples} samples), each with a secret in its sandbox env`);
+    const summary = await submitRun({
+      queue,
+      redis,
+      keys,
+      runId: RUN_ID,
+      episodes,
+      policy: { attempts: 4, backoffMs: 500, retentionS: 3600 },
+    });
+    say(
+      `submitted  ${summary.enqueued} episodes (examples/sweep.jsonl × ${o.samples} samples), each with a secret in its sandbox env`,
+    );
     for (let i = 0; i < o.workers; i++) spawnWorker();
     say(`workers    ${o.workers} rollout-fleet worker processes × ${o.concurrency} episodes`);
 
@@ -250,7 +309,10 @@ export async function runChaosSweep(o: ChaosOptions): Promise<ChaosReport> {
     // Redis restart at a third, a SIGKILLed one at two thirds.
     type Event = { at: number; what: 'kill-worker' | 'redis-graceful' | 'redis-sigkill' };
     const events: Event[] = [
-      ...Array.from({ length: o.workerKills }, (_, i): Event => ({ at: (i + 1) / (o.workerKills + 1) - 0.05, what: 'kill-worker' })),
+      ...Array.from({ length: o.workerKills }, (_, i): Event => ({
+        at: (i + 1) / (o.workerKills + 1) - 0.05,
+        what: 'kill-worker',
+      })),
       { at: 0.33, what: 'redis-graceful' } as const,
       { at: 0.66, what: 'redis-sigkill' } as const,
     ].sort((a, b) => a.at - b.at);
@@ -259,7 +321,8 @@ export async function runChaosSweep(o: ChaosOptions): Promise<ChaosReport> {
     let done = 0;
     let lastLine = 0;
     const deadline = Date.now() + o.timeoutMs;
-    const faultsNow = async (): Promise<Record<string, number>> => (await adminJson<{ stats: Record<string, number> }>(host!, 'faults')).stats;
+    const faultsNow = async (): Promise<Record<string, number>> =>
+      (await adminJson<{ stats: Record<string, number> }>(host!, 'faults')).stats;
     for (;;) {
       try {
         const [doneField] = await redis.hmget(keys.run(RUN_ID), 'done');
@@ -295,7 +358,9 @@ export async function runChaosSweep(o: ChaosOptions): Promise<ChaosReport> {
       if (Date.now() - lastLine >= 5000) {
         lastLine = Date.now();
         const f = await faultsNow().catch(() => ({}) as Record<string, number>);
-        say(`progress   [${elapsed()}] ${done}/${total} results · workers ${workers.size} · faults cp5xx ${f.controlPlaneErrors ?? '?'} gw502 ${f.gatewayErrors ?? '?'} deaths ${f.instanceDeaths ?? '?'} throttled ${f.throttled ?? '?'} cold-start ${f.coldStartTimeouts ?? '?'}`);
+        say(
+          `progress   [${elapsed()}] ${done}/${total} results · workers ${workers.size} · faults cp5xx ${f.controlPlaneErrors ?? '?'} gw502 ${f.gatewayErrors ?? '?'} deaths ${f.instanceDeaths ?? '?'} throttled ${f.throttled ?? '?'} cold-start ${f.coldStartTimeouts ?? '?'}`,
+        );
       }
       if (Date.now() > deadline) {
         say(`timeout    [${elapsed()}] ${done}/${total} results after ${o.timeoutMs / 1000}s`);
@@ -308,11 +373,15 @@ export async function runChaosSweep(o: ChaosOptions): Promise<ChaosReport> {
     const faults = await faultsNow();
 
     // Leftovers: whatever the killed workers held must be gone once their leases expired and a reaper ran.
-    say(`settling   [${elapsed()}] waiting out the lease TTL (${LEASE_TTL_S}s) and the reaper (${REAPER_INTERVAL_S}s) for leftover sandboxes`);
+    say(
+      `settling   [${elapsed()}] waiting out the lease TTL (${LEASE_TTL_S}s) and the reaper (${REAPER_INTERVAL_S}s) for leftover sandboxes`,
+    );
     type Listed = { sandboxes: Array<{ id: string; status: string }> };
     const platform = host;
     const alive = async (): Promise<Array<{ id: string; status: string }>> =>
-      (await adminJson<Listed>(platform, 'sandboxes')).sandboxes.filter((s) => s.status !== 'Failed').map((s) => ({ id: s.id, status: s.status }));
+      (await adminJson<Listed>(platform, 'sandboxes')).sandboxes
+        .filter((s) => s.status !== 'Failed')
+        .map((s) => ({ id: s.id, status: s.status }));
     const settleBy = Date.now() + (LEASE_TTL_S + 3 * REAPER_INTERVAL_S + 10) * 1000;
     let sandboxesAlive = await alive();
     while (sandboxesAlive.length > 0 && Date.now() < settleBy) {
@@ -325,8 +394,13 @@ export async function runChaosSweep(o: ChaosOptions): Promise<ChaosReport> {
     const lines = await redis.xrange(keys.results(RUN_ID), '-', '+');
     const labels = lines.map(([, fields]) => fields[fields.indexOf('job') + 1] ?? '');
     const indexed = await redis.hlen(keys.resultIndex(RUN_ID));
-    const results: EpisodeResult[] = (await new ResultStore(redis, keys).read(RUN_ID, { count: total * 2 + 100 })).map((item) => item.result);
-    const expected = JSON.parse(await readFile(`${root}examples/expected.json`, 'utf8')) as Record<string, { resolved: boolean }>;
+    const results: EpisodeResult[] = (await new ResultStore(redis, keys).read(RUN_ID, { count: total * 2 + 100 })).map(
+      (item) => item.result,
+    );
+    const expected = JSON.parse(await readFile(`${root}examples/expected.json`, 'utf8')) as Record<
+      string,
+      { resolved: boolean }
+    >;
     const judged = judgeResults({ episodes, results, streamLabels: labels, indexed, expected });
 
     const workerExits = [...workers];
@@ -336,7 +410,12 @@ export async function runChaosSweep(o: ChaosOptions): Promise<ChaosReport> {
 
     const invariants: Invariant[] = [
       ...judged.invariants,
-      { name: 'sandboxes alive after the lease TTL', count: sandboxesAlive.length, expected: 0, ok: sandboxesAlive.length === 0 },
+      {
+        name: 'sandboxes alive after the lease TTL',
+        count: sandboxesAlive.length,
+        expected: 0,
+        ok: sandboxesAlive.length === 0,
+      },
       { name: 'secret values in log lines', count: watch.hits.length, expected: 0, ok: watch.hits.length === 0 },
     ];
     const failed = results.filter((r) => r.status === 'failed');
@@ -354,7 +433,9 @@ export async function runChaosSweep(o: ChaosOptions): Promise<ChaosReport> {
         failed: failed.length,
       },
       failedByCode: tally(failed.map((r) => r.failure?.code ?? 'none')),
-      attemptFailuresByCode: tally(results.flatMap((r) => r.attempts.flatMap((a) => (a.failure ? [a.failure.code] : [])))),
+      attemptFailuresByCode: tally(
+        results.flatMap((r) => r.attempts.flatMap((a) => (a.failure ? [a.failure.code] : []))),
+      ),
       mismatches: judged.mismatches,
       unclassified: judged.unclassified,
       duplicates: judged.duplicates,
@@ -396,17 +477,22 @@ export function judgeResults(o: {
   const duplicates = o.streamLabels.length - new Set(o.streamLabels).size + (o.results.length - perEpisode.size);
   const mismatches = o.results
     .filter((r) => r.status === 'completed' && r.resolved !== o.expected[r.instance_id]?.resolved)
-    .map((r) => `${r.episode_id}#${r.sample_index}: resolved ${String(r.resolved)}, expected ${String(o.expected[r.instance_id]?.resolved)} (${r.failure?.code ?? 'no failure'})`);
+    .map(
+      (r) =>
+        `${r.episode_id}#${r.sample_index}: resolved ${String(r.resolved)}, expected ${String(o.expected[r.instance_id]?.resolved)} (${r.failure?.code ?? 'no failure'})`,
+    );
   const unclassified: string[] = [];
   const check = (where: string, failure: EpisodeResult['failure']): void => {
     if (failure === null) return;
-    if (!isErrorCode(failure.code) || ERROR_CODES[failure.code].class !== failure.class) unclassified.push(`${where}: ${failure.code}/${failure.class}`);
+    if (!isErrorCode(failure.code) || ERROR_CODES[failure.code].class !== failure.class)
+      unclassified.push(`${where}: ${failure.code}/${failure.class}`);
   };
   for (const r of o.results) {
     const where = `${r.episode_id}#${r.sample_index}`;
     if (r.status === 'failed') {
       if (r.failure === null) unclassified.push(`${where}: failed without a failure`);
-      else if (r.failure.class === 'model' || r.reward !== null) unclassified.push(`${where}: failed ${r.failure.code}/${r.failure.class} with reward ${String(r.reward)}`);
+      else if (r.failure.class === 'model' || r.reward !== null)
+        unclassified.push(`${where}: failed ${r.failure.code}/${r.failure.class} with reward ${String(r.reward)}`);
     }
     check(where, r.failure);
     r.attempts.forEach((a) => check(`${where} attempt ${a.attempt}`, a.failure));
@@ -416,8 +502,18 @@ export function judgeResults(o: {
     invariants: [
       { name: 'results == episodes', count: o.results.length, expected: total, ok: resultsOk },
       { name: 'duplicate results', count: duplicates, expected: 0, ok: duplicates === 0 },
-      { name: 'completed outcomes differing from examples/expected.json', count: mismatches.length, expected: 0, ok: mismatches.length === 0 },
-      { name: 'failures not classified by the error table', count: unclassified.length, expected: 0, ok: unclassified.length === 0 },
+      {
+        name: 'completed outcomes differing from examples/expected.json',
+        count: mismatches.length,
+        expected: 0,
+        ok: mismatches.length === 0,
+      },
+      {
+        name: 'failures not classified by the error table',
+        count: unclassified.length,
+        expected: 0,
+        ok: unclassified.length === 0,
+      },
     ],
     mismatches,
     unclassified,

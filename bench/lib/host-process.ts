@@ -9,7 +9,10 @@ import { fileURLToPath } from 'node:url';
 import type { FaultController, VefaasLocalHandle, VefaasLocalOptions } from '@rollout-fleet/vefaas-local';
 
 /** What workers and clients need to reach the host. */
-export type HostInfo = Pick<VefaasLocalHandle, 'controlPlaneUrl' | 'gatewayUrl' | 'functionId' | 'region' | 'accessKeyId' | 'secretAccessKey'>;
+export type HostInfo = Pick<
+  VefaasLocalHandle,
+  'controlPlaneUrl' | 'gatewayUrl' | 'functionId' | 'region' | 'accessKeyId' | 'secretAccessKey'
+>;
 
 export interface HostStats {
   faults: FaultController['stats'];

@@ -8,9 +8,13 @@ const MB = (n) => (n / 1048576).toFixed(0);
 let peak = { rss: 0 };
 const line = () => {
   const m = process.memoryUsage();
-  const spaces = v8.getHeapSpaceStatistics().map((s) => `${s.space_name.replace('_space', '')}=${MB(s.space_used_size)}/${MB(s.physical_space_size)}`).join(' ');
+  const spaces = v8
+    .getHeapSpaceStatistics()
+    .map((s) => `${s.space_name.replace('_space', '')}=${MB(s.space_used_size)}/${MB(s.physical_space_size)}`)
+    .join(' ');
   const handles = {};
-  for (const h of process._getActiveHandles?.() ?? []) handles[h.constructor?.name ?? '?'] = (handles[h.constructor?.name ?? '?'] ?? 0) + 1;
+  for (const h of process._getActiveHandles?.() ?? [])
+    handles[h.constructor?.name ?? '?'] = (handles[h.constructor?.name ?? '?'] ?? 0) + 1;
   const rest = m.rss - m.heapTotal - m.external;
   const text = `rss=${MB(m.rss)} heapUsed=${MB(m.heapUsed)} heapTotal=${MB(m.heapTotal)} external=${MB(m.external)} arrayBuffers=${MB(m.arrayBuffers)} rest=${MB(rest)} | ${spaces} | handles ${JSON.stringify(handles)}`;
   if (m.rss > peak.rss) peak = { rss: m.rss, text };

@@ -74,9 +74,19 @@ export class SecretWatch {
     this.#lines += 1;
     for (const [name, value] of Object.entries(this.secrets)) {
       if (!line.includes(value)) continue;
-      const exempt = this.exemptions.some((e) => e.secret === name && e.stream === stream && e.process.test(process) && e.line.test(line));
+      const exempt = this.exemptions.some(
+        (e) => e.secret === name && e.stream === stream && e.process.test(process) && e.line.test(line),
+      );
       if (exempt) continue;
-      this.hits.push({ process, stream, secret: name, line: line.split(value).join('<' + name + '>').slice(0, 400) });
+      this.hits.push({
+        process,
+        stream,
+        secret: name,
+        line: line
+          .split(value)
+          .join('<' + name + '>')
+          .slice(0, 400),
+      });
     }
   }
 }

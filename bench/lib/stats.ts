@@ -15,5 +15,7 @@ export const ms = (value: number, digits = 1): string => `${value.toFixed(digits
 
 /** "load 1.23 0.84 0.79 on 2 cores": other work on the machine skews every figure, so each run says how busy it was. */
 export function machineLoad(): string {
-  return `load ${loadavg().map((x) => x.toFixed(2)).join(' ')} on ${cpus().length} cores`;
+  return `load ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')} on ${cpus().length} cores`;
 }

@@ -11,10 +11,17 @@ import { describeSwerexConformance, dispatcherTarget } from '@rollout-fleet/test
 
 const url = new URL(process.env.SWEREX_URL ?? 'http://127.0.0.1:8000');
 const token = process.env.SWEREX_TOKEN ?? '';
-if (token === '') throw new Error('set SWEREX_TOKEN to the auth token the server was started with (the suite checks authentication)');
+if (token === '')
+  throw new Error('set SWEREX_TOKEN to the auth token the server was started with (the suite checks authentication)');
 const headers = JSON.parse(process.env.SWEREX_HEADERS ?? '{}') as Record<string, string>;
 const agent = new Agent({ headersTimeout: 120_000, bodyTimeout: 120_000 });
 afterAll(() => agent.close());
 
-const target = dispatcherTarget({ origin: url.origin, pathPrefix: url.pathname.replace(/\/+$/, ''), dispatcher: agent, authToken: token, headers });
+const target = dispatcherTarget({
+  origin: url.origin,
+  pathPrefix: url.pathname.replace(/\/+$/, ''),
+  dispatcher: agent,
+  authToken: token,
+  headers,
+});
 describeSwerexConformance(() => target);

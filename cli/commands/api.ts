@@ -17,7 +17,9 @@ interface ApiFlags {
 export function registerApi(program: Command): void {
   program
     .command('api')
-    .description('Serve the HTTP API for trainers: submit runs, stream results and RL groups, remote sandbox sessions (docs/openapi.json).')
+    .description(
+      'Serve the HTTP API for trainers: submit runs, stream results and RL groups, remote sandbox sessions (docs/openapi.json).',
+    )
     .option('--port <n>', 'port to listen on (0 = any free port)', portNumber, 8788)
     .option('--host <addr>', 'address to bind; a non-loopback address requires RF_API_TOKEN', '127.0.0.1')
     .option('--worker', 'also run a worker in this process, on the same sandbox target', false)
@@ -54,11 +56,21 @@ async function runApi(flags: ApiFlags): Promise<number> {
       throw err;
     }
     const worker = flags.worker
-      ? await startWorker({ config, target: opened.target, logger, ...(flags.concurrency ? { concurrency: flags.concurrency } : {}) })
+      ? await startWorker({
+          config,
+          target: opened.target,
+          logger,
+          ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
+        })
       : undefined;
     const auth = config.api.token === undefined ? 'no token: loopback only' : 'bearer token (RF_API_TOKEN)';
-    console.log(`api: ${api.url} (${auth})${worker ? `, with a worker (${worker.workerId})` : ''}\n  openapi: docs/openapi.json`);
-    return await serveUntilStopped(logger, { message: 'api: stopping', close: [() => api.close(), () => worker?.close(), () => opened.close()] });
+    console.log(
+      `api: ${api.url} (${auth})${worker ? `, with a worker (${worker.workerId})` : ''}\n  openapi: docs/openapi.json`,
+    );
+    return await serveUntilStopped(logger, {
+      message: 'api: stopping',
+      close: [() => api.close(), () => worker?.close(), () => opened.close()],
+    });
   } catch (err) {
     return reportFailure('api', err);
   }

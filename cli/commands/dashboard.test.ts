@@ -12,7 +12,10 @@ const PASSWORD = `pw-${randomUUID()}`;
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `{rf-cli-${randomUUID()}}`;
 
-function runCli(args: string[], env: Record<string, string>): { child: ReturnType<typeof spawn>; output: () => string; stdout: () => string } {
+function runCli(
+  args: string[],
+  env: Record<string, string>,
+): { child: ReturnType<typeof spawn>; output: () => string; stdout: () => string } {
   // A clean environment and a directory without .env, so only the variables given here count.
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: tmpdir(),
@@ -49,7 +52,9 @@ describe('rollout-fleet dashboard', () => {
       child.once('exit', (code) => reject(new Error(`exited early with ${String(code)}: ${output()}`)));
     });
     expect((await fetch(new URL('/api/runs', url))).status).toBe(401);
-    const ok = await fetch(new URL('/api/runs', url), { headers: { authorization: `Basic ${Buffer.from(`op:${PASSWORD}`).toString('base64')}` } });
+    const ok = await fetch(new URL('/api/runs', url), {
+      headers: { authorization: `Basic ${Buffer.from(`op:${PASSWORD}`).toString('base64')}` },
+    });
     expect(ok.status).toBe(200);
     const exited = once(child, 'exit');
     child.kill('SIGTERM');

@@ -37,7 +37,12 @@ async function runDashboard(flags: DashboardFlags): Promise<number> {
     return EXIT.INVALID_INPUT;
   }
   const { user, password, token } = config.dashboard;
-  const logger = createLogger({ ...config.log, destination: process.stderr, secrets: [password, token, user], name: 'dashboard' });
+  const logger = createLogger({
+    ...config.log,
+    destination: process.stderr,
+    secrets: [password, token, user],
+    name: 'dashboard',
+  });
 
   let dashboard;
   try {
@@ -50,7 +55,12 @@ async function runDashboard(flags: DashboardFlags): Promise<number> {
     console.error(`dashboard: ${(err as Error).message}`);
     return err instanceof RolloutError && err.code === 'CONFIG_INVALID' ? EXIT.INVALID_INPUT : EXIT.UNAVAILABLE;
   }
-  const auth = token !== undefined ? ' (bearer token or basic auth)' : user !== undefined ? ' (basic auth)' : ' (no authentication: loopback only)';
+  const auth =
+    token !== undefined
+      ? ' (bearer token or basic auth)'
+      : user !== undefined
+        ? ' (basic auth)'
+        : ' (no authentication: loopback only)';
   console.log(`dashboard: ${dashboard.url}${auth}\n  runs: ${dashboard.url}runs   metrics: ${dashboard.url}metrics`);
 
   await untilStopSignal(logger, { message: 'dashboard: stopping' });

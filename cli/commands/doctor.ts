@@ -26,10 +26,16 @@ export function formatCheckLine(line: CheckLine): string {
 export function registerDoctor(program: Command): void {
   program
     .command('doctor')
-    .description('Check a veFaaS setup end to end: credentials, clock, gateway route, one sandbox start → alive → tools → command → kill.')
+    .description(
+      'Check a veFaaS setup end to end: credentials, clock, gateway route, one sandbox start → alive → tools → command → kill.',
+    )
     .option('--image <image>', 'sandbox image to start (default RF_SANDBOX_IMAGE; embedded vefaas-local: "python")')
     .option('--command <template>', 'start command to test, with {auth_token} (default: the one workers use)')
-    .option('--startup-timeout-s <n>', 'how long the sandbox may take to become Ready, and then alive (default RF_STARTUP_TIMEOUT_S)', positiveInteger)
+    .option(
+      '--startup-timeout-s <n>',
+      'how long the sandbox may take to become Ready, and then alive (default RF_STARTUP_TIMEOUT_S)',
+      positiveInteger,
+    )
     .addHelpText(
       'after',
       '\nA sandbox it creates is killed at the end, whatever failed; it has a 5-minute lifetime as a backstop.' +
@@ -75,7 +81,11 @@ async function runDoctorCommand(flags: DoctorFlags): Promise<number> {
     });
     const failed = report.lines.filter((l) => l.status === 'fail').map((l) => l.name);
     const took = `${((performance.now() - started) / 1000).toFixed(1)}s`;
-    console.log(failed.length === 0 ? `doctor: all checks passed in ${took}` : `doctor: ${failed.length} check(s) failed (${failed.join(', ')}) in ${took}`);
+    console.log(
+      failed.length === 0
+        ? `doctor: all checks passed in ${took}`
+        : `doctor: ${failed.length} check(s) failed (${failed.join(', ')}) in ${took}`,
+    );
     if (report.ok) return EXIT.OK;
     return report.unreachable ? EXIT.UNAVAILABLE : EXIT.FAILURE;
   } catch (err) {

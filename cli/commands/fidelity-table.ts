@@ -6,7 +6,15 @@
 import type { EpisodeResult } from '@rollout-fleet/shared';
 
 const INSTANCE_WIDTH = 40;
-const COLUMNS: ReadonlyArray<[string, number]> = [['sample', 6], ['status', 9], ['steps', 5], ['compared', 8], ['matched', 7], ['differs', 7], ['fidelity', 8]];
+const COLUMNS: ReadonlyArray<[string, number]> = [
+  ['sample', 6],
+  ['status', 9],
+  ['steps', 5],
+  ['compared', 8],
+  ['matched', 7],
+  ['differs', 7],
+  ['fidelity', 8],
+];
 
 function cell(text: string, width: number): string {
   return text.length > width ? `${text.slice(0, width - 1)}…` : text.padStart(width);
@@ -18,11 +26,23 @@ export function fidelityHeader(): string {
 
 export function fidelityRow(result: EpisodeResult): string {
   const f = result.fidelity;
-  const instance = result.instance_id.length > INSTANCE_WIDTH ? `${result.instance_id.slice(0, INSTANCE_WIDTH - 1)}…` : result.instance_id.padEnd(INSTANCE_WIDTH);
+  const instance =
+    result.instance_id.length > INSTANCE_WIDTH
+      ? `${result.instance_id.slice(0, INSTANCE_WIDTH - 1)}…`
+      : result.instance_id.padEnd(INSTANCE_WIDTH);
   const ratio = f?.ratio === null || f?.ratio === undefined ? '-' : `${(f.ratio * 100).toFixed(1)}%`;
-  const values = [String(result.sample_index), result.status, String(result.steps.length), String(f?.compared ?? '-'), String(f?.matched ?? '-'), String(f?.differed ?? '-'), ratio];
+  const values = [
+    String(result.sample_index),
+    result.status,
+    String(result.steps.length),
+    String(f?.compared ?? '-'),
+    String(f?.matched ?? '-'),
+    String(f?.differed ?? '-'),
+    ratio,
+  ];
   let first = '-';
-  if (f === undefined) first = result.status === 'failed' ? `(failed: ${result.failure?.code ?? 'unknown'})` : '(not a replay)';
+  if (f === undefined)
+    first = result.status === 'failed' ? `(failed: ${result.failure?.code ?? 'unknown'})` : '(not a replay)';
   else if (f.first_divergence !== null) {
     const step = result.steps[f.first_divergence];
     const command = (step?.command ?? step?.tool ?? '').split('\n')[0] ?? '';

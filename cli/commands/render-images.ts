@@ -20,14 +20,34 @@ interface RenderFlags {
 export function registerRenderImages(program: Command): void {
   program
     .command('render-images')
-    .description('Write a Dockerfile per SWE-bench instance: its image plus a SWE-ReX server on port 8000, for veFaaS sandboxes.')
+    .description(
+      'Write a Dockerfile per SWE-bench instance: its image plus a SWE-ReX server on port 8000, for veFaaS sandboxes.',
+    )
     .requiredOption('--dataset <file>', 'SWE-bench dataset (JSON list or JSONL of instances)')
     .requiredOption('--out <dir>', 'directory for the build contexts, build.sh and images.json')
-    .addOption(new Option('--server <which>', 'SWE-ReX server: the project\'s standard-library runtime, or the reference swe-rex from PyPI').choices(['ours', 'reference']).default('ours'))
-    .option('--base-image <template>', 'instance image to build on (placeholders as in submit --image-template); an instance\'s image_name wins', 'swebench/sweb.eval.x86_64.{instance_id_1776}:latest')
-    .option('--tag <template>', 'sandbox image to build (where veFaaS pulls from)', 'rollout-fleet/sweb.sandbox.{instance_id_1776}:latest')
+    .addOption(
+      new Option(
+        '--server <which>',
+        "SWE-ReX server: the project's standard-library runtime, or the reference swe-rex from PyPI",
+      )
+        .choices(['ours', 'reference'])
+        .default('ours'),
+    )
+    .option(
+      '--base-image <template>',
+      "instance image to build on (placeholders as in submit --image-template); an instance's image_name wins",
+      'swebench/sweb.eval.x86_64.{instance_id_1776}:latest',
+    )
+    .option(
+      '--tag <template>',
+      'sandbox image to build (where veFaaS pulls from)',
+      'rollout-fleet/sweb.sandbox.{instance_id_1776}:latest',
+    )
     .option('--instances <ids...>', 'only these instance ids')
-    .addHelpText('after', '\nThen: sh <out>/build.sh (needs Docker and a registry veFaaS can pull from).\nExit codes: 0 written, 3 invalid dataset or template.')
+    .addHelpText(
+      'after',
+      '\nThen: sh <out>/build.sh (needs Docker and a registry veFaaS can pull from).\nExit codes: 0 written, 3 invalid dataset or template.',
+    )
     .action(async (flags: RenderFlags) => {
       process.exitCode = await renderImages(flags);
     });
@@ -66,7 +86,9 @@ async function renderImages(flags: RenderFlags): Promise<number> {
         tag: imageForInstance(instance.instance_id, flags.tag),
       })),
     });
-    console.log(`render-images: ${summary.contexts.length} build context(s) in ${flags.out} (SWE-ReX server: ${flags.server})`);
+    console.log(
+      `render-images: ${summary.contexts.length} build context(s) in ${flags.out} (SWE-ReX server: ${flags.server})`,
+    );
     console.log(`  build and push: sh ${summary.buildScript}\n  images: ${summary.imagesJson}`);
     return EXIT.OK;
   } catch (err) {

@@ -22,12 +22,14 @@ interface ResultsFlags {
 export function registerResults(program: Command): void {
   program
     .command('results')
-    .description('Stream a run\'s results as they complete (JSONL, SWE-bench report.json, or training data of policy episodes).')
+    .description(
+      "Stream a run's results as they complete (JSONL, SWE-bench report.json, or training data of policy episodes).",
+    )
     .requiredOption('--run <id>', 'run id')
     .addOption(
       new Option(
         '--format <format>',
-        'jsonl: one result per line; swebench: report.json; openai: each policy episode\'s conversation as OpenAI messages + tools (SFT data, re-submittable as a replay); training: one record per model turn with prompt/completion token ids, logprobs and the episode reward; fidelity: a table of replayed vs recorded observations per episode',
+        "jsonl: one result per line; swebench: report.json; openai: each policy episode's conversation as OpenAI messages + tools (SFT data, re-submittable as a replay); training: one record per model turn with prompt/completion token ids, logprobs and the episode reward; fidelity: a table of replayed vs recorded observations per episode",
       )
         .choices(['jsonl', 'swebench', 'openai', 'training', 'fidelity'])
         .default('jsonl'),
@@ -36,8 +38,15 @@ export function registerResults(program: Command): void {
     .option('--after <cursor>', 'resume after this cursor (a stream id printed by an earlier read)')
     .option('--checkpoint <file>', 'read the cursor from this file if it exists and write the last cursor back')
     .option('--summary <file>', 'with --format swebench: also write the SWE-bench run summary here')
-    .option('--groups', 'stream completed RL groups (all samples of one episode, with reward mean and std) instead of results', false)
-    .addHelpText('after', '\nExit codes: 0 streamed, 3 unknown run or bad cursor, 4 Redis unreachable. The last cursor is printed on stderr as "cursor <id>".')
+    .option(
+      '--groups',
+      'stream completed RL groups (all samples of one episode, with reward mean and std) instead of results',
+      false,
+    )
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 streamed, 3 unknown run or bad cursor, 4 Redis unreachable. The last cursor is printed on stderr as "cursor <id>".',
+    )
     .action(async (flags: ResultsFlags) => {
       process.exitCode = await runResults(flags);
     });
@@ -45,7 +54,9 @@ export function registerResults(program: Command): void {
 
 async function runResults(flags: ResultsFlags): Promise<number> {
   if (flags.groups && flags.format !== 'jsonl') {
-    console.error(`results: --groups writes group events as JSON lines; it cannot be combined with --format ${flags.format}`);
+    console.error(
+      `results: --groups writes group events as JSON lines; it cannot be combined with --format ${flags.format}`,
+    );
     return EXIT.USAGE;
   }
   // Loaded here, not at the top: `--help` must not pay for loading the packages.
@@ -53,7 +64,15 @@ async function runResults(flags: ResultsFlags): Promise<number> {
   try {
     const { config } = loadContext();
     const { streamGroups, streamResults } = await import('@rollout-fleet/producer');
-    const { STREAM_CURSOR_HINT, createKeyspace, isStreamCursor, openAiExportOf, summarizeRun, toPythonJson, trainingRecordsOf } = await import('@rollout-fleet/shared');
+    const {
+      STREAM_CURSOR_HINT,
+      createKeyspace,
+      isStreamCursor,
+      openAiExportOf,
+      summarizeRun,
+      toPythonJson,
+      trainingRecordsOf,
+    } = await import('@rollout-fleet/shared');
     let after = flags.after;
     let from = '--after';
     if (!after && flags.checkpoint) {
@@ -119,7 +138,12 @@ async function runResults(flags: ResultsFlags): Promise<number> {
           }
         } else {
           if (r.report) reports[r.instance_id] = r.report;
-          entries.push({ instance_id: r.instance_id, model_patch: r.patch, report: r.report, failed: r.status === 'failed' });
+          entries.push({
+            instance_id: r.instance_id,
+            model_patch: r.patch,
+            report: r.report,
+            failed: r.status === 'failed',
+          });
         }
       }
     } finally {
@@ -133,9 +157,14 @@ async function runResults(flags: ResultsFlags): Promise<number> {
     }
     if (flags.format === 'fidelity') process.stdout.write(`${fidelitySummary(flags.run, totals)}\n`);
     if (skipped.episodes > 0) {
-      console.error(`${skipped.episodes} result(s) skipped: ${flags.format === 'openai' ? 'not policy episodes, or failed' : 'no reward (failed or not graded), or not policy episodes'}`);
+      console.error(
+        `${skipped.episodes} result(s) skipped: ${flags.format === 'openai' ? 'not policy episodes, or failed' : 'no reward (failed or not graded), or not policy episodes'}`,
+      );
     }
-    if (skipped.turnsWithoutIds > 0) console.error(`${skipped.turnsWithoutIds} turn(s) without token ids (the server returned none, or they disagreed with usage): see capture_problem in the results`);
+    if (skipped.turnsWithoutIds > 0)
+      console.error(
+        `${skipped.turnsWithoutIds} turn(s) without token ids (the server returned none, or they disagreed with usage): see capture_problem in the results`,
+      );
     if (cursor) {
       console.error(`cursor ${cursor}`);
       if (flags.checkpoint) await writeFile(flags.checkpoint, `${cursor}\n`);

@@ -26,7 +26,12 @@ async function withQueue(command: string, fn: (q: QueueContext) => Promise<numbe
 export function formatStatus(s: RunStatus): string {
   const rate = s.resolvedRate === null ? '-' : `${(s.resolvedRate * 100).toFixed(1)}%`;
   const throughput = s.throughputPerS === null ? '-' : `${(s.throughputPerS * 60).toFixed(1)}/min`;
-  const eta = s.etaS === null ? '-' : s.etaS === 0 ? 'done' : `${Math.floor(s.etaS / 60)}m${String(s.etaS % 60).padStart(2, '0')}s`;
+  const eta =
+    s.etaS === null
+      ? '-'
+      : s.etaS === 0
+        ? 'done'
+        : `${Math.floor(s.etaS / 60)}m${String(s.etaS % 60).padStart(2, '0')}s`;
   return [
     `run ${s.runId}${s.cancelled ? ' (cancelled)' : ''}: ${s.done}/${s.total} done`,
     ...formatSubmitState(s),
@@ -44,8 +49,13 @@ function formatSubmitState(s: RunStatus): string[] {
   if (s.notEnqueued === 0) return [];
   const enqueued = `enqueued ${count(s.total - s.notEnqueued)} of ${count(s.total)}`;
   if (s.submitting) return [`  ${enqueued} — a submit is enqueueing the rest`];
-  if (s.cancelled) return [`  ${enqueued} — the submit was interrupted, then the run cancelled; ${count(s.notEnqueued)} never enqueued`];
-  return [`  ${enqueued} — the submit was interrupted: submit the same files again to resume (only what is missing is enqueued)`];
+  if (s.cancelled)
+    return [
+      `  ${enqueued} — the submit was interrupted, then the run cancelled; ${count(s.notEnqueued)} never enqueued`,
+    ];
+  return [
+    `  ${enqueued} — the submit was interrupted: submit the same files again to resume (only what is missing is enqueued)`,
+  ];
 }
 
 /** Replay fidelity, when the run replayed recorded observations: clean share, matched steps, first divergences. */
@@ -57,7 +67,9 @@ function formatFidelity(s: RunStatus): string[] {
   const divergences = Object.entries(f.firstDivergence).filter(([bucket, count]) => bucket !== 'none' && count > 0);
   return [
     `  fidelity ${f.clean}/${f.replayed} replayed without divergence (${share})  steps matched ${f.stepsMatched}/${f.stepsCompared} (${steps})`,
-    ...(divergences.length > 0 ? [`  first divergence at step ${divergences.map(([bucket, count]) => `${bucket}: ${count}`).join(', ')}`] : []),
+    ...(divergences.length > 0
+      ? [`  first divergence at step ${divergences.map(([bucket, count]) => `${bucket}: ${count}`).join(', ')}`]
+      : []),
   ];
 }
 
@@ -77,7 +89,9 @@ export function registerRunAdmin(program: Command): void {
         console.log(flags.json ? JSON.stringify(status) : formatStatus(status));
         const pending = status.total - status.done - status.notEnqueued;
         if (pending > 0 && !status.cancelled && (await liveWorkerIds({ redis: q.redis, keys: q.keys })).length === 0) {
-          console.error(`status: warning: no worker has reported recently (none alive on this Redis and prefix); ${count(pending)} episode(s) wait for one — start one with \`npx rollout-fleet worker\``);
+          console.error(
+            `status: warning: no worker has reported recently (none alive on this Redis and prefix); ${count(pending)} episode(s) wait for one — start one with \`npx rollout-fleet worker\``,
+          );
         }
         return EXIT.OK;
       });
@@ -85,7 +99,9 @@ export function registerRunAdmin(program: Command): void {
 
   program
     .command('cancel')
-    .description('Stop a run: its queued episodes are taken out and its running ones stop within seconds (sandboxes killed); each ends failed with code CANCELLED. `retry --failed` resumes it.')
+    .description(
+      'Stop a run: its queued episodes are taken out and its running ones stop within seconds (sandboxes killed); each ends failed with code CANCELLED. `retry --failed` resumes it.',
+    )
     .requiredOption('--run <id>', 'run id')
     .addHelpText('after', '\nExit codes: 0 cancelled, 3 unknown run, 4 Redis unreachable.')
     .action(async (flags: { run: string }) => {
@@ -102,7 +118,9 @@ export function registerRunAdmin(program: Command): void {
 
   program
     .command('retry')
-    .description('Re-run the episodes of a run whose result is failed (their new results replace the old ones); on a cancelled run this resumes it. To re-run completed episodes: submit the file again with --force.')
+    .description(
+      'Re-run the episodes of a run whose result is failed (their new results replace the old ones); on a cancelled run this resumes it. To re-run completed episodes: submit the file again with --force.',
+    )
     .requiredOption('--run <id>', 'run id')
     // Failed episodes are the only ones a retry can mean (completed ones are re-run with `submit --force`),
     // so `retry --run <id>` does that; `--failed` stays for scripts that say it.
@@ -112,9 +130,13 @@ export function registerRunAdmin(program: Command): void {
       process.exitCode = await withQueue('retry', async (q) => {
         const { retryFailed } = await import('@rollout-fleet/producer');
         const summary = await retryFailed({ queue: q.queue, redis: q.redis, keys: q.keys, runId: flags.run });
-        const missing = summary.missingPayload ? `, ${summary.missingPayload} without a stored payload (submit the file again with --force)` : '';
+        const missing = summary.missingPayload
+          ? `, ${summary.missingPayload} without a stored payload (submit the file again with --force)`
+          : '';
         if (summary.resumed) {
-          console.log(`run ${flags.run} was cancelled: resuming it; ${summary.retried} failed episode(s) re-enqueued (${summary.cancelled} of them cancelled)${missing}`);
+          console.log(
+            `run ${flags.run} was cancelled: resuming it; ${summary.retried} failed episode(s) re-enqueued (${summary.cancelled} of them cancelled)${missing}`,
+          );
         } else {
           console.log(`run ${flags.run}: ${summary.retried} failed episode(s) re-enqueued${missing}`);
         }

@@ -8,9 +8,13 @@ const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
 
 describe('rollout-fleet sandbox-host', () => {
   it('prints the endpoint, route and a generated secret once, serves, and exits 0 on SIGTERM', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'sandbox-host', '--isolation', 'emulated', '--port', '0', '--log-level', 'silent'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', MAIN, 'sandbox-host', '--isolation', 'emulated', '--port', '0', '--log-level', 'silent'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     child.stdout.setEncoding('utf8');
     const ready = new Promise<void>((resolve, reject) => {
@@ -35,7 +39,20 @@ describe('rollout-fleet sandbox-host', () => {
   it('never prints a secret key it was given', async () => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', MAIN, 'sandbox-host', '--isolation', 'emulated', '--port', '0', '--access-key', 'AKLTmine', '--secret-key', 'very-secret-sk'],
+      [
+        '--import',
+        'tsx',
+        MAIN,
+        'sandbox-host',
+        '--isolation',
+        'emulated',
+        '--port',
+        '0',
+        '--access-key',
+        'AKLTmine',
+        '--secret-key',
+        'very-secret-sk',
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let output = '';
@@ -59,11 +76,18 @@ describe('rollout-fleet sandbox-host', () => {
   it('refuses the remote-code-execution configuration with exit 3 and says why', async () => {
     const cases = [
       { args: ['--host', '0.0.0.0', '--no-verify-signatures', '--isolation', 'none'], why: /isolation 'none'/ },
-      { args: ['--host', '0.0.0.0', '--no-verify-signatures', '--isolation', 'emulated', '--gateway-key', 'gk'], why: /without signature verification/ },
+      {
+        args: ['--host', '0.0.0.0', '--no-verify-signatures', '--isolation', 'emulated', '--gateway-key', 'gk'],
+        why: /without signature verification/,
+      },
       { args: ['--host', '0.0.0.0', '--isolation', 'emulated'], why: /without a gateway key \(--gateway-key\)/ },
     ];
     for (const { args, why } of cases) {
-      const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'sandbox-host', '--port', '0', '--log-level', 'silent', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', MAIN, 'sandbox-host', '--port', '0', '--log-level', 'silent', ...args],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       let stderr = '';
       child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
       const [code] = (await once(child, 'exit')) as [number | null];

@@ -39,20 +39,36 @@ export function registerSandboxHost(program: Command): void {
     .option('--host <addr>', 'address to bind', '127.0.0.1')
     .option('--images <dir>', 'directory of sandbox images')
     .option('--state-dir <dir>', 'where per-sandbox state lives (default: a temp dir, removed on exit)')
-    .addOption(new Option('--isolation <mode>', 'how sandboxes run').choices(['bwrap', 'none', 'emulated']).default('bwrap'))
+    .addOption(
+      new Option('--isolation <mode>', 'how sandboxes run').choices(['bwrap', 'none', 'emulated']).default('bwrap'),
+    )
     .option('--function-id <id>', 'the sandbox application id to serve (default: generated)')
     .option('--access-key <ak>', 'accepted access key id (default: generated and printed)')
     .option('--secret-key <sk>', 'secret key of --access-key (default: generated and printed once)')
     .option('--no-verify-signatures', 'accept unsigned control-plane requests (local experiments only)')
     .option('--gateway-key <key>', 'require this key on the gateway route (Authorization header or query)')
-    .option('--admin-key <key>', 'require this key on /_admin (Authorization: Bearer); without it /_admin is closed beyond loopback')
+    .option(
+      '--admin-key <key>',
+      'require this key on /_admin (Authorization: Bearer); without it /_admin is closed beyond loopback',
+    )
     .option('--gateway-prefix <path>', 'route prefix of the gateway (default: /fn/<function id>)')
     .option('--faults <file>', 'JSON fault-injection config (see the README)')
     .option('--seed <n>', 'seed of the fault dice (overrides the file)', nonNegativeInteger)
-    .option('--sandbox-disk-mb <n>', 'size of each writable directory of a sandbox (/testbed, /tmp, /root tmpfs)', positiveInteger)
+    .option(
+      '--sandbox-disk-mb <n>',
+      'size of each writable directory of a sandbox (/testbed, /tmp, /root tmpfs)',
+      positiveInteger,
+    )
     .option('--cgroup-parent <dir>', 'cgroup v2: a delegated directory to create sandbox groups in (default: found)')
-    .addHelpText('after', '\nBeyond loopback (--host 0.0.0.0, a LAN address) it starts only with signature verification and --gateway-key,\nnever with --isolation none. Exit codes: 0 stopped cleanly, 2 usage, 3 refused configuration, 4 could not start.')
-    .addOption(new Option('--log-level <level>', 'log level').choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'))
+    .addHelpText(
+      'after',
+      '\nBeyond loopback (--host 0.0.0.0, a LAN address) it starts only with signature verification and --gateway-key,\nnever with --isolation none. Exit codes: 0 stopped cleanly, 2 usage, 3 refused configuration, 4 could not start.',
+    )
+    .addOption(
+      new Option('--log-level <level>', 'log level')
+        .choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'])
+        .default('info'),
+    )
     .action(async (flags: SandboxHostFlags) => {
       process.exitCode = await runSandboxHost(flags);
     });
@@ -65,7 +81,12 @@ async function runSandboxHost(flags: SandboxHostFlags): Promise<number> {
   }
   const { createLogger, RolloutError } = await import('@rollout-fleet/shared');
   const { startVefaasLocal, parseFaultConfig } = await import('@rollout-fleet/vefaas-local');
-  const logger = createLogger({ level: flags.logLevel, destination: process.stderr, secrets: [flags.secretKey, flags.gatewayKey, flags.adminKey], name: 'sandbox-host' });
+  const logger = createLogger({
+    level: flags.logLevel,
+    destination: process.stderr,
+    secrets: [flags.secretKey, flags.gatewayKey, flags.adminKey],
+    name: 'sandbox-host',
+  });
 
   let faults;
   try {
@@ -131,7 +152,9 @@ async function runSandboxHost(flags: SandboxHostFlags): Promise<number> {
   if (!flags.verifySignatures) lines.push('  (signature verification is OFF)');
   if (host.limits !== null) {
     const { enforced, unenforced } = host.limits;
-    lines.push(`  sandbox limits: memory ${enforced.memory}, processes ${enforced.processes}, cpu ${enforced.cpu}, disk ${enforced.disk}`);
+    lines.push(
+      `  sandbox limits: memory ${enforced.memory}, processes ${enforced.processes}, cpu ${enforced.cpu}, disk ${enforced.disk}`,
+    );
     for (const u of unenforced) lines.push(`  NOT ENFORCED: ${u.limit} (${u.why})`);
   }
   lines.push(`  health: ${host.controlPlaneUrl}/healthz   faults: ${host.controlPlaneUrl}/_admin/faults`);

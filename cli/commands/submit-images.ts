@@ -25,13 +25,19 @@ export interface ImageCheck {
   missing: MissingImage[];
 }
 
-export async function checkImages(config: Config, episodes: readonly Episode[], locations: readonly RecordLocation[]): Promise<ImageCheck> {
+export async function checkImages(
+  config: Config,
+  episodes: readonly Episode[],
+  locations: readonly RecordLocation[],
+): Promise<ImageCheck> {
   if (config.vefaas.mode === 'cloud') return { where: undefined, missing: [] };
   const { EXAMPLE_IMAGES_DIR } = await import('../runtime/target.js');
   const { imageTemplateName, resolveImage } = await import('@rollout-fleet/vefaas-local');
   const { didYouMean } = await import('@rollout-fleet/shared');
   const imagesDir = config.vefaas.imagesDir ?? EXAMPLE_IMAGES_DIR;
-  const available = (await readdir(imagesDir, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => e.name);
+  const available = (await readdir(imagesDir, { withFileTypes: true }).catch(() => []))
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name);
   const uses = new Map<string, { episodes: number; firstAt: RecordLocation | undefined }>();
   episodes.forEach((episode, i) => {
     const use = uses.get(episode.sandbox.image) ?? { episodes: 0, firstAt: locations[i] };
@@ -45,7 +51,12 @@ export async function checkImages(config: Config, episodes: readonly Episode[], 
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       const name = imageTemplateName(image);
-      missing.push({ image, ...use, why, suggestion: image.startsWith('file:') ? undefined : didYouMean(name, available) });
+      missing.push({
+        image,
+        ...use,
+        why,
+        suggestion: image.startsWith('file:') ? undefined : didYouMean(name, available),
+      });
     }
   }
   return { where: imagesDir, missing };

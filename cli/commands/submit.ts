@@ -17,7 +17,8 @@ interface SubmitFlags {
   instance?: string;
   gold: boolean;
   testCommand?: string;
-  format?: 'native' | 'swe-agent-traj' | 'mini-swe-agent' | 'openai-messages' | 'swebench-dataset' | 'swebench-predictions';
+  format?:
+    'native' | 'swe-agent-traj' | 'mini-swe-agent' | 'openai-messages' | 'swebench-dataset' | 'swebench-predictions';
   repoDir?: string;
   replay: boolean;
   force: boolean;
@@ -32,30 +33,69 @@ interface SubmitFlags {
 export function registerSubmit(program: Command): void {
   program
     .command('submit')
-    .description('Validate episode files and enqueue them as one run (idempotent: re-submitting enqueues only what is missing).')
-    .argument('<files...>', 'native JSON/JSONL episodes, SWE-agent .traj/.yaml, OpenAI tool-call messages, SWE-bench datasets')
+    .description(
+      'Validate episode files and enqueue them as one run (idempotent: re-submitting enqueues only what is missing).',
+    )
+    .argument(
+      '<files...>',
+      'native JSON/JSONL episodes, SWE-agent .traj/.yaml, OpenAI tool-call messages, SWE-bench datasets',
+    )
     .requiredOption('--run <id>', 'run id (job id = run + episode + sample)')
-    .option('--samples <n>', 'rollouts per episode (an RL group); with --policy, N policy episodes per dataset instance', positiveInteger, 1)
-    .option('--policy <file>', 'policy block (JSON or YAML) for every episode: the model at its endpoint chooses each action; a SWE-bench dataset becomes one policy episode per instance (see docs/policy.md)')
+    .option(
+      '--samples <n>',
+      'rollouts per episode (an RL group); with --policy, N policy episodes per dataset instance',
+      positiveInteger,
+      1,
+    )
+    .option(
+      '--policy <file>',
+      'policy block (JSON or YAML) for every episode: the model at its endpoint chooses each action; a SWE-bench dataset becomes one policy episode per instance (see docs/policy.md)',
+    )
     .option('--image <image>', 'sandbox image for records that name none')
-    .option('--image-template <template>', 'image per instance, e.g. swebench/sweb.eval.x86_64.{instance_id_1776}:latest')
-    .option('--predictions <files...>', 'SWE-bench predictions (preds.json / .jsonl) to grade against the dataset files')
+    .option(
+      '--image-template <template>',
+      'image per instance, e.g. swebench/sweb.eval.x86_64.{instance_id_1776}:latest',
+    )
+    .option(
+      '--predictions <files...>',
+      'SWE-bench predictions (preds.json / .jsonl) to grade against the dataset files',
+    )
     .option('--instance <id>', 'instance id for a single-episode file (.traj) whose name does not give it')
     .option('--gold', 'also grade every dataset instance with its gold patch', false)
     .option('--test-command <cmd>', 'test command for dataset instances (default: per repository, as SWE-bench)')
-    .addOption(new Option('--format <format>', 'read every file as this format').choices(['native', 'swe-agent-traj', 'mini-swe-agent', 'openai-messages', 'swebench-dataset', 'swebench-predictions']))
-    .option('--repo-dir <path>', 'where the repository sits in the sandbox, over what trajectories say (default: inferred, else /testbed)')
+    .addOption(
+      new Option('--format <format>', 'read every file as this format').choices([
+        'native',
+        'swe-agent-traj',
+        'mini-swe-agent',
+        'openai-messages',
+        'swebench-dataset',
+        'swebench-predictions',
+      ]),
+    )
+    .option(
+      '--repo-dir <path>',
+      'where the repository sits in the sandbox, over what trajectories say (default: inferred, else /testbed)',
+    )
     .option('--no-replay', 'for agent trajectories: grade the recorded submission instead of replaying the actions')
     .option('--force', 're-run episodes that already have a result', false)
-    .option('--resume', 'submit into a cancelled run: resume it (its cancelled episodes run again, finished ones are kept)', false)
+    .option(
+      '--resume',
+      'submit into a cancelled run: resume it (its cancelled episodes run again, finished ones are kept)',
+      false,
+    )
     .option('--dry-run', 'validate only; enqueue nothing', false)
-    .option('--announce', 'validate and announce the run\'s sandboxes for warm pools; enqueue nothing (submit it later, without --announce)', false)
+    .option(
+      '--announce',
+      "validate and announce the run's sandboxes for warm pools; enqueue nothing (submit it later, without --announce)",
+      false,
+    )
     .option('--announce-ttl <s>', 'seconds an announcement stays if the run is never submitted', positiveInteger, 3600)
     .option('--chunk-size <n>', 'episodes per enqueue round trip', positiveInteger, 500)
     .addHelpText(
       'after',
       '\nAn RL trainer knows its next batch while it trains on this one: `submit next.jsonl --run batch-8 --announce`\n' +
-        'lets the workers\' warm pools (RF_WARM_POOL_MAX) get those images ready; `submit next.jsonl --run batch-8`\n' +
+        "lets the workers' warm pools (RF_WARM_POOL_MAX) get those images ready; `submit next.jsonl --run batch-8`\n" +
         'later enqueues them (and retires the announcement). When no live worker keeps a warm pool (none running, or\n' +
         'all with RF_WARM_POOL_MAX=0) it still announces, warns on stderr that nothing will be pre-warmed, and exits 0.\n' +
         '\nCtrl-C while enqueueing stops after the current chunk and says how many were enqueued; the same submit again\n' +
@@ -79,7 +119,8 @@ async function runSubmit(paths: string[], flags: SubmitFlags): Promise<number> {
   process.on('SIGINT', beforeEnqueue);
   try {
     const { config, logger } = loadContext();
-    const { decodeInputFile, validateInputs, formatLocation, formatProblem, submitRun } = await import('@rollout-fleet/producer');
+    const { decodeInputFile, validateInputs, formatLocation, formatProblem, submitRun } =
+      await import('@rollout-fleet/producer');
     const all = [...paths, ...(flags.predictions ?? []), ...(flags.policy ? [flags.policy] : [])];
     const decodedFiles: Array<{ path: string; text: string } | undefined> = [];
     const undecodable = [];
@@ -124,7 +165,9 @@ async function runSubmit(paths: string[], flags: SubmitFlags): Promise<number> {
       for (const m of images.missing) {
         const at = m.firstAt === undefined ? '' : `${formatLocation(m.firstAt)}: `;
         const guess = m.suggestion === undefined ? '' : `; did you mean "${m.suggestion}"?`;
-        console.error(`${at}sandbox.image: image "${m.image}" does not exist (${m.episodes} episode(s) use it)${guess}`);
+        console.error(
+          `${at}sandbox.image: image "${m.image}" does not exist (${m.episodes} episode(s) use it)${guess}`,
+        );
       }
       console.error(
         `submit: ${images.missing.length} sandbox image(s) not found by vefaas-local in ${images.where} ` +
@@ -141,8 +184,16 @@ async function runSubmit(paths: string[], flags: SubmitFlags): Promise<number> {
     try {
       if (flags.announce) {
         const { announceDemand, announcementWarning, readWarmPoolCapacity } = await import('@rollout-fleet/shared');
-        const announced = await announceDemand({ redis: q.redis, keys: q.keys, runId: flags.run, episodes: validated.episodes, ttlS: flags.announceTtl });
-        console.log(`run ${flags.run}: announced ${announced.sandboxes} sandbox(es) of ${announced.specs} kind(s) for warm pools; nothing enqueued`);
+        const announced = await announceDemand({
+          redis: q.redis,
+          keys: q.keys,
+          runId: flags.run,
+          episodes: validated.episodes,
+          ttlS: flags.announceTtl,
+        });
+        console.log(
+          `run ${flags.run}: announced ${announced.sandboxes} sandbox(es) of ${announced.specs} kind(s) for warm pools; nothing enqueued`,
+        );
         // The announcement stands (a worker started later still fills for it), so this is a warning with exit 0.
         const warning = announcementWarning(await readWarmPoolCapacity({ redis: q.redis, keys: q.keys }));
         if (warning !== undefined) console.error(`submit: warning: ${warning}`);
@@ -156,7 +207,9 @@ async function runSubmit(paths: string[], flags: SubmitFlags): Promise<number> {
       const onSigint = (): void => {
         if (interrupt.signal.aborted) {
           progress.done();
-          console.error(`submit: interrupted again; stopping now. Run the same submit again to enqueue what is missing.`);
+          console.error(
+            `submit: interrupted again; stopping now. Run the same submit again to enqueue what is missing.`,
+          );
           process.exit(EXIT.INTERRUPTED);
         }
         interrupt.abort();
@@ -174,7 +227,11 @@ async function runSubmit(paths: string[], flags: SubmitFlags): Promise<number> {
           resume: flags.resume,
           chunkSize: flags.chunkSize,
           signal: interrupt.signal,
-          policy: { attempts: config.worker.attempts, backoffMs: config.worker.backoffMs, retentionS: config.worker.resultRetentionDays * 86_400 },
+          policy: {
+            attempts: config.worker.attempts,
+            backoffMs: config.worker.backoffMs,
+            retentionS: config.worker.resultRetentionDays * 86_400,
+          },
           onProgress: (p) => progress.update(p.done, p.total, `enqueued ${p.enqueued} skipped ${p.skipped}`),
         });
       } finally {

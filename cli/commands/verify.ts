@@ -18,7 +18,11 @@ interface Step {
 }
 
 /** Why verify runs offline, or undefined when it runs the pip step. */
-export function offlineReason(options: { offlineFlag?: boolean; embedded: boolean; endpoints: readonly string[] }): string | undefined {
+export function offlineReason(options: {
+  offlineFlag?: boolean;
+  embedded: boolean;
+  endpoints: readonly string[];
+}): string | undefined {
   if (options.offlineFlag === true) return 'offline: --offline';
   if (options.offlineFlag === false) return undefined;
   if (options.embedded) return 'offline: embedded vefaas-local';
@@ -48,9 +52,20 @@ function expectOutput(actual: string, expected: string | RegExp, what: string): 
 export function verifySteps(online: boolean): Step[] {
   const script = online ? 'import numpy\nprint(numpy.array([1, 2, 3]).sum())\n' : 'print(sum([1, 2, 3]))\n';
   return [
-    { name: 'install tools (execute_bash, str_replace_editor)', run: (env) => env.installTools(['execute_bash', 'str_replace_editor']) },
-    { name: 'which str_replace_editor', run: async (env) => expectOutput(await env.communicate('which str_replace_editor'), /\/str_replace_editor$/, 'tool path') },
-    { name: 'pip install numpy -q', online: true, run: async (env) => void (await env.communicate('pip install numpy -q', { timeoutS: 300 })) },
+    {
+      name: 'install tools (execute_bash, str_replace_editor)',
+      run: (env) => env.installTools(['execute_bash', 'str_replace_editor']),
+    },
+    {
+      name: 'which str_replace_editor',
+      run: async (env) =>
+        expectOutput(await env.communicate('which str_replace_editor'), /\/str_replace_editor$/, 'tool path'),
+    },
+    {
+      name: 'pip install numpy -q',
+      online: true,
+      run: async (env) => void (await env.communicate('pip install numpy -q', { timeoutS: 300 })),
+    },
     {
       name: 'str_replace_editor create --path /tmp/demo.py',
       run: async (env) => {
@@ -59,8 +74,14 @@ export function verifySteps(online: boolean): Step[] {
         return expectOutput(await env.communicate(command), /File created successfully/, 'create');
       },
     },
-    { name: "execute_bash 'python3 /tmp/demo.py > /tmp/demo_out.txt'", run: async (env) => void (await env.communicate("execute_bash 'python3 /tmp/demo.py > /tmp/demo_out.txt'")) },
-    { name: 'cat /tmp/demo_out.txt', run: async (env) => expectOutput(await env.communicate('cat /tmp/demo_out.txt'), '6', 'script output') },
+    {
+      name: "execute_bash 'python3 /tmp/demo.py > /tmp/demo_out.txt'",
+      run: async (env) => void (await env.communicate("execute_bash 'python3 /tmp/demo.py > /tmp/demo_out.txt'")),
+    },
+    {
+      name: 'cat /tmp/demo_out.txt',
+      run: async (env) => expectOutput(await env.communicate('cat /tmp/demo_out.txt'), '6', 'script output'),
+    },
   ];
 }
 
@@ -69,7 +90,10 @@ export function registerVerify(program: Command): void {
     .command('verify')
     .description('Prove a sandbox works end to end: start, install tools, edit and run a script, read its output.')
     .option('--image <image>', 'sandbox image (default RF_SANDBOX_IMAGE; embedded vefaas-local: "python")')
-    .option('--offline', 'skip `pip install numpy`; the script uses the standard library (default when sandboxes are local)')
+    .option(
+      '--offline',
+      'skip `pip install numpy`; the script uses the standard library (default when sandboxes are local)',
+    )
     .option('--no-offline', 'run the pip step even against a local sandbox host')
     .addHelpText(
       'after',
@@ -111,13 +135,19 @@ async function runVerify(flags: { image?: string; offline?: boolean }): Promise<
     }
     const env = new AgentEnv({
       target: opened.target,
-      sandbox: SandboxSpecSchema.parse({ image, startup_timeout_s: config.sandbox.startupTimeoutS, env: { PIP_PROGRESS_BAR: 'off' } }),
+      sandbox: SandboxSpecSchema.parse({
+        image,
+        startup_timeout_s: config.sandbox.startupTimeoutS,
+        env: { PIP_PROGRESS_BAR: 'off' },
+      }),
       metadata: { 'rf-role': 'verify' },
       defaultTimeoutS: config.sandbox.stepTimeoutS,
       logger,
     });
     const line = (ok: boolean, name: string, ms: number, note = ''): void =>
-      console.log(`${ok ? 'ok    ' : 'FAILED'} ${name.padEnd(58)} ${(ms / 1000).toFixed(2).padStart(6)}s${note ? `  ${note}` : ''}`);
+      console.log(
+        `${ok ? 'ok    ' : 'FAILED'} ${name.padEnd(58)} ${(ms / 1000).toFixed(2).padStart(6)}s${note ? `  ${note}` : ''}`,
+      );
     let failed: string | undefined;
     const timed = async (name: string, fn: () => Promise<string | void>): Promise<boolean> => {
       const started = performance.now();

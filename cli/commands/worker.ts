@@ -15,9 +15,19 @@ export function registerWorker(program: Command): void {
     .command('worker')
     .description('Take episodes from the queue and run them in sandboxes until SIGTERM/SIGINT.')
     .option('--concurrency <n>', 'episodes at once in this process (default RF_WORKER_CONCURRENCY)', positiveInteger)
-    .option('--fresh-eval', 'grade each patch in a new sandbox of the same image, as SWE-bench does (the default; RF_FRESH_EVAL)')
-    .option('--in-place-eval', 'UNSAFE: grade in the sandbox the trajectory ran in, which an adversarial policy can rig (RF_FRESH_EVAL=false)')
-    .option('--health-port <n>', 'serve GET /healthz (liveness) and /readyz (readiness) on this port (0 = any free port)', portNumber)
+    .option(
+      '--fresh-eval',
+      'grade each patch in a new sandbox of the same image, as SWE-bench does (the default; RF_FRESH_EVAL)',
+    )
+    .option(
+      '--in-place-eval',
+      'UNSAFE: grade in the sandbox the trajectory ran in, which an adversarial policy can rig (RF_FRESH_EVAL=false)',
+    )
+    .option(
+      '--health-port <n>',
+      'serve GET /healthz (liveness) and /readyz (readiness) on this port (0 = any free port)',
+      portNumber,
+    )
     .option('--health-host <addr>', 'address of the health endpoint (a Kubernetes pod uses 0.0.0.0)', '127.0.0.1')
     .addHelpText(
       'after',
@@ -52,7 +62,10 @@ async function runWorker(flags: WorkerFlags): Promise<number> {
     }
     const freshEval = flags.inPlaceEval ? false : flags.freshEval ? true : context.config.worker.freshEval;
     const config = { ...context.config, worker: { ...context.config.worker, freshEval } };
-    if (!freshEval) logger.warn('grading in the agent\'s own sandbox (in-place): a policy can rig its own grade; see docs/adversarial-grading.md');
+    if (!freshEval)
+      logger.warn(
+        "grading in the agent's own sandbox (in-place): a policy can rig its own grade; see docs/adversarial-grading.md",
+      );
     const { connectRedis } = await import('../runtime/redis.js');
     (await connectRedis(config.redis)).disconnect();
     const { openTarget } = await import('../runtime/target.js');
@@ -69,17 +82,25 @@ async function runWorker(flags: WorkerFlags): Promise<number> {
         : await startHealthServer({
             port: flags.healthPort,
             host: flags.healthHost,
-            readiness: async () => started.worker?.health() ?? { ready: false, worker: 'starting', redis: 'not checked (starting)' },
+            readiness: async () =>
+              started.worker?.health() ?? { ready: false, worker: 'starting', redis: 'not checked (starting)' },
             logger,
           }).catch((err: unknown) => {
-            throw new RolloutError('CONFIG_INVALID', `cannot serve the health endpoint on ${flags.healthHost}:${flags.healthPort}: ${(err as Error).message}`, { cause: err });
+            throw new RolloutError(
+              'CONFIG_INVALID',
+              `cannot serve the health endpoint on ${flags.healthHost}:${flags.healthPort}: ${(err as Error).message}`,
+              { cause: err },
+            );
           });
     if (health) logger.info({ url: health.url }, `health endpoint ${health.url}healthz, ${health.url}readyz`);
     const opened = await openTarget(config, logger);
     logger.info(`sandboxes from ${opened.description}`);
     // The budget bin/worker-heap.js gave this worker (RF_WORKER_HEAP_MB), as V8 reports it: old + young generation.
     const heapLimitMb = Math.round(getHeapStatistics().heap_size_limit / 2 ** 20);
-    logger.info({ heapLimitMb, heapGrowthPercent: growth }, `V8 heap limit ${heapLimitMb} MB, growth between major collections ${growth > 0 ? `${growth} %` : 'V8\'s own'}`);
+    logger.info(
+      { heapLimitMb, heapGrowthPercent: growth },
+      `V8 heap limit ${heapLimitMb} MB, growth between major collections ${growth > 0 ? `${growth} %` : "V8's own"}`,
+    );
     const running = await startWorker({
       config,
       target: opened.target,

@@ -14,8 +14,10 @@ export interface FixContext {
   startupTimeoutS: number;
 }
 
-const HEALTH_CHECK_FIX = 'the start command did not bring up a server on port 8000: it must run SWE-ReX on 0.0.0.0:8000 with the token (docs/vefaas.md, "Start command")';
-const CLOCK_FIX = 'sync this machine\'s clock (e.g. `sudo timedatectl set-ntp true`, or `chronyc makestep`) and run doctor again';
+const HEALTH_CHECK_FIX =
+  'the start command did not bring up a server on port 8000: it must run SWE-ReX on 0.0.0.0:8000 with the token (docs/vefaas.md, "Start command")';
+const CLOCK_FIX =
+  "sync this machine's clock (e.g. `sudo timedatectl set-ntp true`, or `chronyc makestep`) and run doctor again";
 
 function apiCodeOf(err: RolloutError): string | undefined {
   const code = err.details.apiCode;
@@ -34,18 +36,33 @@ export function credentialsFailure(thrown: unknown, c: FixContext): CheckFailure
         true,
       );
     case 'VEFAAS_NOT_FOUND':
-      return new CheckFailure(err.message, `VEFAAS_FUNCTION_ID ${c.functionId} is not a sandbox application in ${c.region}: copy the application ID from its page, and set VEFAAS_REGION to the region it lives in`);
+      return new CheckFailure(
+        err.message,
+        `VEFAAS_FUNCTION_ID ${c.functionId} is not a sandbox application in ${c.region}: copy the application ID from its page, and set VEFAAS_REGION to the region it lives in`,
+      );
     case 'VEFAAS_AUTH':
       switch (apiCodeOf(err)) {
         case 'InvalidAccessKey':
-          return new CheckFailure(err.message, 'VEFAAS_ACCESS_KEY is not an active access key: copy the Access Key ID from the console (Access keys), and check it is enabled');
+          return new CheckFailure(
+            err.message,
+            'VEFAAS_ACCESS_KEY is not an active access key: copy the Access Key ID from the console (Access keys), and check it is enabled',
+          );
         case 'SignatureDoesNotMatch':
         case 'InvalidCredential':
-          return new CheckFailure(err.message, `VEFAAS_SECRET_KEY does not belong to VEFAAS_ACCESS_KEY, or VEFAAS_REGION (${c.region}) is not the function's region: copy the Secret Access Key of that key pair`);
+          return new CheckFailure(
+            err.message,
+            `VEFAAS_SECRET_KEY does not belong to VEFAAS_ACCESS_KEY, or VEFAAS_REGION (${c.region}) is not the function's region: copy the Secret Access Key of that key pair`,
+          );
         case 'InvalidTimestamp':
-          return new CheckFailure(err.message, `the control plane refused the request's time: this machine's clock is off (see the clock line); ${CLOCK_FIX}`);
+          return new CheckFailure(
+            err.message,
+            `the control plane refused the request's time: this machine's clock is off (see the clock line); ${CLOCK_FIX}`,
+          );
         case 'AccessDenied':
-          return new CheckFailure(err.message, 'the key pair may not call veFaaS: give its user a veFaaS policy (e.g. VEFAASFullAccess) in the console');
+          return new CheckFailure(
+            err.message,
+            'the key pair may not call veFaaS: give its user a veFaaS policy (e.g. VEFAASFullAccess) in the console',
+          );
         default:
           return new CheckFailure(err.message, 'check VEFAAS_ACCESS_KEY, VEFAAS_SECRET_KEY and VEFAAS_REGION');
       }
@@ -59,15 +76,26 @@ export function startFailure(thrown: unknown, c: FixContext): CheckFailure {
   if (thrown instanceof CheckFailure) return thrown;
   const err = coerceError(thrown);
   // A CreateSandbox that waits for the start answers this when the health check never passed: not a 5xx to retry.
-  if (apiCodeOf(err) === 'UserTimeoutError') return new CheckFailure(err.message, `${HEALTH_CHECK_FIX}; a slow image needs a longer start timeout`);
+  if (apiCodeOf(err) === 'UserTimeoutError')
+    return new CheckFailure(err.message, `${HEALTH_CHECK_FIX}; a slow image needs a longer start timeout`);
   switch (err.code) {
     case 'VEFAAS_THROTTLED':
-      return new CheckFailure(err.message, 'the account is at its CreateSandbox rate or instance quota: wait and retry, or ask for a higher quota');
+      return new CheckFailure(
+        err.message,
+        'the account is at its CreateSandbox rate or instance quota: wait and retry, or ask for a higher quota',
+      );
     case 'VEFAAS_BAD_REQUEST':
-      return new CheckFailure(err.message, `CreateSandbox refused the request: check the image (${c.image}) and the start command`);
+      return new CheckFailure(
+        err.message,
+        `CreateSandbox refused the request: check the image (${c.image}) and the start command`,
+      );
     case 'VEFAAS_NETWORK':
     case 'VEFAAS_TIMEOUT':
-      return new CheckFailure(err.message, 'the control plane stopped answering: check the network and run doctor again', true);
+      return new CheckFailure(
+        err.message,
+        'the control plane stopped answering: check the network and run doctor again',
+        true,
+      );
     default:
       return new CheckFailure(err.message, err.hint);
   }
@@ -85,9 +113,15 @@ export function aliveFailure(thrown: unknown, c: FixContext): CheckFailure {
   const err = coerceError(thrown);
   switch (err.code) {
     case 'SWEREX_AUTH':
-      return new CheckFailure(err.message, 'SWE-ReX refused the token: the start command must pass the token the worker generates (keep {auth_token}, or a trailing token argument, in it)');
+      return new CheckFailure(
+        err.message,
+        'SWE-ReX refused the token: the start command must pass the token the worker generates (keep {auth_token}, or a trailing token argument, in it)',
+      );
     case 'GATEWAY_AUTH':
-      return new CheckFailure(err.message, 'the gateway refused the request: set VEFAAS_GATEWAY_KEY to the route\'s key (Key-Auth plugin), or fix it');
+      return new CheckFailure(
+        err.message,
+        "the gateway refused the request: set VEFAAS_GATEWAY_KEY to the route's key (Key-Auth plugin), or fix it",
+      );
     case 'SANDBOX_START_TIMEOUT':
       return new CheckFailure(
         err.message,

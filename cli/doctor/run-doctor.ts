@@ -13,10 +13,25 @@
  */
 import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
-import { AGENT_ENV_LABEL_KEY, AgentEnv, SwerexClient, buildStartCommand, classifyGatewayResponse, createSandboxRequest, type VefaasTarget } from '@rollout-fleet/sandbox';
+import {
+  AGENT_ENV_LABEL_KEY,
+  AgentEnv,
+  SwerexClient,
+  buildStartCommand,
+  classifyGatewayResponse,
+  createSandboxRequest,
+  type VefaasTarget,
+} from '@rollout-fleet/sandbox';
 import { SandboxSpecSchema, coerceError, type RolloutError, type SandboxSpec } from '@rollout-fleet/shared';
 import { CheckFailure, type CheckLine, type CheckOutcome } from './doctor-types.js';
-import { aliveFailure, credentialsFailure, failedSandboxFix, routeDoesNotReachFix, startFailure, type FixContext } from './fixes.js';
+import {
+  aliveFailure,
+  credentialsFailure,
+  failedSandboxFix,
+  routeDoesNotReachFix,
+  startFailure,
+  type FixContext,
+} from './fixes.js';
 
 const SECOND_MS = 1000;
 /** Beyond this the platform may refuse signatures (its window is undocumented; vefaas-local allows 15 min). */
@@ -73,8 +88,16 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       const result = await body();
       outcome = typeof result === 'string' ? { status: 'ok', detail: result } : result;
     } catch (thrown) {
-      const failure = thrown instanceof CheckFailure ? thrown : new CheckFailure(coerceError(thrown).message, coerceError(thrown).hint);
-      outcome = { status: 'fail', detail: failure.message, fix: failure.fix, ...(failure.unreachable ? { unreachable: true } : {}) };
+      const failure =
+        thrown instanceof CheckFailure
+          ? thrown
+          : new CheckFailure(coerceError(thrown).message, coerceError(thrown).hint);
+      outcome = {
+        status: 'fail',
+        detail: failure.message,
+        fix: failure.fix,
+        ...(failure.unreachable ? { unreachable: true } : {}),
+      };
     }
     const line: CheckLine = { name, ms: performance.now() - started, ...outcome };
     lines.push(line);
@@ -119,11 +142,22 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       const t0 = now();
       try {
         const created = await target.vefaas.createSandbox(
-          createSandboxRequest({ functionId: target.functionId, sandbox: spec, command: start.command, metadata: { 'rf-role': 'doctor', [AGENT_ENV_LABEL_KEY]: randomUUID() } }),
+          createSandboxRequest({
+            functionId: target.functionId,
+            sandbox: spec,
+            command: start.command,
+            metadata: { 'rf-role': 'doctor', [AGENT_ENV_LABEL_KEY]: randomUUID() },
+          }),
           { once: true },
         );
         sandboxId = created.SandboxId;
-        return await waitUntilReady(target, created.SandboxId, options.startupTimeoutS * SECOND_MS, fixes, () => now() - t0);
+        return await waitUntilReady(
+          target,
+          created.SandboxId,
+          options.startupTimeoutS * SECOND_MS,
+          fixes,
+          () => now() - t0,
+        );
       } catch (thrown) {
         throw startFailure(thrown, fixes);
       }
@@ -133,7 +167,16 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       (await check('alive', async () => {
         const id = sandboxId as string;
         try {
-          await waitUntilReachable({ target, sandboxId: id, authToken: start.authToken, timeoutMs: options.startupTimeoutS * SECOND_MS, mismatchAfterMs: options.routeMismatchAfterMs ?? ROUTE_MISMATCH_AFTER_MS }, fixes);
+          await waitUntilReachable(
+            {
+              target,
+              sandboxId: id,
+              authToken: start.authToken,
+              timeoutMs: options.startupTimeoutS * SECOND_MS,
+              mismatchAfterMs: options.routeMismatchAfterMs ?? ROUTE_MISMATCH_AFTER_MS,
+            },
+            fixes,
+          );
           env = AgentEnv.attach({ target, sandbox: spec, sandboxId: id, authToken: start.authToken });
           await env.ready({ timeoutMs: options.startupTimeoutS * SECOND_MS });
         } catch (thrown) {
@@ -148,20 +191,33 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
           await env!.installTools(['execute_bash', 'str_replace_editor']);
           const said = (await env!.communicate('which execute_bash str_replace_editor')).trim().split('\n');
           // Only the two paths count: stray output from the shell's start-up files is the command check's to name.
-          const where = ['execute_bash', 'str_replace_editor'].map((tool) => said.find((line) => line.startsWith('/') && line.endsWith(`/${tool}`)));
-          if (!where.every((path) => path !== undefined)) throw new Error(`the tools are not on PATH: which said ${JSON.stringify(said.join(' '))}`);
+          const where = ['execute_bash', 'str_replace_editor'].map((tool) =>
+            said.find((line) => line.startsWith('/') && line.endsWith(`/${tool}`)),
+          );
+          if (!where.every((path) => path !== undefined))
+            throw new Error(`the tools are not on PATH: which said ${JSON.stringify(said.join(' '))}`);
           // Installing only copies files: run one, or an image without python3 would pass here and fail every episode.
           const ran = await env!.run('str_replace_editor --help 2>&1 >/dev/null');
-          if (ran.exitCode !== 0) throw new Error(`str_replace_editor --help exited ${String(ran.exitCode)}: ${ran.output.trim().slice(0, 200)}`);
+          if (ran.exitCode !== 0)
+            throw new Error(
+              `str_replace_editor --help exited ${String(ran.exitCode)}: ${ran.output.trim().slice(0, 200)}`,
+            );
           return `execute_bash, str_replace_editor on PATH (${where[1]})`;
         } catch (thrown) {
-          throw new CheckFailure(coerceError(thrown).message, 'installing the tool bundle needs python3 (3.8+) on the image\'s PATH and a writable /root (docs/vefaas.md, "Sandbox images")');
+          throw new CheckFailure(
+            coerceError(thrown).message,
+            'installing the tool bundle needs python3 (3.8+) on the image\'s PATH and a writable /root (docs/vefaas.md, "Sandbox images")',
+          );
         }
       }));
     if (tooled) {
       await check('command', async () => {
         const output = await env!.communicate(`echo ${JSON.stringify(MARKER)}`);
-        if (output.trim() !== MARKER) throw new CheckFailure(`echo answered ${JSON.stringify(output.slice(0, 200))}`, 'the session\'s output is not the command\'s: check the image\'s shell start-up files (.bashrc) print nothing');
+        if (output.trim() !== MARKER)
+          throw new CheckFailure(
+            `echo answered ${JSON.stringify(output.slice(0, 200))}`,
+            "the session's output is not the command's: check the image's shell start-up files (.bashrc) print nothing",
+          );
         return `echo → ${JSON.stringify(MARKER)}`;
       });
     } else {
@@ -192,16 +248,26 @@ async function clockSkew(endpoint: string, now: () => number): Promise<CheckOutc
     const header = res.headers.date;
     date = Array.isArray(header) ? header[0] : header;
   } catch (thrown) {
-    throw new CheckFailure(`no answer from ${endpoint}: ${coerceError(thrown).message}`, 'check VEFAAS_ENDPOINT and the network', true);
+    throw new CheckFailure(
+      `no answer from ${endpoint}: ${coerceError(thrown).message}`,
+      'check VEFAAS_ENDPOINT and the network',
+      true,
+    );
   }
   const after = now();
   const server = date === undefined ? Number.NaN : Date.parse(date);
-  if (Number.isNaN(server)) return { status: 'warn', detail: `the control plane sent no usable Date header (${date ?? 'none'}); skew unknown` };
+  if (Number.isNaN(server))
+    return { status: 'warn', detail: `the control plane sent no usable Date header (${date ?? 'none'}); skew unknown` };
   // The header is truncated to whole seconds: compare with the middle of that second.
   const skew = server + SECOND_MS / 2 - (before + after) / 2;
   const text = `this clock is ${seconds(Math.abs(skew))} ${skew > 0 ? 'behind' : 'ahead of'} the control plane (Date header, ±1 s)`;
-  if (Math.abs(skew) > SKEW_FAIL_MS) throw new CheckFailure(text, 'signed requests will be refused: sync this machine\'s clock (`sudo timedatectl set-ntp true`, or `chronyc makestep`)');
-  if (Math.abs(skew) > SKEW_WARN_MS) return { status: 'warn', detail: `${text}; signatures may be refused`, fix: 'sync this machine\'s clock (NTP)' };
+  if (Math.abs(skew) > SKEW_FAIL_MS)
+    throw new CheckFailure(
+      text,
+      "signed requests will be refused: sync this machine's clock (`sudo timedatectl set-ntp true`, or `chronyc makestep`)",
+    );
+  if (Math.abs(skew) > SKEW_WARN_MS)
+    return { status: 'warn', detail: `${text}; signatures may be refused`, fix: "sync this machine's clock (NTP)" };
   return text;
 }
 
@@ -223,14 +289,26 @@ async function routeAnswers(target: VefaasTarget): Promise<CheckOutcome | string
     headers = res.headers;
     body = await res.body.text();
   } catch (thrown) {
-    throw new CheckFailure(`no answer from ${url}: ${coerceError(thrown).message}`, 'VEFAAS_FUNCTION_ROUTE must be the access address shown on the sandbox application page (scheme, host and path)', true);
+    throw new CheckFailure(
+      `no answer from ${url}: ${coerceError(thrown).message}`,
+      'VEFAAS_FUNCTION_ROUTE must be the access address shown on the sandbox application page (scheme, host and path)',
+      true,
+    );
   }
   const verdict = classifyGatewayResponse(status, headers, body);
   switch (verdict.kind) {
     case 'auth':
-      throw new CheckFailure(`the gateway refused the request (${verdict.reason})`, target.gatewayKey ? 'VEFAAS_GATEWAY_KEY is wrong: copy the route\'s key again' : 'the route wants a key: set VEFAAS_GATEWAY_KEY (the route\'s Key-Auth plugin)');
+      throw new CheckFailure(
+        `the gateway refused the request (${verdict.reason})`,
+        target.gatewayKey
+          ? "VEFAAS_GATEWAY_KEY is wrong: copy the route's key again"
+          : "the route wants a key: set VEFAAS_GATEWAY_KEY (the route's Key-Auth plugin)",
+      );
     case 'transient':
-      throw new CheckFailure(`the gateway answered ${verdict.reason}`, 'the route\'s upstream is unhealthy: check the application is released (published) and its route points at it');
+      throw new CheckFailure(
+        `the gateway answered ${verdict.reason}`,
+        "the route's upstream is unhealthy: check the application is released (published) and its route points at it",
+      );
     case 'dead':
       return `answers; a made-up instance is reported gone (${verdict.reason.split(':')[0]})`;
     case 'upstream':
@@ -238,16 +316,24 @@ async function routeAnswers(target: VefaasTarget): Promise<CheckOutcome | string
   }
 }
 
-async function waitUntilReady(target: VefaasTarget, sandboxId: string, timeoutMs: number, fixes: FixContext, elapsed: () => number): Promise<string> {
+async function waitUntilReady(
+  target: VefaasTarget,
+  sandboxId: string,
+  timeoutMs: number,
+  fixes: FixContext,
+  elapsed: () => number,
+): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   let pause = 100;
   for (;;) {
-    const described = await target.vefaas.describeSandbox({ FunctionId: target.functionId, SandboxId: sandboxId }).catch((thrown: unknown) => {
-      const err = coerceError(thrown);
-      // Right after CreateSandbox some clients see ResourceNotFound for a moment (vefaas-api.md §6): keep asking.
-      if (err.code === 'VEFAAS_NOT_FOUND') return undefined;
-      throw err;
-    });
+    const described = await target.vefaas
+      .describeSandbox({ FunctionId: target.functionId, SandboxId: sandboxId })
+      .catch((thrown: unknown) => {
+        const err = coerceError(thrown);
+        // Right after CreateSandbox some clients see ResourceNotFound for a moment (vefaas-api.md §6): keep asking.
+        if (err.code === 'VEFAAS_NOT_FOUND') return undefined;
+        throw err;
+      });
     if (described?.Status === 'Ready') return `${sandboxId} Ready after ${seconds(elapsed())}`;
     if (described?.Status === 'Failed') {
       throw new CheckFailure(
@@ -256,7 +342,10 @@ async function waitUntilReady(target: VefaasTarget, sandboxId: string, timeoutMs
       );
     }
     if (Date.now() > deadline) {
-      throw new CheckFailure(`${sandboxId} still ${described?.Status ?? 'unknown'} after ${seconds(timeoutMs)}`, 'the cold start is slower than --startup-timeout-s: raise it, or use a smaller image');
+      throw new CheckFailure(
+        `${sandboxId} still ${described?.Status ?? 'unknown'} after ${seconds(timeoutMs)}`,
+        'the cold start is slower than --startup-timeout-s: raise it, or use a smaller image',
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, pause));
     pause = Math.min(2 * SECOND_MS, pause * 1.5);
@@ -269,14 +358,22 @@ async function waitUntilReachable(
   fixes: FixContext,
 ): Promise<void> {
   const { target, sandboxId } = o;
-  const swerex = new SwerexClient({ baseUrl: target.gatewayUrl, instanceName: sandboxId, apiKey: o.authToken, ...(target.gatewayKey ? { gatewayKey: target.gatewayKey } : {}) });
+  const swerex = new SwerexClient({
+    baseUrl: target.gatewayUrl,
+    instanceName: sandboxId,
+    apiKey: o.authToken,
+    ...(target.gatewayKey ? { gatewayKey: target.gatewayKey } : {}),
+  });
   let goneSince: number | undefined;
   await swerex.waitUntilAlive({
     timeoutMs: o.timeoutMs,
     onDead: async (error: RolloutError) => {
       goneSince ??= Date.now();
       if (Date.now() - goneSince > o.mismatchAfterMs) {
-        throw new CheckFailure(`the route says ${sandboxId} does not exist (${error.message.slice(0, 200)}) while the control plane has it Ready`, routeDoesNotReachFix(fixes));
+        throw new CheckFailure(
+          `the route says ${sandboxId} does not exist (${error.message.slice(0, 200)}) while the control plane has it Ready`,
+          routeDoesNotReachFix(fixes),
+        );
       }
     },
   });
@@ -286,13 +383,19 @@ async function killAndConfirm(target: VefaasTarget, sandboxId: string, env: Agen
   try {
     if (env) await env.close();
     else await target.vefaas.killSandbox({ FunctionId: target.functionId, SandboxId: sandboxId });
-    const after = await target.vefaas.describeSandbox({ FunctionId: target.functionId, SandboxId: sandboxId }).catch((thrown: unknown) => {
-      if (coerceError(thrown).code === 'VEFAAS_NOT_FOUND') return undefined;
-      throw thrown;
-    });
-    if (after !== undefined && after.Status !== 'Terminating') throw new Error(`${sandboxId} is still ${after.Status} after KillSandbox`);
+    const after = await target.vefaas
+      .describeSandbox({ FunctionId: target.functionId, SandboxId: sandboxId })
+      .catch((thrown: unknown) => {
+        if (coerceError(thrown).code === 'VEFAAS_NOT_FOUND') return undefined;
+        throw thrown;
+      });
+    if (after !== undefined && after.Status !== 'Terminating')
+      throw new Error(`${sandboxId} is still ${after.Status} after KillSandbox`);
     return `${sandboxId} ${after === undefined ? 'gone' : 'Terminating'}`;
   } catch (thrown) {
-    throw new CheckFailure(coerceError(thrown).message, `kill ${sandboxId} in the console: until then it runs (and costs) up to its 5-minute lifetime`);
+    throw new CheckFailure(
+      coerceError(thrown).message,
+      `kill ${sandboxId} in the console: until then it runs (and costs) up to its 5-minute lifetime`,
+    );
   }
 }

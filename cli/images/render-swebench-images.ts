@@ -61,23 +61,37 @@ export async function renderSweBenchImages(options: RenderOptions): Promise<Rend
   const noCache = (name: string): boolean => name !== '__pycache__' && !name.endsWith('.pyc');
   const contexts: string[] = [];
   for (const instance of options.instances) {
-    if (!SAFE_ID.test(instance.instanceId)) throw new Error(`instance id ${JSON.stringify(instance.instanceId)} cannot name a directory`);
+    if (!SAFE_ID.test(instance.instanceId))
+      throw new Error(`instance id ${JSON.stringify(instance.instanceId)} cannot name a directory`);
     const context = join(options.out, instance.instanceId);
     await copyTree(join(IMAGES_DIR, 'swerex-local'), join(context, 'swerex-local'), noCache);
     await chmod(join(context, 'swerex-local', 'install.sh'), 0o755);
     // The reference server comes from PyPI: its context carries only the installer and the shim.
-    if (options.server === 'ours') await copyTree(RUNTIME_DIR, join(context, 'swerex-local', 'runtime'), (name) => noCache(name) && (name.endsWith('.py') || name === 'README.md'));
-    await writeFile(join(context, 'Dockerfile'), fill(template, { instance_id: instance.instanceId, base_image: instance.baseImage, tag: instance.tag, server }));
+    if (options.server === 'ours')
+      await copyTree(
+        RUNTIME_DIR,
+        join(context, 'swerex-local', 'runtime'),
+        (name) => noCache(name) && (name.endsWith('.py') || name === 'README.md'),
+      );
+    await writeFile(
+      join(context, 'Dockerfile'),
+      fill(template, { instance_id: instance.instanceId, base_image: instance.baseImage, tag: instance.tag, server }),
+    );
     contexts.push(context);
   }
   const buildScript = join(options.out, 'build.sh');
-  const lines = options.instances.map((i) => `docker build -t ${shellQuote(i.tag)} ${shellQuote(i.instanceId)} && docker push ${shellQuote(i.tag)}`);
+  const lines = options.instances.map(
+    (i) => `docker build -t ${shellQuote(i.tag)} ${shellQuote(i.instanceId)} && docker push ${shellQuote(i.tag)}`,
+  );
   await writeFile(
     buildScript,
     `#!/bin/sh\n# Builds and pushes every rendered sandbox image (SWE-ReX server: ${options.server}). Run from this directory.\nset -eu\ncd "$(dirname "$0")"\n${lines.join('\n')}\n`,
   );
   await chmod(buildScript, 0o755);
   const imagesJson = join(options.out, 'images.json');
-  await writeFile(imagesJson, `${JSON.stringify(Object.fromEntries(options.instances.map((i) => [i.instanceId, i.tag])), null, 2)}\n`);
+  await writeFile(
+    imagesJson,
+    `${JSON.stringify(Object.fromEntries(options.instances.map((i) => [i.instanceId, i.tag])), null, 2)}\n`,
+  );
   return { contexts, buildScript, imagesJson };
 }

@@ -42,7 +42,11 @@ export function environmentSecrets(env: NodeJS.ProcessEnv): string[] {
 
 export function loadContext(env: NodeJS.ProcessEnv = process.env): CliContext {
   const config = loadConfig(env);
-  const logger = createLogger({ ...config.log, destination: process.stderr, secrets: [...secretsOf(config), ...environmentSecrets(env)] });
+  const logger = createLogger({
+    ...config.log,
+    destination: process.stderr,
+    secrets: [...secretsOf(config), ...environmentSecrets(env)],
+  });
   return { config, logger };
 }
 

@@ -32,7 +32,9 @@ function ttyLine(label: string, stream: NodeJS.WriteStream): ProgressLine {
     update(done, total, suffix = '') {
       const ratio = total === 0 ? 1 : Math.min(1, done / total);
       const filled = Math.round(ratio * width);
-      stream.write(`\r${label} [${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${String(Math.round(ratio * 100)).padStart(3)}% ${done}/${total} ${suffix}\x1b[K`);
+      stream.write(
+        `\r${label} [${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${String(Math.round(ratio * 100)).padStart(3)}% ${done}/${total} ${suffix}\x1b[K`,
+      );
       open = true;
     },
     done() {

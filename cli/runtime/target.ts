@@ -29,7 +29,12 @@ export async function openTarget(config: Config, logger: Logger): Promise<Opened
       credentials: { accessKeyId: v.accessKeyId, secretAccessKey: v.secretAccessKey },
       timeoutMs: v.requestTimeoutMs,
     });
-    const target: VefaasTarget = { vefaas, functionId: v.functionId, gatewayUrl: v.functionRoute, ...(v.gatewayKey ? { gatewayKey: v.gatewayKey } : {}) };
+    const target: VefaasTarget = {
+      vefaas,
+      functionId: v.functionId,
+      gatewayUrl: v.functionRoute,
+      ...(v.gatewayKey ? { gatewayKey: v.gatewayKey } : {}),
+    };
     // One client per control plane (endpoint + region): functions of one region share its keep-alive pool.
     const clients = new Map([[`${v.endpoint} ${v.region}`, vefaas]]);
     const more = v.moreFunctions.map((f) => {
@@ -38,11 +43,26 @@ export async function openTarget(config: Config, logger: Logger): Promise<Opened
       const key = `${endpoint} ${region}`;
       let client = clients.get(key);
       if (!client) {
-        client = createVefaasClient({ endpoint, region, credentials: { accessKeyId: v.accessKeyId, secretAccessKey: v.secretAccessKey }, timeoutMs: v.requestTimeoutMs });
+        client = createVefaasClient({
+          endpoint,
+          region,
+          credentials: { accessKeyId: v.accessKeyId, secretAccessKey: v.secretAccessKey },
+          timeoutMs: v.requestTimeoutMs,
+        });
         clients.set(key, client);
       }
-      const t: VefaasTarget = { vefaas: client, functionId: f.functionId, gatewayUrl: f.functionRoute, ...(v.gatewayKey ? { gatewayKey: v.gatewayKey } : {}) };
-      return { id: f.id, target: t, weight: f.weight, ...(f.createRate === undefined ? {} : { createRatePerS: f.createRate }) };
+      const t: VefaasTarget = {
+        vefaas: client,
+        functionId: f.functionId,
+        gatewayUrl: f.functionRoute,
+        ...(v.gatewayKey ? { gatewayKey: v.gatewayKey } : {}),
+      };
+      return {
+        id: f.id,
+        target: t,
+        weight: f.weight,
+        ...(f.createRate === undefined ? {} : { createRatePerS: f.createRate }),
+      };
     });
     return {
       target,

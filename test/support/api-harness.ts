@@ -7,7 +7,18 @@ import { once } from 'node:events';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { startApi, type ApiServer } from '@rollout-fleet/api';
 import type { Config, Logger } from '@rollout-fleet/shared';
-import { CLI, ROOT, childEnv, configOf, openPipeline, silentLogger, startHost, testEnv, type Host, type Pipeline } from './pipeline-harness.js';
+import {
+  CLI,
+  ROOT,
+  childEnv,
+  configOf,
+  openPipeline,
+  silentLogger,
+  startHost,
+  testEnv,
+  type Host,
+  type Pipeline,
+} from './pipeline-harness.js';
 
 export interface TestApi {
   api: ApiServer;
@@ -24,7 +35,13 @@ export interface TestApi {
  * sandbox host, else an emulated one (no processes: enough for runs and streams) is started and closed with it.
  */
 export async function startTestApi(
-  o: { env?: Record<string, string>; host?: Host; streams?: { keepAliveMs?: number; blockMs?: number }; logger?: Logger; reaper?: boolean } = {},
+  o: {
+    env?: Record<string, string>;
+    host?: Host;
+    streams?: { keepAliveMs?: number; blockMs?: number };
+    logger?: Logger;
+    reaper?: boolean;
+  } = {},
 ): Promise<TestApi> {
   const config = configOf(testEnv(o.env));
   const host = o.host ?? (await startHost({ isolation: 'emulated' }));
@@ -49,7 +66,11 @@ export async function startTestApi(
       const headers = new Headers(rest.headers);
       if (token !== undefined && !headers.has('authorization')) headers.set('authorization', `Bearer ${token}`);
       if (json !== undefined) headers.set('content-type', 'application/json');
-      return fetch(`${api.url}${path}`, { ...rest, headers, ...(json === undefined ? {} : { body: JSON.stringify(json) }) });
+      return fetch(`${api.url}${path}`, {
+        ...rest,
+        headers,
+        ...(json === undefined ? {} : { body: JSON.stringify(json) }),
+      });
     },
     close: async () => {
       await api.close();
@@ -74,7 +95,12 @@ export interface StreamRead {
  */
 export function readNdjson(
   url: string,
-  o: { stopAfter?: number; headers?: Record<string, string>; onKeepAlive?: () => void; onLine?: (line: Record<string, unknown>) => void } = {},
+  o: {
+    stopAfter?: number;
+    headers?: Record<string, string>;
+    onKeepAlive?: () => void;
+    onLine?: (line: Record<string, unknown>) => void;
+  } = {},
 ): Promise<StreamRead> {
   return new Promise((resolve, reject) => {
     const read: StreamRead = { lines: [], keepAlives: 0, dropped: false };
@@ -125,7 +151,11 @@ export interface ApiChild {
 
 /** Starts `rollout-fleet api --port 0 <args>` as a real child process and waits for the URL it prints. */
 export async function spawnApi(env: Record<string, string>, args: string[] = []): Promise<ApiChild> {
-  const child = spawn(process.execPath, [CLI, 'api', '--port', '0', ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
+  const child = spawn(process.execPath, [CLI, 'api', '--port', '0', ...args], {
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: ROOT,
+  });
   let log = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (log = (log + chunk).slice(-20_000)));
   let out = '';
@@ -140,7 +170,9 @@ export async function spawnApi(env: Record<string, string>, args: string[] = [])
       }
     };
     child.stdout.on('data', onData);
-    void once(child, 'exit').then(([code]) => reject(new Error(`rollout-fleet api exited (${String(code)}) before listening:\n${log}`)));
+    void once(child, 'exit').then(([code]) =>
+      reject(new Error(`rollout-fleet api exited (${String(code)}) before listening:\n${log}`)),
+    );
   });
   // Keep draining stdout so the child never blocks on a full pipe.
   child.stdout.resume();

@@ -42,7 +42,16 @@ vefaas.createSandbox = async (...args: Parameters<typeof create>) => {
   maybeDie(args[0].Metadata?.['rf-role'] === 'eval' ? 'grading' : 'created-before-lease');
   return created;
 };
-const target: VefaasTarget = { vefaas, functionId: env.CHAOS_FUNCTION as string, gatewayUrl: env.CHAOS_ROUTE as string };
-const worker = await startWorker({ config, target, logger: createLogger({ level: 'warn', format: 'json' }), concurrency: 2 });
+const target: VefaasTarget = {
+  vefaas,
+  functionId: env.CHAOS_FUNCTION as string,
+  gatewayUrl: env.CHAOS_ROUTE as string,
+};
+const worker = await startWorker({
+  config,
+  target,
+  logger: createLogger({ level: 'warn', format: 'json' }),
+  concurrency: 2,
+});
 process.stdout.write('ready\n');
 process.once('SIGTERM', () => void worker.close().then(() => process.exit(0)));

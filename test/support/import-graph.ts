@@ -17,7 +17,11 @@ export function specifiersOf(fileName: string, text: string): string[] {
   const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true);
   const found: string[] = [];
   const visit = (node: ts.Node): void => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
       found.push(node.moduleSpecifier.text);
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       const [first] = node.arguments;
@@ -39,13 +43,16 @@ export function importGraph(root: string, files: readonly string[]): ImportGraph
       let target: string | undefined;
       if (specifier.startsWith('.')) {
         const base = normalize(join(dirname(file), specifier));
-        target = [base.replace(/\.js$/, '.ts'), `${base}.ts`, join(base, 'index.ts')].find((candidate) => known.has(candidate));
+        target = [base.replace(/\.js$/, '.ts'), `${base}.ts`, join(base, 'index.ts')].find((candidate) =>
+          known.has(candidate),
+        );
       } else if (specifier.startsWith(SCOPE)) {
         const [name, ...rest] = specifier.slice(SCOPE.length).split('/');
         const entry = rest.length === 0 ? 'index.ts' : join(...rest, 'index.ts');
         target = join('packages', name ?? '', 'src', entry);
       }
-      if (target !== undefined && known.has(target) && existsSync(join(root, target))) targets.add(relative('.', target));
+      if (target !== undefined && known.has(target) && existsSync(join(root, target)))
+        targets.add(relative('.', target));
     }
     graph.set(file, [...targets]);
   }

@@ -9,7 +9,22 @@ import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
-import { createKeyspace, createLogger, createRedis, deleteKeysMatching, loadConfig, ResultStore, type Config, EpisodeSchema, type Episode, type EpisodeInput, type EpisodeJobData, type EpisodeResult, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
+import {
+  createKeyspace,
+  createLogger,
+  createRedis,
+  deleteKeysMatching,
+  loadConfig,
+  ResultStore,
+  type Config,
+  EpisodeSchema,
+  type Episode,
+  type EpisodeInput,
+  type EpisodeJobData,
+  type EpisodeResult,
+  type Keyspace,
+  type RedisClient,
+} from '@rollout-fleet/shared';
 import { createVefaasClient, type VefaasTarget, FLEET_LABEL_KEY, ensureFleetId } from '@rollout-fleet/sandbox';
 import { startVefaasLocal, type VefaasLocalHandle, type VefaasLocalOptions } from '@rollout-fleet/vefaas-local';
 
@@ -88,7 +103,10 @@ export function openPipeline(config: Config): Pipeline {
   const redis = createRedis(config.redis);
   const queueConnection = redis.duplicate();
   const keys = createKeyspace(config.queue.prefix);
-  const queue = new Queue<EpisodeJobData>(config.queue.name, { connection: queueConnection, prefix: config.queue.prefix });
+  const queue = new Queue<EpisodeJobData>(config.queue.name, {
+    connection: queueConnection,
+    prefix: config.queue.prefix,
+  });
   return {
     config,
     redis,
@@ -126,7 +144,10 @@ export async function fleetSandboxes(host: Host, config: Config): Promise<Array<
   const redis = createRedis(config.redis);
   try {
     const fleetId = await ensureFleetId(redis, createKeyspace(config.queue.prefix));
-    const items = await host.target.vefaas.listAllSandboxes({ FunctionId: host.target.functionId, Metadata: { [FLEET_LABEL_KEY]: fleetId } });
+    const items = await host.target.vefaas.listAllSandboxes({
+      FunctionId: host.target.functionId,
+      Metadata: { [FLEET_LABEL_KEY]: fleetId },
+    });
     return items.map((item) => ({ id: item.Id, status: item.Status ?? '' }));
   } finally {
     redis.disconnect();
@@ -145,7 +166,10 @@ export async function readSweep(): Promise<string> {
 }
 
 export async function readExpected(): Promise<Record<string, { resolved: boolean; note: string }>> {
-  return JSON.parse(await readFile(`${ROOT}examples/expected.json`, 'utf8')) as Record<string, { resolved: boolean; note: string }>;
+  return JSON.parse(await readFile(`${ROOT}examples/expected.json`, 'utf8')) as Record<
+    string,
+    { resolved: boolean; note: string }
+  >;
 }
 
 /** A small pyutils episode (the examples image), defaults applied; `overrides` are schema input. */
@@ -183,8 +207,15 @@ export async function runCli(args: string[], env: Record<string, string>): Promi
 }
 
 /** Starts `rollout-fleet worker` as a real child process; its stderr is kept for failure messages. */
-export function spawnWorker(env: Record<string, string>, args: readonly string[] = []): ChildProcess & { log: () => string } {
-  const child = spawn(process.execPath, [CLI, 'worker', ...args], { env: childEnv(env), stdio: ['ignore', 'ignore', 'pipe'], cwd: ROOT });
+export function spawnWorker(
+  env: Record<string, string>,
+  args: readonly string[] = [],
+): ChildProcess & { log: () => string } {
+  const child = spawn(process.execPath, [CLI, 'worker', ...args], {
+    env: childEnv(env),
+    stdio: ['ignore', 'ignore', 'pipe'],
+    cwd: ROOT,
+  });
   let log = '';
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (log = (log + chunk).slice(-20_000)));
   return Object.assign(child, { log: () => log });

@@ -7,7 +7,8 @@ import type { ScriptedAttempt, ScriptedToolCall } from '@rollout-fleet/test-kit'
 import { readSweep } from './pipeline-harness.js';
 
 export const CALC_FILE = '/testbed/pyutils/calc.py';
-export const CALC_PROBLEM = 'pyutils.calc.add(2, 3) returns -1 instead of 5: add() must return the sum of its arguments.';
+export const CALC_PROBLEM =
+  'pyutils.calc.add(2, 3) returns -1 instead of 5: add() must return the sum of its arguments.';
 export const POLICY_KEY_ENV = 'POLICY_TEST_API_KEY';
 export const POLICY_KEY = 'sk-policy-test-7f3a9c1e5b2d4086';
 
@@ -30,7 +31,11 @@ export function calls(...toolCalls: ScriptedToolCall[]): ScriptedAttempt {
 }
 
 export async function calcEval(): Promise<NonNullable<EpisodeInput['eval']>> {
-  const first = (await readSweep()).split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as EpisodeInput).find((e) => e.instance_id === 'pyutils__calc-add');
+  const first = (await readSweep())
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as EpisodeInput)
+    .find((e) => e.instance_id === 'pyutils__calc-add');
   if (!first?.eval) throw new Error('examples/sweep.jsonl has no pyutils__calc-add eval spec');
   return first.eval;
 }

@@ -30,8 +30,24 @@ async function nodePort(taken: Set<number>): Promise<number> {
 async function startNode(dir: string, port: number): Promise<ChildProcess> {
   const child = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`,
-      '--cluster-node-timeout', '5000', '--save', '', '--appendonly', 'no', '--dir', dir],
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      `nodes-${port}.conf`,
+      '--cluster-node-timeout',
+      '5000',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
@@ -42,7 +58,9 @@ async function startNode(dir: string, port: number): Promise<ChildProcess> {
       output += chunk;
       if (output.includes('Ready to accept connections')) resolve();
     });
-    child.once('exit', (code) => reject(new Error(`redis-server on ${port} exited (${String(code)}): ${output.slice(-500)}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`redis-server on ${port} exited (${String(code)}): ${output.slice(-500)}`)),
+    );
     child.once('error', reject);
   });
   await ready;
@@ -77,12 +95,18 @@ export async function startRedisCluster(masters = 3): Promise<LocalCluster> {
       ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'],
       { encoding: 'utf8', timeout: 30_000 },
     );
-    if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.error?.message ?? ''}${create.stdout.slice(-800)}${create.stderr}`);
+    if (create.status !== 0)
+      throw new Error(
+        `redis-cli --cluster create failed: ${create.error?.message ?? ''}${create.stdout.slice(-800)}${create.stderr}`,
+      );
     // Every node must agree that all 16384 slots are served before clients see a stable cluster.
     for (const port of ports) {
       const probe = createRedis(`redis://127.0.0.1:${port}`);
       try {
-        await vi.waitFor(async () => expect(await probe.call('CLUSTER', 'INFO')).toMatch(/cluster_state:ok/), { timeout: 20_000, interval: 100 });
+        await vi.waitFor(async () => expect(await probe.call('CLUSTER', 'INFO')).toMatch(/cluster_state:ok/), {
+          timeout: 20_000,
+          interval: 100,
+        });
       } finally {
         probe.disconnect();
       }

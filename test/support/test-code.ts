@@ -6,7 +6,8 @@
 const TEST_FILE = /\.test\.ts$/;
 const TEST_FOLDER = /^(test|bench|packages\/test-kit|packages\/[^/]+\/test)\/|(^|\/)fixtures\//;
 // Kits not yet moved out of a package's src (issue 25 moves them to packages/test-kit).
-const KIT_IN_SRC = /^packages\/[^/]+\/src\/(.+\/)?((testing|scripted-policy|swerex-conformance)\/|(test-kit|test-sink|wire-test-server|tool-bundle-harness)\.ts$)/;
+const KIT_IN_SRC =
+  /^packages\/[^/]+\/src\/(.+\/)?((testing|scripted-policy|swerex-conformance)\/|(test-kit|test-sink|wire-test-server|tool-bundle-harness)\.ts$)/;
 
 export function isTestCode(path: string): boolean {
   // The test kit's manifest is not test code: the Dockerfile's `npm ci` needs every workspace's package.json.

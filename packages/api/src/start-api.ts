@@ -10,8 +10,22 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import type { NextFunction, Request, Response } from 'express';
-import { RolloutError, createKeyspace, createRedis, type Config, type EpisodeJobData, type Logger } from '@rollout-fleet/shared';
-import { createProcessReaper, createSandboxSupply, supplyLimitsFrom, type SandboxSupply, type SupplyTarget, type VefaasTarget } from '@rollout-fleet/sandbox';
+import {
+  RolloutError,
+  createKeyspace,
+  createRedis,
+  type Config,
+  type EpisodeJobData,
+  type Logger,
+} from '@rollout-fleet/shared';
+import {
+  createProcessReaper,
+  createSandboxSupply,
+  supplyLimitsFrom,
+  type SandboxSupply,
+  type SupplyTarget,
+  type VefaasTarget,
+} from '@rollout-fleet/sandbox';
 import { apiError, errorBody, sendError } from './http/api-error.js';
 import { createHttpAuth } from './http/auth.js';
 import { createHttpApp, httpGate, listenHttp } from './http/http-server.js';
@@ -68,12 +82,22 @@ export async function startApi(options: StartApiOptions): Promise<ApiServer> {
   const apiId = `api-${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const redis = createRedis(config.redis, { connectionName: `rf-api:${apiId}` });
   const queueConnection = createRedis(config.redis, { connectionName: `rf-api-queue:${apiId}` });
-  const queue = new Queue<EpisodeJobData>(config.queue.name, { connection: queueConnection, prefix: config.queue.prefix });
+  const queue = new Queue<EpisodeJobData>(config.queue.name, {
+    connection: queueConnection,
+    prefix: config.queue.prefix,
+  });
   queue.on('error', (err) => logger.warn({ err }, 'api: queue connection error'));
   const targets = options.targets ?? [{ id: 'default', target: options.target }];
   let supply: SandboxSupply;
   try {
-    supply = await createSandboxSupply({ redis, keys, targets, workerId: apiId, logger, limits: supplyLimitsFrom(config) });
+    supply = await createSandboxSupply({
+      redis,
+      keys,
+      targets,
+      workerId: apiId,
+      logger,
+      limits: supplyLimitsFrom(config),
+    });
   } catch (cause) {
     await queue.close();
     queueConnection.disconnect();
@@ -92,7 +116,17 @@ export async function startApi(options: StartApiOptions): Promise<ApiServer> {
   });
   const loops: Array<() => void> = [];
   if (options.reaper !== false) {
-    loops.push(createProcessReaper({ config, redis, keys, leases: supply.leases, fleetId: supply.fleetId, targets, logger }).start());
+    loops.push(
+      createProcessReaper({
+        config,
+        redis,
+        keys,
+        leases: supply.leases,
+        fleetId: supply.fleetId,
+        targets,
+        logger,
+      }).start(),
+    );
   }
 
   const app = createHttpApp({ 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-store' });
@@ -151,11 +185,28 @@ function bodyParserError(err: unknown): RolloutError | undefined {
   const type = (err as { type?: unknown }).type;
   if (type === 'entity.too.large') {
     const limit = (err as { limit?: number }).limit;
-    return apiError('INPUT_TOO_LARGE', `the request body is over the limit of ${limit ?? '?'} bytes (RF_API_MAX_BODY_MB)`, {
-      problems: [{ file: '(request)', message: 'body too large', hint: 'split the run into several submissions (the same run_id adds to it) or raise RF_API_MAX_BODY_MB', code: 'INPUT_TOO_LARGE' }],
-    });
+    return apiError(
+      'INPUT_TOO_LARGE',
+      `the request body is over the limit of ${limit ?? '?'} bytes (RF_API_MAX_BODY_MB)`,
+      {
+        problems: [
+          {
+            file: '(request)',
+            message: 'body too large',
+            hint: 'split the run into several submissions (the same run_id adds to it) or raise RF_API_MAX_BODY_MB',
+            code: 'INPUT_TOO_LARGE',
+          },
+        ],
+      },
+    );
   }
-  if (typeof type === 'string' && (type.startsWith('encoding.') || type.startsWith('charset.') || type === 'request.aborted' || type === 'request.size.invalid')) {
+  if (
+    typeof type === 'string' &&
+    (type.startsWith('encoding.') ||
+      type.startsWith('charset.') ||
+      type === 'request.aborted' ||
+      type === 'request.size.invalid')
+  ) {
     return apiError('INPUT_INVALID', `the request body could not be read (${type})`);
   }
   return undefined;

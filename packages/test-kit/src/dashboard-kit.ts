@@ -1,13 +1,23 @@
 /** Test helpers for the dashboard's tests (packages/api/src/dashboard): a config with a unique prefix, a log sink and Redis cleanup. */
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { createLogger, deleteKeysMatching, loadConfig, type Config, type Logger, type RedisClient } from '@rollout-fleet/shared';
+import {
+  createLogger,
+  deleteKeysMatching,
+  loadConfig,
+  type Config,
+  type Logger,
+  type RedisClient,
+} from '@rollout-fleet/shared';
 
 export const TEST_REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /** A config for one test: unique prefix, no .env file, the given RF_* variables on top. */
 export function dashboardTestConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ REDIS_URL: TEST_REDIS_URL, RF_PREFIX: `{rf-dash-${randomUUID()}}`, LOG_LEVEL: 'trace', ...env }, { dotenvPath: false });
+  return loadConfig(
+    { REDIS_URL: TEST_REDIS_URL, RF_PREFIX: `{rf-dash-${randomUUID()}}`, LOG_LEVEL: 'trace', ...env },
+    { dotenvPath: false },
+  );
 }
 
 /**

@@ -33,7 +33,21 @@ export { startStandInWorker } from './stand-in-worker.js';
 export type { Execution, StandInHooks, StandInWorker } from './stand-in-worker.js';
 export { FORMAT_SPECS, arbitraryFile, inputFileOf, validationOptions } from './adversarial-inputs.js';
 export type { Adversity } from './adversarial-inputs.js';
-export { RexCaller, SWEREX_CONFORMANCE_FACETS, describeSwerexConformance, dispatcherTarget, multipartBody, socketTarget, storedZip } from './swerex-conformance/index.js';
-export type { DispatcherTargetOptions, SwerexConformanceFacet, SwerexConformanceTarget, SwerexReply, SwerexRequest } from './swerex-conformance/index.js';
+export {
+  RexCaller,
+  SWEREX_CONFORMANCE_FACETS,
+  describeSwerexConformance,
+  dispatcherTarget,
+  multipartBody,
+  socketTarget,
+  storedZip,
+} from './swerex-conformance/index.js';
+export type {
+  DispatcherTargetOptions,
+  SwerexConformanceFacet,
+  SwerexConformanceTarget,
+  SwerexReply,
+  SwerexRequest,
+} from './swerex-conformance/index.js';
 export { readSharedData, sharedDataDir, sharedDataNeed, sharedDataPath } from './shared-data.js';
 export { TEST_REDIS_URL, capturingLogger, dashboardTestConfig, deletePrefix } from './dashboard-kit.js';

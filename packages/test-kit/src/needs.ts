@@ -40,10 +40,17 @@ function unmetOf(needs: readonly Need[]): Need[] {
 }
 
 function ciFailure(title: string, unmet: readonly Need[]): Error {
-  return new Error(`this machine cannot run "${title}": ${explain(unmet)}. CI must provide it (.ci/run installs it); skipping would hide the failure.`);
+  return new Error(
+    `this machine cannot run "${title}": ${explain(unmet)}. CI must provide it (.ci/run installs it); skipping would hide the failure.`,
+  );
 }
 
-export function describeWith(needs: readonly Need[], title: string, body: () => void, env: NodeJS.ProcessEnv = process.env): void {
+export function describeWith(
+  needs: readonly Need[],
+  title: string,
+  body: () => void,
+  env: NodeJS.ProcessEnv = process.env,
+): void {
   const unmet = unmetOf(needs);
   if (unmet.length === 0) {
     describe(title, body);
@@ -63,7 +70,13 @@ export function describeWith(needs: readonly Need[], title: string, body: () => 
 }
 
 /** `it` with the same rule as `describeWith`, for one test of a block whose other tests need nothing. */
-export function itWith(needs: readonly Need[], title: string, fn: () => Promise<void> | void, timeoutMs?: number, env: NodeJS.ProcessEnv = process.env): void {
+export function itWith(
+  needs: readonly Need[],
+  title: string,
+  fn: () => Promise<void> | void,
+  timeoutMs?: number,
+  env: NodeJS.ProcessEnv = process.env,
+): void {
   const unmet = unmetOf(needs);
   if (unmet.length === 0) {
     it(title, fn, timeoutMs);

@@ -4,7 +4,9 @@ import type { EpisodeResult } from '@rollout-fleet/shared';
  * A minimal valid result for tests (one literal instead of a copy per test file): completed, resolved,
  * reward 1, no steps, no attempts; `fields` override any part. `instance_id` defaults to `inst-<episode_id>`.
  */
-export function resultFixture(fields: Partial<EpisodeResult> & Pick<EpisodeResult, 'run_id' | 'episode_id'>): EpisodeResult {
+export function resultFixture(
+  fields: Partial<EpisodeResult> & Pick<EpisodeResult, 'run_id' | 'episode_id'>,
+): EpisodeResult {
   return {
     instance_id: `inst-${fields.episode_id}`,
     sample_index: 0,

@@ -25,7 +25,8 @@ export function sharedDataNeed(...relatives: string[]): Need {
   return {
     what: `shared data (${relatives.join(', ')})`,
     missing: absent.length === 0 ? undefined : `${absent.join(', ')} not found`,
-    install: 'put the project\'s shared data beside the checkout (../shared/data, as CI has it) or set ROLLOUT_FLEET_SHARED_DATA to its directory',
+    install:
+      "put the project's shared data beside the checkout (../shared/data, as CI has it) or set ROLLOUT_FLEET_SHARED_DATA to its directory",
   };
 }
 

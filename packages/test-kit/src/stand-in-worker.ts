@@ -8,7 +8,14 @@
  */
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import { rewardedResult } from './result-fixture.js';
-import { ResultStore, parseJobId, requeueWhenFinished, type EpisodeJobData, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
+import {
+  ResultStore,
+  parseJobId,
+  requeueWhenFinished,
+  type EpisodeJobData,
+  type Keyspace,
+  type RedisClient,
+} from '@rollout-fleet/shared';
 
 /** One execution of a job, as the hooks see it. */
 export interface Execution {
@@ -33,7 +40,14 @@ export interface StandInWorker {
   close(): Promise<void>;
 }
 
-export function startStandInWorker(o: { redisUrl: string; prefix: string; redis: RedisClient; keys: Keyspace; hooks?: StandInHooks; concurrency?: number }): StandInWorker {
+export function startStandInWorker(o: {
+  redisUrl: string;
+  prefix: string;
+  redis: RedisClient;
+  keys: Keyspace;
+  hooks?: StandInHooks;
+  concurrency?: number;
+}): StandInWorker {
   const store = new ResultStore(o.redis, o.keys);
   const executions = new Map<string, number>();
   const running = new Set<string>();
@@ -55,7 +69,14 @@ export function startStandInWorker(o: { redisUrl: string; prefix: string; redis:
       const execution: Execution = { label, serial, generation };
       await o.hooks?.beforeCommit?.(execution);
       const result = rewardedResult(
-        { run_id: ref.runId, episode_id: ref.episodeId, instance_id: ref.episodeId, sample_index: ref.sampleIndex, worker_id: `exec-${execution.serial}`, finished_at: new Date().toISOString() },
+        {
+          run_id: ref.runId,
+          episode_id: ref.episodeId,
+          instance_id: ref.episodeId,
+          sample_index: ref.sampleIndex,
+          worker_id: `exec-${execution.serial}`,
+          finished_at: new Date().toISOString(),
+        },
         1,
       );
       const committed = await store.commit(result, { generation, attemptsMade: job.attemptsMade });
@@ -70,7 +91,11 @@ export function startStandInWorker(o: { redisUrl: string; prefix: string; redis:
       running.delete(label);
     }
   };
-  const worker = new Worker<EpisodeJobData>('episodes', processor, { connection: { url: o.redisUrl }, prefix: o.prefix, concurrency: o.concurrency ?? 4 });
+  const worker = new Worker<EpisodeJobData>('episodes', processor, {
+    connection: { url: o.redisUrl },
+    prefix: o.prefix,
+    concurrency: o.concurrency ?? 4,
+  });
   const queue = new Queue<EpisodeJobData>('episodes', { connection: { url: o.redisUrl }, prefix: o.prefix });
   requeueWhenFinished(worker, { queue, redis: o.redis, keys: o.keys }, (_jobId, err) => requeueErrors.push(err));
   return {

@@ -70,7 +70,10 @@ export function runTool(tool: BundleTool, args: readonly string[], options: RunO
 }
 
 /** `bash -c <command line>` with the bundle on PATH, as a sandbox session runs a replayed step. */
-export function runShell(commandLine: string, options: RunOptions): { stdout: Buffer; stderr: string; code: number | null } {
+export function runShell(
+  commandLine: string,
+  options: RunOptions,
+): { stdout: Buffer; stderr: string; code: number | null } {
   const result = spawnSync('bash', ['-c', commandLine], {
     cwd: options.cwd ?? options.scratch.dir,
     env: harnessEnv(options.scratch, options.env),

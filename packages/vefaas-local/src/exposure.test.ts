@@ -15,7 +15,9 @@ afterEach(async () => {
 
 /** A non-loopback address of this machine, when it has one (the host must really be reachable there). */
 function lanAddress(): string | undefined {
-  return Object.values(networkInterfaces()).flat().find((a) => a !== undefined && a.family === 'IPv4' && !a.internal)?.address;
+  return Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a !== undefined && a.family === 'IPv4' && !a.internal)?.address;
 }
 
 describe('exposure rules', () => {
@@ -28,19 +30,30 @@ describe('exposure rules', () => {
       expect(exposureProblem({ host, ...safe })).toBeUndefined();
       expect(exposureProblem({ host, ...safe, isolation: 'emulated' })).toBeUndefined();
       expect(exposureProblem({ host, ...safe, isolation: 'none' })).toMatch(/isolation 'none'/);
-      expect(exposureProblem({ host, ...safe, verifiesSignatures: false })).toMatch(/without signature verification \(drop --no-verify-signatures\): anyone/);
-      expect(exposureProblem({ host, ...safe, gatewayKey: null })).toMatch(/without a gateway key \(--gateway-key\): anyone/);
+      expect(exposureProblem({ host, ...safe, verifiesSignatures: false })).toMatch(
+        /without signature verification \(drop --no-verify-signatures\): anyone/,
+      );
+      expect(exposureProblem({ host, ...safe, gatewayKey: null })).toMatch(
+        /without a gateway key \(--gateway-key\): anyone/,
+      );
       expect(exposureProblem({ host, ...safe, gatewayKey: '' })).toMatch(/gateway key/);
     }
   });
 
   it('refuses to start beyond loopback without them, and creates nothing', async () => {
-    await expect(startVefaasLocal({ host: '0.0.0.0', isolation: 'emulated', verifySignatures: false, gateway: { key: 'gk' } })).rejects.toMatchObject({
+    await expect(
+      startVefaasLocal({ host: '0.0.0.0', isolation: 'emulated', verifySignatures: false, gateway: { key: 'gk' } }),
+    ).rejects.toMatchObject({
       code: 'CONFIG_INVALID',
       message: expect.stringMatching(/refusing listening on 0\.0\.0\.0 .* without signature verification/),
     });
-    await expect(startVefaasLocal({ host: '0.0.0.0', isolation: 'emulated' })).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/gateway key/) });
-    await expect(startVefaasLocal({ host: '0.0.0.0', isolation: 'none', gateway: { key: 'gk' } })).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/isolation 'none'/) });
+    await expect(startVefaasLocal({ host: '0.0.0.0', isolation: 'emulated' })).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: expect.stringMatching(/gateway key/),
+    });
+    await expect(
+      startVefaasLocal({ host: '0.0.0.0', isolation: 'none', gateway: { key: 'gk' } }),
+    ).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/isolation 'none'/) });
   });
 
   it('closes /_admin beyond loopback without an admin key, and requires the key when one is set', async () => {
@@ -56,11 +69,18 @@ describe('exposure rules', () => {
     expect(withGatewayKey.statusCode).toBe(403);
     await withGatewayKey.body.dump();
 
-    const keyed = await startVefaasLocal({ host: '0.0.0.0', isolation: 'emulated', gateway: { key: 'gk' }, adminKey: 'admin-key-1' });
+    const keyed = await startVefaasLocal({
+      host: '0.0.0.0',
+      isolation: 'emulated',
+      gateway: { key: 'gk' },
+      adminKey: 'admin-key-1',
+    });
     hosts.push(keyed);
     const keyedBase = `http://${lanAddress() ?? '127.0.0.1'}:${new URL(keyed.controlPlaneUrl).port}`;
     for (const authorization of [undefined, 'Bearer wrong', 'Bearer gk']) {
-      const denied = await request(`${keyedBase}/_admin/faults`, { headers: authorization === undefined ? {} : { authorization } });
+      const denied = await request(`${keyedBase}/_admin/faults`, {
+        headers: authorization === undefined ? {} : { authorization },
+      });
       expect(denied.statusCode).toBe(401);
       await denied.body.dump();
     }

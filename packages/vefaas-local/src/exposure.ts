@@ -26,16 +26,20 @@ export function exposureProblem(exposure: Exposure): string | undefined {
   if (isLoopbackHost(exposure.host)) return undefined;
   const where = `listening on ${exposure.host} (beyond loopback: reachable from the network)`;
   if (exposure.isolation === 'none') {
-    return `refusing ${where} with isolation 'none': anyone who reaches the port could run commands on this machine. ` +
-      "Bind 127.0.0.1 (--host 127.0.0.1), or use --isolation bwrap together with signature verification and a gateway key.";
+    return (
+      `refusing ${where} with isolation 'none': anyone who reaches the port could run commands on this machine. ` +
+      'Bind 127.0.0.1 (--host 127.0.0.1), or use --isolation bwrap together with signature verification and a gateway key.'
+    );
   }
   const missing = [
     ...(exposure.verifiesSignatures ? [] : ['signature verification (drop --no-verify-signatures)']),
     ...(exposure.gatewayKey === null || exposure.gatewayKey === '' ? ['a gateway key (--gateway-key)'] : []),
   ];
   if (missing.length === 0) return undefined;
-  return `refusing ${where} without ${missing.join(' and ')}: anyone who reaches the port could create sandboxes and run commands in them. ` +
-    'Add them, or bind 127.0.0.1 (--host 127.0.0.1).';
+  return (
+    `refusing ${where} without ${missing.join(' and ')}: anyone who reaches the port could create sandboxes and run commands in them. ` +
+    'Add them, or bind 127.0.0.1 (--host 127.0.0.1).'
+  );
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>;
@@ -47,11 +51,17 @@ export function guardAdmin(handler: Handler, options: { host: string; adminKey: 
     if (options.adminKey === null) {
       if (loopback) return handler(req, res, url);
       return sendJson(res, 403, {
-        error: { code: 'AdminDisabled', message: 'admin routes are closed on a host reachable from the network; start it with an admin key (--admin-key) to use them' },
+        error: {
+          code: 'AdminDisabled',
+          message:
+            'admin routes are closed on a host reachable from the network; start it with an admin key (--admin-key) to use them',
+        },
       });
     }
     if (!keyMatches(options.adminKey, presentedKey(req.headers.authorization, url))) {
-      return sendJson(res, 401, { error: { code: 'AdminKeyRequired', message: 'send the admin key as "Authorization: Bearer <key>"' } });
+      return sendJson(res, 401, {
+        error: { code: 'AdminKeyRequired', message: 'send the admin key as "Authorization: Bearer <key>"' },
+      });
     }
     return handler(req, res, url);
   };

@@ -69,7 +69,9 @@ describeWith([bwrapNeed()], 'vefaas-local with real bubblewrap sandboxes', () =>
 
   it('starts a sandbox that is Ready on return and serves SWE-ReX through the gateway; kill leaves no process', async () => {
     const { SandboxId } = await create();
-    expect((await okResult(host, 'DescribeSandbox', { FunctionId: host.functionId, SandboxId }))['Status']).toBe('Ready');
+    expect((await okResult(host, 'DescribeSandbox', { FunctionId: host.functionId, SandboxId }))['Status']).toBe(
+      'Ready',
+    );
     const headers = { 'x-faas-instance-name': SandboxId, 'x-api-key': TOKEN, 'content-type': 'application/json' };
     const alive = await request(`${host.gatewayUrl}/is_alive`, { headers });
     expect(await alive.body.json()).toEqual({ is_alive: true, message: '' });
@@ -83,31 +85,41 @@ describeWith([bwrapNeed()], 'vefaas-local with real bubblewrap sandboxes', () =>
     const tree = await processTree(await pidOf(SandboxId));
     expect(tree.length).toBeGreaterThan(1);
     await okResult(host, 'KillSandbox', { FunctionId: host.functionId, SandboxId });
-    await vi.waitFor(async () => {
-      const { status } = await callAction(host, 'DescribeSandbox', { FunctionId: host.functionId, SandboxId });
-      expect(status).toBe(404);
-    }, { timeout: 15_000, interval: 50 });
+    await vi.waitFor(
+      async () => {
+        const { status } = await callAction(host, 'DescribeSandbox', { FunctionId: host.functionId, SandboxId });
+        expect(status).toBe(404);
+      },
+      { timeout: 15_000, interval: 50 },
+    );
     expect(tree.filter(isRunning)).toEqual([]);
   });
 
   it('expires a real sandbox at ExpireAt and kills its processes', async () => {
     const { SandboxId } = await create({ Timeout: 2, TimeoutUnit: 'second' });
     const tree = await processTree(await pidOf(SandboxId));
-    await vi.waitFor(async () => {
-      const { status } = await callAction(host, 'DescribeSandbox', { FunctionId: host.functionId, SandboxId });
-      expect(status).toBe(404);
-    }, { timeout: 15_000, interval: 100 });
+    await vi.waitFor(
+      async () => {
+        const { status } = await callAction(host, 'DescribeSandbox', { FunctionId: host.functionId, SandboxId });
+        expect(status).toBe(404);
+      },
+      { timeout: 15_000, interval: 100 },
+    );
     expect(tree.filter(isRunning)).toEqual([]);
   });
 
   it('reports instance death: processes killed, gateway 404, Describe Failed', async () => {
     const { SandboxId } = await create();
     const pid = await pidOf(SandboxId);
-    const killed = await request(`${host.controlPlaneUrl}/_admin/sandboxes/${SandboxId}/kill-instance`, { method: 'POST' });
+    const killed = await request(`${host.controlPlaneUrl}/_admin/sandboxes/${SandboxId}/kill-instance`, {
+      method: 'POST',
+    });
     expect(killed.statusCode).toBe(200);
     await killed.body.dump();
     expect(isRunning(pid)).toBe(false);
-    const dead = await request(`${host.gatewayUrl}/is_alive`, { headers: { 'x-faas-instance-name': SandboxId, 'x-api-key': TOKEN } });
+    const dead = await request(`${host.gatewayUrl}/is_alive`, {
+      headers: { 'x-faas-instance-name': SandboxId, 'x-api-key': TOKEN },
+    });
     expect(dead.statusCode).toBe(404);
     await dead.body.dump();
     expect(await okResult(host, 'DescribeSandbox', { FunctionId: host.functionId, SandboxId })).toMatchObject({
@@ -119,7 +131,9 @@ describeWith([bwrapNeed()], 'vefaas-local with real bubblewrap sandboxes', () =>
 
   it('fails an unknown image with function_initialize_failed and starts no process', async () => {
     const before = host.sandboxPids().length;
-    const { SandboxId } = await create({ InstanceImageInfo: { Image: 'registry/swe:missing', Command: swerexCommand(TOKEN) } });
+    const { SandboxId } = await create({
+      InstanceImageInfo: { Image: 'registry/swe:missing', Command: swerexCommand(TOKEN) },
+    });
     expect(await okResult(host, 'DescribeSandbox', { FunctionId: host.functionId, SandboxId })).toMatchObject({
       Status: 'Failed',
       ErrorCode: 'function_initialize_failed',
@@ -129,8 +143,14 @@ describeWith([bwrapNeed()], 'vefaas-local with real bubblewrap sandboxes', () =>
 
   it('close() kills every sandbox process', async () => {
     const other = await startVefaasLocal({ isolation: 'bwrap' });
-    await okResult(other, 'CreateSandbox', { FunctionId: other.functionId, InstanceImageInfo: { Command: swerexCommand(TOKEN) } });
-    await okResult(other, 'CreateSandbox', { FunctionId: other.functionId, InstanceImageInfo: { Command: swerexCommand(TOKEN) } });
+    await okResult(other, 'CreateSandbox', {
+      FunctionId: other.functionId,
+      InstanceImageInfo: { Command: swerexCommand(TOKEN) },
+    });
+    await okResult(other, 'CreateSandbox', {
+      FunctionId: other.functionId,
+      InstanceImageInfo: { Command: swerexCommand(TOKEN) },
+    });
     const trees = (await Promise.all(other.sandboxPids().map(processTree))).flat();
     expect(trees.length).toBeGreaterThanOrEqual(2);
     await other.close();

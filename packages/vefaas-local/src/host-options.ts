@@ -39,7 +39,8 @@ export interface VefaasLocalOptions {
   /** Where per-sandbox state (sockets, scratch) lives. @defaultValue a fresh temp dir, removed on close */
   stateRoot?: string;
   /** Accepted AK/SK pairs. @defaultValue one generated pair */
-  credentials?: { accessKeyId: string; secretAccessKey: string } | Array<{ accessKeyId: string; secretAccessKey: string }>;
+  credentials?:
+    { accessKeyId: string; secretAccessKey: string } | Array<{ accessKeyId: string; secretAccessKey: string }>;
   /** The one sandbox application this host serves. @defaultValue a generated id */
   functionId?: string;
   /** Region reported in responses when signatures are not verified. @defaultValue 'cn-beijing' */

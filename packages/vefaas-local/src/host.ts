@@ -85,7 +85,8 @@ export async function startVefaasLocal(options: VefaasLocalOptions = {}): Promis
   const requestTimeoutMs = options.gateway?.requestTimeoutMs ?? 650 * SECOND;
 
   const ownsStateRoot = options.stateRoot === undefined && isolation !== 'emulated';
-  const stateRoot = options.stateRoot ?? (isolation === 'emulated' ? '' : await mkdtemp(join(tmpdir(), 'vefaas-local-')));
+  const stateRoot =
+    options.stateRoot ?? (isolation === 'emulated' ? '' : await mkdtemp(join(tmpdir(), 'vefaas-local-')));
   // A given state dir may hold what a crashed host left (state dirs, empty cgroups); no sandbox of a
   // previous host is alive (they die with it), so everything there is debris.
   if (!ownsStateRoot && stateRoot !== '') await sweepLeftovers(stateRoot, options.cgroup, logger);
@@ -116,17 +117,29 @@ export async function startVefaasLocal(options: VefaasLocalOptions = {}): Promis
     deadInstance: { ...defaultDeadInstance, ...options.gateway?.deadInstance },
   };
   const handleGateway = createGateway({ settings: gatewaySettings, manager, faults, logger });
-  const handleAdmin = guardAdmin(createAdmin({ faults, manager }), { host: bindHost, adminKey: options.adminKey ?? null });
+  const handleAdmin = guardAdmin(createAdmin({ faults, manager }), {
+    host: bindHost,
+    adminKey: options.adminKey ?? null,
+  });
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://vefaas-local');
     if (url.pathname === '/healthz' && req.method === 'GET') {
-      return sendJson(res, 200, { ok: true, functionId, isolation, limits, sandboxes: manager.counts(), liveInstances: manager.liveInstances() });
+      return sendJson(res, 200, {
+        ok: true,
+        functionId,
+        isolation,
+        limits,
+        sandboxes: manager.counts(),
+        liveInstances: manager.liveInstances(),
+      });
     }
     if (url.pathname.startsWith(ADMIN_PREFIX)) return handleAdmin(req, res, url);
-    const isControlPlane = url.pathname === '/' && (url.searchParams.has('Action') || (req.method === 'POST' && prefix !== ''));
+    const isControlPlane =
+      url.pathname === '/' && (url.searchParams.has('Action') || (req.method === 'POST' && prefix !== ''));
     if (isControlPlane) return handleControlPlane(req, res, url);
-    if (prefix === '' || url.pathname === prefix || url.pathname.startsWith(`${prefix}/`)) return handleGateway(req, res, url);
+    if (prefix === '' || url.pathname === prefix || url.pathname.startsWith(`${prefix}/`))
+      return handleGateway(req, res, url);
     return sendJson(res, 404, { error: { code: 'NotFound', message: `no route for ${url.pathname}` } });
   };
 
@@ -192,9 +205,13 @@ export async function startVefaasLocal(options: VefaasLocalOptions = {}): Promis
   };
 }
 
-function normaliseCredentials(input: VefaasLocalOptions['credentials']): Array<{ accessKeyId: string; secretAccessKey: string }> {
+function normaliseCredentials(
+  input: VefaasLocalOptions['credentials'],
+): Array<{ accessKeyId: string; secretAccessKey: string }> {
   if (input === undefined) {
-    return [{ accessKeyId: `AKLT${randomBytes(12).toString('hex')}`, secretAccessKey: randomBytes(24).toString('base64url') }];
+    return [
+      { accessKeyId: `AKLT${randomBytes(12).toString('hex')}`, secretAccessKey: randomBytes(24).toString('base64url') },
+    ];
   }
   const list = Array.isArray(input) ? input : [input];
   if (list.length === 0) throw new Error('vefaas-local: credentials must contain at least one AK/SK pair');
@@ -254,11 +271,17 @@ async function createBackend(input: {
   } else {
     logger.warn('ISOLATION IS OFF: sandbox commands run as this user with full access to this machine');
   }
-  const limits = await runtime.probeLimits({ isolation, ...(options.cgroup === undefined ? {} : { cgroup: options.cgroup }) });
+  const limits = await runtime.probeLimits({
+    isolation,
+    ...(options.cgroup === undefined ? {} : { cgroup: options.cgroup }),
+  });
   if (limits.unenforced.length > 0) {
     logger.warn({ limits }, `sandbox limits NOT enforced on this machine: ${describeUnenforced(limits)}`);
   } else {
-    logger.info({ limits }, `sandbox limits enforced (cgroup ${limits.cgroup}: memory, processes, cpu; disk: sized tmpfs)`);
+    logger.info(
+      { limits },
+      `sandbox limits enforced (cgroup ${limits.cgroup}: memory, processes, cpu; disk: sized tmpfs)`,
+    );
   }
   const backend = new ProcessBackend({
     runtime,
@@ -277,6 +300,7 @@ async function createBackend(input: {
 async function sweepLeftovers(stateRoot: string, cgroup: CgroupOptions | undefined, logger: Logger): Promise<void> {
   const entries = await readdir(stateRoot, { withFileTypes: true }).catch(() => []);
   const stale = entries.filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => e.name);
-  for (const sandboxId of stale) await removeSandboxLeftovers({ stateRoot, sandboxId, ...(cgroup === undefined ? {} : { cgroup }) });
+  for (const sandboxId of stale)
+    await removeSandboxLeftovers({ stateRoot, sandboxId, ...(cgroup === undefined ? {} : { cgroup }) });
   if (stale.length > 0) logger.warn({ stateRoot, removed: stale.length }, 'removed leftovers of a previous host');
 }

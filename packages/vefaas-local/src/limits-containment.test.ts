@@ -52,7 +52,10 @@ async function createSandbox(): Promise<Sandbox> {
 
 /** The sandbox's status as the control plane reports it. */
 async function sandboxStatus(id: string): Promise<string> {
-  const { Status } = await okResult<{ Status: string }>(host, 'DescribeSandbox', { FunctionId: host.functionId, SandboxId: id });
+  const { Status } = await okResult<{ Status: string }>(host, 'DescribeSandbox', {
+    FunctionId: host.functionId,
+    SandboxId: id,
+  });
   return Status;
 }
 
@@ -71,15 +74,31 @@ describeWith([bwrapNeed()], 'sandbox limits', () => {
   describe('under attack', () => {
     it('contains a fork bomb, a memory hog and a disk filler while a bystander keeps being served', async () => {
       // Never run a bomb this host cannot contain: fail instead.
-      expect(host.limits?.enforced).toMatchObject({ processes: expect.stringMatching(/^cgroup-v[12]$/), memory: expect.stringMatching(/^cgroup-v[12]$/), disk: 'tmpfs-size' });
-      const [bomb, hog, filler, bystander] = await Promise.all([createSandbox(), createSandbox(), createSandbox(), createSandbox()]);
+      expect(host.limits?.enforced).toMatchObject({
+        processes: expect.stringMatching(/^cgroup-v[12]$/),
+        memory: expect.stringMatching(/^cgroup-v[12]$/),
+        disk: 'tmpfs-size',
+      });
+      const [bomb, hog, filler, bystander] = await Promise.all([
+        createSandbox(),
+        createSandbox(),
+        createSandbox(),
+        createSandbox(),
+      ]);
       const freeBefore = statfsSync(tmpdir()).bavail * statfsSync(tmpdir()).bsize;
 
       const attacks = Promise.all([
         // The classic shell bomb; /execute gives up after 5 s, the bomb goes on (bounded) until the sandbox dies.
-        bomb!.rex.raw('/execute', { command: ['bash', '-c', 'bomb() { bomb | bomb & }; bomb 2>/dev/null'], shell: false, timeout: 5 }),
+        bomb!.rex.raw('/execute', {
+          command: ['bash', '-c', 'bomb() { bomb | bomb & }; bomb 2>/dev/null'],
+          shell: false,
+          timeout: 5,
+        }),
         hog!.rex.execute(['python3', '-c', "b = bytearray(2 << 30); print('allocated')"], { timeout: 30 }),
-        filler!.rex.execute('dd if=/dev/zero of=/testbed/fill bs=1M count=2000 2>&1; dd if=/dev/zero of=/tmp/fill bs=1M count=2000 2>&1; ls -l /testbed/fill /tmp/fill', { timeout: 30 }),
+        filler!.rex.execute(
+          'dd if=/dev/zero of=/testbed/fill bs=1M count=2000 2>&1; dd if=/dev/zero of=/tmp/fill bs=1M count=2000 2>&1; ls -l /testbed/fill /tmp/fill',
+          { timeout: 30 },
+        ),
       ]);
       // While they run, the bystander answers every call within a few seconds, and so does the host.
       let answered = 0;
@@ -99,15 +118,25 @@ describeWith([bwrapNeed()], 'sandbox limits', () => {
 
       expect(bombed.status).toBeLessThan(600);
       // The bomb ran into the pids limit (the kernel counts refused forks in pids.events) and stays under it.
-      const pidsDir = (await sandboxCgroupDirs(bomb!.id)).find((dir) => dir.includes('/pids/')) ?? (await sandboxCgroupDirs(bomb!.id))[0]!;
-      await vi.waitFor(async () => expect(Number(/max (\d+)/.exec(await readFile(join(pidsDir, 'pids.events'), 'utf8'))?.[1])).toBeGreaterThan(0), { timeout: 10_000, interval: 100 });
+      const pidsDir =
+        (await sandboxCgroupDirs(bomb!.id)).find((dir) => dir.includes('/pids/')) ??
+        (await sandboxCgroupDirs(bomb!.id))[0]!;
+      await vi.waitFor(
+        async () =>
+          expect(Number(/max (\d+)/.exec(await readFile(join(pidsDir, 'pids.events'), 'utf8'))?.[1])).toBeGreaterThan(
+            0,
+          ),
+        { timeout: 10_000, interval: 100 },
+      );
       expect(Number(await readFile(join(pidsDir, 'pids.current'), 'utf8'))).toBeLessThanOrEqual(MAX_PROCESSES);
       // The memory hog is killed by the kernel (SIGKILL from the cgroup OOM killer), the server survives it.
       expect(hogged).toMatchObject({ stdout: '', exit_code: -9 });
       expect(await hog!.rex.sh('echo still here')).toBe('still here\n');
       // The disk filler stops at the quota with ENOSPC; the host's disk did not pay for it.
       expect(filled.stdout).toMatch(/No space left on device[\s\S]*No space left on device/);
-      const sizes = [...String(filled.stdout).matchAll(/^\S+\s+\d+\s+\S+\s+\S+\s+(\d+)\s.*\/(testbed|tmp)\/fill$/gm)].map((m) => Number(m[1]));
+      const sizes = [
+        ...String(filled.stdout).matchAll(/^\S+\s+\d+\s+\S+\s+\S+\s+(\d+)\s.*\/(testbed|tmp)\/fill$/gm),
+      ].map((m) => Number(m[1]));
       expect(sizes).toHaveLength(2);
       for (const size of sizes) expect(size).toBeLessThanOrEqual(DISK_MB * MB);
       const freeAfter = statfsSync(tmpdir()).bavail * statfsSync(tmpdir()).bsize;
@@ -123,10 +152,23 @@ describeWith([bwrapNeed()], 'sandbox limits', () => {
       const [bomb, bystander] = await Promise.all([createSandbox(), createSandbox()]);
       await bomb.rex.createSession('main');
       // `:(){ :|:& };:` in the session the model types into; the step's timeout ends the wait, not the bomb.
-      const stepping = bomb.rex.raw('/run_in_session', { session: 'main', command: ':(){ :|:& };:', action_type: 'bash', timeout: 5 });
-      const pidsDir = (await sandboxCgroupDirs(bomb.id)).find((dir) => dir.includes('/pids/')) ?? (await sandboxCgroupDirs(bomb.id))[0]!;
+      const stepping = bomb.rex.raw('/run_in_session', {
+        session: 'main',
+        command: ':(){ :|:& };:',
+        action_type: 'bash',
+        timeout: 5,
+      });
+      const pidsDir =
+        (await sandboxCgroupDirs(bomb.id)).find((dir) => dir.includes('/pids/')) ??
+        (await sandboxCgroupDirs(bomb.id))[0]!;
       // The kernel refuses the bomb's forks at the limit (pids.events counts them) ...
-      await vi.waitFor(async () => expect(Number(/max (\d+)/.exec(await readFile(join(pidsDir, 'pids.events'), 'utf8'))?.[1])).toBeGreaterThan(0), { timeout: 20_000, interval: 100 });
+      await vi.waitFor(
+        async () =>
+          expect(Number(/max (\d+)/.exec(await readFile(join(pidsDir, 'pids.events'), 'utf8'))?.[1])).toBeGreaterThan(
+            0,
+          ),
+        { timeout: 20_000, interval: 100 },
+      );
       // ... while the bystander and the control plane keep answering within seconds.
       for (let i = 0; i < 3; i++) {
         const started = Date.now();
@@ -138,13 +180,19 @@ describeWith([bwrapNeed()], 'sandbox limits', () => {
       expect(Number(await readFile(join(pidsDir, 'pids.current'), 'utf8'))).toBeLessThanOrEqual(MAX_PROCESSES);
       // Killing the sandbox ends the bomb: its group empties.
       await okResult(host, 'KillSandbox', { FunctionId: host.functionId, SandboxId: bomb.id });
-      await vi.waitFor(async () => expect(Number(await readFile(join(pidsDir, 'pids.current'), 'utf8').catch(() => '0'))).toBe(0), { timeout: 20_000, interval: 200 });
+      await vi.waitFor(
+        async () => expect(Number(await readFile(join(pidsDir, 'pids.current'), 'utf8').catch(() => '0'))).toBe(0),
+        { timeout: 20_000, interval: 200 },
+      );
     });
 
     it('kills a sandbox that writes into its socket directory (the one host directory it can write)', async () => {
       const sandbox = await createSandbox();
       await sandbox.rex.sh(`head -c ${2 * MB} /dev/zero > /run/swerex/fill; echo done`);
-      await vi.waitFor(async () => expect(await sandboxStatus(sandbox.id)).not.toBe('Ready'), { timeout: 10_000, interval: 200 });
+      await vi.waitFor(async () => expect(await sandboxStatus(sandbox.id)).not.toBe('Ready'), {
+        timeout: 10_000,
+        interval: 200,
+      });
     });
   });
 });

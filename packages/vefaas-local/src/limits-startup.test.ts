@@ -18,7 +18,11 @@ describe('limits that cannot be enforced', () => {
 
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), 'rf-no-cgroups-'));
-    host = await startVefaasLocal({ isolation: 'none', cgroup: { root }, logger: createLogger({ level: 'info', format: 'json', destination: sink }) });
+    host = await startVefaasLocal({
+      isolation: 'none',
+      cgroup: { root },
+      logger: createLogger({ level: 'info', format: 'json', destination: sink }),
+    });
   });
 
   afterAll(async () => {
@@ -30,9 +34,13 @@ describe('limits that cannot be enforced', () => {
     const warning = sink.records().find((r) => String(r.msg).startsWith('sandbox limits NOT enforced'));
     expect(warning?.level).toBe(40);
     for (const limit of ['memory', 'processes', 'cpu', 'disk']) expect(String(warning?.msg)).toContain(limit);
-    const health = (await (await fetch(`${host.controlPlaneUrl}/healthz`)).json()) as { limits: { cgroup: string; unenforced: Array<{ limit: string; why: string }> } };
+    const health = (await (await fetch(`${host.controlPlaneUrl}/healthz`)).json()) as {
+      limits: { cgroup: string; unenforced: Array<{ limit: string; why: string }> };
+    };
     expect(health.limits.cgroup).toBe('none');
     expect(health.limits.unenforced.map((u) => u.limit)).toEqual(['memory', 'processes', 'cpu', 'disk']);
-    expect(health.limits.unenforced[1]?.why).toBe(`pids controller: no cgroup hierarchy at ${root}; a fork bomb is not contained`);
+    expect(health.limits.unenforced[1]?.why).toBe(
+      `pids controller: no cgroup hierarchy at ${root}; a fork bomb is not contained`,
+    );
   });
 });

@@ -8,7 +8,15 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { closeSharedDispatchers, createVefaasClient, dispatcherFor, SwerexClient, SwerexRuntimeError, type SwerexClientOptions, type VefaasClient } from '@rollout-fleet/sandbox';
+import {
+  closeSharedDispatchers,
+  createVefaasClient,
+  dispatcherFor,
+  SwerexClient,
+  SwerexRuntimeError,
+  type SwerexClientOptions,
+  type VefaasClient,
+} from '@rollout-fleet/sandbox';
 import type { Dispatcher } from 'undici';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startVefaasLocal, type VefaasLocalHandle } from './host.js';
@@ -80,7 +88,13 @@ describeWith([bwrapNeed()], 'the shared SwerexClient through the vefaas-local ga
     return SandboxId;
   };
   const client = (sandboxId: string, extra: Partial<SwerexClientOptions> = {}): SwerexClient =>
-    new SwerexClient({ baseUrl: host.gatewayUrl, instanceName: sandboxId, apiKey: tokens.get(sandboxId)!, backoff: { minDelayMs: 10, maxDelayMs: 50 }, ...extra });
+    new SwerexClient({
+      baseUrl: host.gatewayUrl,
+      instanceName: sandboxId,
+      apiKey: tokens.get(sandboxId)!,
+      backoff: { minDelayMs: 10, maxDelayMs: 50 },
+      ...extra,
+    });
 
   beforeAll(async () => {
     host = await startVefaasLocal({ isolation: 'bwrap' });
@@ -103,19 +117,32 @@ describeWith([bwrapNeed()], 'the shared SwerexClient through the vefaas-local ga
     const byHeader = recording(origin, (opts) => ({ ...opts, path: withoutQuery(opts.path) }));
     const headerClient = client(first, { dispatcher: byHeader.dispatcher });
     const byQuery = recording(origin);
-    const queryClient = new SwerexClient({ baseUrl: `${host.gatewayUrl}?faasInstanceName=${first}`, apiKey: tokens.get(first)!, dispatcher: byQuery.dispatcher });
+    const queryClient = new SwerexClient({
+      baseUrl: `${host.gatewayUrl}?faasInstanceName=${first}`,
+      apiKey: tokens.get(first)!,
+      dispatcher: byQuery.dispatcher,
+    });
 
     const path = `/tmp/pin-${randomUUID()}`;
     await headerClient.writeFile({ path, content: 'written by header pin\n' });
     expect(await queryClient.readFile({ path })).toEqual({ content: 'written by header pin\n' });
     // Each really used one pin only.
-    expect(byHeader.seen.every((s) => !s.path.includes('faasInstanceName') && s.headers['x-faas-instance-name'] === first)).toBe(true);
-    expect(byQuery.seen.every((s) => s.path.includes(`faasInstanceName=${first}`) && s.headers['x-faas-instance-name'] === undefined)).toBe(true);
+    expect(
+      byHeader.seen.every((s) => !s.path.includes('faasInstanceName') && s.headers['x-faas-instance-name'] === first),
+    ).toBe(true);
+    expect(
+      byQuery.seen.every(
+        (s) => s.path.includes(`faasInstanceName=${first}`) && s.headers['x-faas-instance-name'] === undefined,
+      ),
+    ).toBe(true);
 
     // The other sandbox does not have the file.
     await expect(client(second).readFile({ path })).rejects.toBeInstanceOf(SwerexRuntimeError);
     // Header says `first`, query says `second`: the header wins (vefaas-api.md §3).
-    const conflicting = recording(origin, (opts) => ({ ...opts, path: opts.path.replace(`faasInstanceName=${first}`, `faasInstanceName=${second}`) }));
+    const conflicting = recording(origin, (opts) => ({
+      ...opts,
+      path: opts.path.replace(`faasInstanceName=${first}`, `faasInstanceName=${second}`),
+    }));
     const content = await client(first, { dispatcher: conflicting.dispatcher }).readFile({ path });
     expect(content.content).toBe('written by header pin\n');
     expect(conflicting.seen[0]?.path).toContain(`faasInstanceName=${second}`);
@@ -149,12 +176,21 @@ describeWith([bwrapNeed()], 'the shared SwerexClient through the vefaas-local ga
 
     const timeout = await rex.runInSession({ session, command: 'sleep 10', timeout: 0.5 }).catch((err: unknown) => err);
     expect(timeout).toBeInstanceOf(SwerexRuntimeError);
-    expect(timeout).toMatchObject({ code: 'SWEREX_COMMAND_TIMEOUT', classPath: 'swerex.exceptions.CommandTimeoutError', retryable: false });
-    expect((timeout as SwerexRuntimeError).message).toContain("timeout after 0.5 seconds while running command 'sleep 10'");
+    expect(timeout).toMatchObject({
+      code: 'SWEREX_COMMAND_TIMEOUT',
+      classPath: 'swerex.exceptions.CommandTimeoutError',
+      retryable: false,
+    });
+    expect((timeout as SwerexRuntimeError).message).toContain(
+      "timeout after 0.5 seconds while running command 'sleep 10'",
+    );
     await rex.interrupt(session);
 
     const syntax = await rex.runInSession({ session, command: 'echo (' }).catch((err: unknown) => err);
-    expect(syntax).toMatchObject({ code: 'SWEREX_BASH_SYNTAX', classPath: 'swerex.exceptions.BashIncorrectSyntaxError' });
+    expect(syntax).toMatchObject({
+      code: 'SWEREX_BASH_SYNTAX',
+      classPath: 'swerex.exceptions.BashIncorrectSyntaxError',
+    });
     const extra = (syntax as SwerexRuntimeError).extraInfo;
     expect(Object.keys(extra).sort()).toEqual(['bash_stderr', 'bash_stdout']);
     expect(extra['bash_stderr']).toMatch(/syntax error/);
@@ -174,7 +210,10 @@ describeWith([bwrapNeed()], 'the shared SwerexClient through the vefaas-local ga
       const target = `/tmp/uploaded-${randomUUID()}`;
       await rex.upload({ source: dir, targetPath: target });
       expect((await rex.readFile({ path: `${target}/top.txt` })).content).toBe('top\n');
-      const ran = await rex.execute({ command: `cd ${target} && find . -type f | sort && python3 nested/deeper/leaf.py`, shell: true });
+      const ran = await rex.execute({
+        command: `cd ${target} && find . -type f | sort && python3 nested/deeper/leaf.py`,
+        shell: true,
+      });
       expect(ran).toMatchObject({ stdout: './nested/deeper/leaf.py\n./top.txt\nleaf\n', exit_code: 0 });
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -186,7 +225,10 @@ describeWith([bwrapNeed()], 'the shared SwerexClient through the vefaas-local ga
     const rex = client(doomed);
     expect(await rex.isAlive()).toEqual({ is_alive: true, message: '' });
     await vefaas.killSandbox({ FunctionId: host.functionId, SandboxId: doomed });
-    await expect(rex.execute({ command: 'true', shell: true })).rejects.toMatchObject({ code: 'SANDBOX_DEAD', retryable: false });
+    await expect(rex.execute({ command: 'true', shell: true })).rejects.toMatchObject({
+      code: 'SANDBOX_DEAD',
+      retryable: false,
+    });
     const probe = await rex.isAlive();
     expect(probe.is_alive).toBe(false);
     expect(probe.message).toContain('InstanceNotFound');

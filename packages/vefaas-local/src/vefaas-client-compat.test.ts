@@ -7,7 +7,11 @@ describe('the shared VefaasClient against vefaas-local', () => {
   let host: VefaasLocalHandle;
   let client: VefaasClient;
   const create = () =>
-    client.createSandbox({ FunctionId: host.functionId, Timeout: 5, InstanceImageInfo: { Image: 'img:1', Command: swerexCommand('t'), Port: 8000 } });
+    client.createSandbox({
+      FunctionId: host.functionId,
+      Timeout: 5,
+      InstanceImageInfo: { Image: 'img:1', Command: swerexCommand('t'), Port: 8000 },
+    });
 
   beforeAll(async () => {
     host = await startVefaasLocal({ isolation: 'emulated' });
@@ -31,7 +35,9 @@ describe('the shared VefaasClient against vefaas-local', () => {
     const extended = await client.setSandboxTimeout({ FunctionId: host.functionId, SandboxId, Timeout: 30 });
     expect(Date.parse(extended.ExpireAt)).toBeGreaterThan(Date.now() + 29 * 60_000);
     await client.killSandbox({ FunctionId: host.functionId, SandboxId });
-    await expect(client.describeSandbox({ FunctionId: host.functionId, SandboxId })).rejects.toMatchObject({ code: 'VEFAAS_NOT_FOUND' });
+    await expect(client.describeSandbox({ FunctionId: host.functionId, SandboxId })).rejects.toMatchObject({
+      code: 'VEFAAS_NOT_FOUND',
+    });
   });
 
   it('maps this host’s errors to the shared error codes', async () => {
@@ -42,7 +48,9 @@ describe('the shared VefaasClient against vefaas-local', () => {
       retry: false,
     });
     try {
-      await expect(wrongSecret.listSandboxes({ FunctionId: host.functionId })).rejects.toMatchObject({ code: 'VEFAAS_AUTH' });
+      await expect(wrongSecret.listSandboxes({ FunctionId: host.functionId })).rejects.toMatchObject({
+        code: 'VEFAAS_AUTH',
+      });
     } finally {
       await wrongSecret.close();
     }
@@ -54,7 +62,9 @@ describe('the shared VefaasClient against vefaas-local', () => {
     host.faults.configure({ coldStart: { timeoutRate: 1 } });
     await expect(create()).rejects.toMatchObject({ code: 'VEFAAS_SERVER_ERROR' });
     host.faults.configure({ controlPlane: { errorRate: 1 } });
-    await expect(client.listSandboxes({ FunctionId: host.functionId })).rejects.toMatchObject({ code: 'VEFAAS_SERVER_ERROR' });
+    await expect(client.listSandboxes({ FunctionId: host.functionId })).rejects.toMatchObject({
+      code: 'VEFAAS_SERVER_ERROR',
+    });
     host.faults.reset();
   });
 });

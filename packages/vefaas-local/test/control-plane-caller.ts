@@ -44,7 +44,14 @@ export async function callAction(
   const headers = options.unsigned
     ? { 'Content-Type': 'application/json' }
     : signRequest(
-        { method: 'POST', url, headers: { 'Content-Type': 'application/json' }, body: payload, region: 'cn-beijing', service: 'vefaas' },
+        {
+          method: 'POST',
+          url,
+          headers: { 'Content-Type': 'application/json' },
+          body: payload,
+          region: 'cn-beijing',
+          service: 'vefaas',
+        },
         options.credentials ?? { accessKeyId: target.accessKeyId, secretAccessKey: target.secretAccessKey },
       );
   const response = await request(url, {
@@ -57,7 +64,11 @@ export async function callAction(
 }
 
 /** Calls an action that must succeed and returns its Result. */
-export async function okResult<T = Record<string, unknown>>(target: CallTarget, action: string, body: unknown): Promise<T> {
+export async function okResult<T = Record<string, unknown>>(
+  target: CallTarget,
+  action: string,
+  body: unknown,
+): Promise<T> {
   const { status, envelope } = await callAction(target, action, body);
   if (status !== 200 || envelope.Result === undefined) {
     throw new Error(`${action} failed: ${status} ${JSON.stringify(envelope.ResponseMetadata.Error)}`);

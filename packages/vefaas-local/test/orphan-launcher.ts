@@ -26,7 +26,12 @@ async function main(): Promise<void> {
   const target = socketTarget(sandbox.socketPath, 'orphan');
   // Raw requests: RexCaller asserts with vitest, which is not loaded in this process.
   const post = (path: string, body: unknown) =>
-    target.send({ method: 'POST', path, headers: { 'x-api-key': 'orphan', 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    target.send({
+      method: 'POST',
+      path,
+      headers: { 'x-api-key': 'orphan', 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
   await post('/create_session', { session: 'default', session_type: 'bash' });
   await post('/run_in_session', { session: 'default', command: 'sleep 1000 &', action_type: 'bash' });
   await target.close();

@@ -18,7 +18,8 @@ export async function makeImageTemplate(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'rf-img-'));
   await writeFile(join(dir, 'hello.txt'), 'hello from the image\n');
   await writeFile(join(dir, 'module.py'), 'def answer():\n    return 42\n');
-  const git = (...args: string[]) => run('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'init.defaultBranch=main', ...args], { cwd: dir });
+  const git = (...args: string[]) =>
+    run('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'init.defaultBranch=main', ...args], { cwd: dir });
   await git('init', '-q');
   await git('add', '.');
   await git('commit', '-q', '-m', 'initial');
@@ -34,10 +35,16 @@ export interface SandboxFixture {
 }
 
 export async function waitUntilAlive(sandbox: SandboxProcess, timeoutMs = 20_000): Promise<void> {
-  await vi.waitFor(async () => expect(await isSwerexAlive({ socketPath: sandbox.socketPath, authToken: sandbox.authToken, timeoutMs: 1000 })).toBe(true), {
-    timeout: timeoutMs,
-    interval: 10,
-  });
+  await vi.waitFor(
+    async () =>
+      expect(
+        await isSwerexAlive({ socketPath: sandbox.socketPath, authToken: sandbox.authToken, timeoutMs: 1000 }),
+      ).toBe(true),
+    {
+      timeout: timeoutMs,
+      interval: 10,
+    },
+  );
 }
 
 export async function startTestSandbox(overrides: Partial<SandboxLaunch> = {}): Promise<SandboxFixture> {

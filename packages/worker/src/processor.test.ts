@@ -101,7 +101,10 @@ describe('processor decisions', () => {
     };
   }
 
-  function startWorker(runner: Runner, options: { lockDuration?: number } = {}): Worker<EpisodeJobData, EpisodeJobReturn> {
+  function startWorker(
+    runner: Runner,
+    options: { lockDuration?: number } = {},
+  ): Worker<EpisodeJobData, EpisodeJobReturn> {
     const connection = createRedis(redisUrl, { role: 'blocking' });
     connections.push(connection);
     worker = new Worker<EpisodeJobData, EpisodeJobReturn>('episodes', createProcessor(deps(runner)), {
@@ -126,15 +129,22 @@ describe('processor decisions', () => {
   async function enqueue(e: Episode, attempts = 3): Promise<Job<EpisodeJobData, EpisodeJobReturn>> {
     await redis.sadd(keys.runJobs(e.run_id), jobIdFor(e.run_id, e.episode_id, 0));
     await redis.hset(keys.run(e.run_id), 'total', await redis.scard(keys.runJobs(e.run_id)));
-    return queue.add('ep', { episode: e, enqueued_at: new Date().toISOString() }, { jobId: jobIdFor(e.run_id, e.episode_id, 0), attempts, backoff: { type: 'fixed', delay: 10 } });
+    return queue.add(
+      'ep',
+      { episode: e, enqueued_at: new Date().toISOString() },
+      { jobId: jobIdFor(e.run_id, e.episode_id, 0), attempts, backoff: { type: 'fixed', delay: 10 } },
+    );
   }
 
   async function finished(jobId: string): Promise<'completed' | 'failed'> {
     let state = '';
-    await vi.waitFor(async () => {
-      state = await queue.getJobState(jobId);
-      expect(['completed', 'failed']).toContain(state);
-    }, { timeout: 15_000, interval: 20 });
+    await vi.waitFor(
+      async () => {
+        state = await queue.getJobState(jobId);
+        expect(['completed', 'failed']).toContain(state);
+      },
+      { timeout: 15_000, interval: 20 },
+    );
     return state as 'completed' | 'failed';
   }
 
@@ -147,7 +157,12 @@ describe('processor decisions', () => {
     const job = await enqueue(episodeOf(runId, 'e1'));
     expect(await finished(job.id!)).toBe('failed');
     expect(runner).toHaveBeenCalledTimes(1);
-    expect(await store.get(runId, 'e1', 0)).toMatchObject({ status: 'failed', reward: null, failure: { code: 'INPUT_INVALID', class: 'input' }, attempts: [{ attempt: 1 }] });
+    expect(await store.get(runId, 'e1', 0)).toMatchObject({
+      status: 'failed',
+      reward: null,
+      failure: { code: 'INPUT_INVALID', class: 'input' },
+      attempts: [{ attempt: 1 }],
+    });
   });
 
   it('infra errors are retried until attempts run out, every attempt kept; never a reward of 0', async () => {
@@ -160,8 +175,17 @@ describe('processor decisions', () => {
     expect(await finished(job.id!)).toBe('failed');
     expect(runner).toHaveBeenCalledTimes(3);
     const result = await store.get(runId, 'e1', 0);
-    expect(result).toMatchObject({ status: 'failed', resolved: null, reward: null, failure: { code: 'SANDBOX_DEAD', class: 'infra' } });
-    expect(result?.attempts.map((a) => [a.attempt, a.failure?.code])).toEqual([[1, 'SANDBOX_DEAD'], [2, 'SANDBOX_DEAD'], [3, 'SANDBOX_DEAD']]);
+    expect(result).toMatchObject({
+      status: 'failed',
+      resolved: null,
+      reward: null,
+      failure: { code: 'SANDBOX_DEAD', class: 'infra' },
+    });
+    expect(result?.attempts.map((a) => [a.attempt, a.failure?.code])).toEqual([
+      [1, 'SANDBOX_DEAD'],
+      [2, 'SANDBOX_DEAD'],
+      [3, 'SANDBOX_DEAD'],
+    ]);
   });
 
   it('a lost sandbox lease is infra: retried, and the retry completes with the lost attempt in the history', async () => {
@@ -179,7 +203,7 @@ describe('processor decisions', () => {
     expect(result?.attempts.map((a) => a.failure?.code ?? 'ok')).toEqual(['LEASE_LOST', 'ok']);
   });
 
-  it('the attempt\'s hard bound: ATTEMPT_DEADLINE (infra), retried; the attempt sees its signal abort', async () => {
+  it("the attempt's hard bound: ATTEMPT_DEADLINE (infra), retried; the attempt sees its signal abort", async () => {
     const runId = `r-${randomUUID()}`;
     const runner = vi.fn<Runner>(async (input) => {
       input.startDeadline?.();
@@ -190,7 +214,10 @@ describe('processor decisions', () => {
     const job = await enqueue(episodeOf(runId, 'e1', { step_timeout_s: 0.05, episode_deadline_s: 0.05 }), 2);
     expect(await finished(job.id!)).toBe('failed');
     expect(runner).toHaveBeenCalledTimes(2);
-    expect(await store.get(runId, 'e1', 0)).toMatchObject({ reward: null, failure: { code: 'ATTEMPT_DEADLINE', class: 'infra' } });
+    expect(await store.get(runId, 'e1', 0)).toMatchObject({
+      reward: null,
+      failure: { code: 'ATTEMPT_DEADLINE', class: 'infra' },
+    });
   });
 
   it('a model-class error that escapes an attempt is our bug (INTERNAL, infra), never a model failure with reward null', async () => {
@@ -203,7 +230,7 @@ describe('processor decisions', () => {
     expect(await store.get(runId, 'e1', 0)).toMatchObject({ failure: { code: 'INTERNAL', class: 'infra' } });
   });
 
-  it('a step that kills its own sandbox on every attempt is the model\'s doing: graded as no patch (reward 0), not null', async () => {
+  it("a step that kills its own sandbox on every attempt is the model's doing: graded as no patch (reward 0), not null", async () => {
     const runId = `r-${randomUUID()}`;
     const runner = vi.fn<Runner>(async () => {
       throw new RolloutError('SANDBOX_DEAD', 'instance gone', { details: { lostAtStep: 2 } });
@@ -214,29 +241,63 @@ describe('processor decisions', () => {
     expect(await finished(job.id!)).toBe('completed');
     expect(runner).toHaveBeenCalledTimes(3);
     const result = await store.get(runId, 'e1', 0);
-    expect(result).toMatchObject({ status: 'completed', resolved: false, reward: 0, patch: null, failure: { code: 'SANDBOX_LOST_IN_STEP', class: 'model' } });
+    expect(result).toMatchObject({
+      status: 'completed',
+      resolved: false,
+      reward: 0,
+      patch: null,
+      failure: { code: 'SANDBOX_LOST_IN_STEP', class: 'model' },
+    });
     expect(result?.attempts.map((a) => a.lost_at_step)).toEqual([2, 2, 2]);
     // The grading block says why nothing was tested.
-    expect(result?.grading).toMatchObject({ tests_ran: false, tests_parsed: 0, problem: 'the sandbox died during step 2 in every attempt, leaving no patch: the tests were not run' });
+    expect(result?.grading).toMatchObject({
+      tests_ran: false,
+      tests_parsed: 0,
+      problem: 'the sandbox died during step 2 in every attempt, leaving no patch: the tests were not run',
+    });
   });
 
   it('a grade carries its grading block into the result, and its summary (with the problem) into the job log', async () => {
     const runId = `r-${randomUUID()}`;
     const grading: NonNullable<AttemptOutcome['grading']> = {
-      parser: 'pytest', parser_source: 'repository', tests_ran: true, timed_out: false, tests_parsed: 0,
-      tests: [{ id: 'test_add (t.C.test_add)', list: 'FAIL_TO_PASS', status: null, outcome: 'failure', hint: 'not found in the test log — check the id format for this parser' }],
-      problem: 'the pytest parser found 0 test results in the eval log', log: 'OK\n', log_bytes: 3, log_truncated: false,
+      parser: 'pytest',
+      parser_source: 'repository',
+      tests_ran: true,
+      timed_out: false,
+      tests_parsed: 0,
+      tests: [
+        {
+          id: 'test_add (t.C.test_add)',
+          list: 'FAIL_TO_PASS',
+          status: null,
+          outcome: 'failure',
+          hint: 'not found in the test log — check the id format for this parser',
+        },
+      ],
+      problem: 'the pytest parser found 0 test results in the eval log',
+      log: 'OK\n',
+      log_bytes: 3,
+      log_truncated: false,
     };
-    startWorker(async () => outcome({ resolved: false, reward: 0, report: { patch_is_None: false, patch_exists: true, patch_successfully_applied: true, resolved: false }, grading }));
+    startWorker(async () =>
+      outcome({
+        resolved: false,
+        reward: 0,
+        report: { patch_is_None: false, patch_exists: true, patch_successfully_applied: true, resolved: false },
+        grading,
+      }),
+    );
     const job = await enqueue({ ...episodeOf(runId, 'e1'), eval: EVAL });
     expect(await finished(job.id!)).toBe('completed');
     expect((await store.get(runId, 'e1', 0))?.grading).toEqual(grading);
     const { logs } = await queue.getJobLogs(job.id!);
-    expect(logs.at(-1)).toBe([
-      'graded parser=pytest (repository) tests-parsed=0 FAIL_TO_PASS 0/1 PASS_TO_PASS 0/0 unresolved',
-      'WARNING: the pytest parser found 0 test results in the eval log',
-      '  not found: test_add (t.C.test_add)',
-    ].join('\n'));
+    expect(logs.at(-1)).toBe(
+      [
+        'graded parser=pytest (repository) tests-parsed=0 FAIL_TO_PASS 0/1 PASS_TO_PASS 0/0 unresolved',
+        'WARNING: the pytest parser found 0 test results in the eval log',
+        '  not found: test_add (t.C.test_add)',
+      ].join('\n'),
+    );
   });
 
   it('sandboxes lost at different steps are infra: failed, reward null', async () => {
@@ -248,7 +309,11 @@ describe('processor decisions', () => {
     });
     const job = await enqueue({ ...episodeOf(runId, 'e1'), eval: EVAL }, 3);
     expect(await finished(job.id!)).toBe('failed');
-    expect(await store.get(runId, 'e1', 0)).toMatchObject({ status: 'failed', reward: null, failure: { code: 'SANDBOX_DEAD', class: 'infra' } });
+    expect(await store.get(runId, 'e1', 0)).toMatchObject({
+      status: 'failed',
+      reward: null,
+      failure: { code: 'SANDBOX_DEAD', class: 'infra' },
+    });
   });
 
   it('an existing result of this job short-circuits: a re-run after a crash returns it without running', async () => {
@@ -256,7 +321,10 @@ describe('processor decisions', () => {
     const e = episodeOf(runId, 'e1');
     const job = await enqueue(e);
     // The first execution committed, then its worker died before BullMQ heard of it.
-    await store.commit({ ...(await resultOf(outcome())), run_id: runId, episode_id: 'e1', instance_id: 'e1' }, { generation: 0, attemptsMade: 0 });
+    await store.commit(
+      { ...(await resultOf(outcome())), run_id: runId, episode_id: 'e1', instance_id: 'e1' },
+      { generation: 0, attemptsMade: 0 },
+    );
     const runner = vi.fn<Runner>(async () => outcome());
     startWorker(runner);
     expect(await finished(job.id!)).toBe('completed');
@@ -294,7 +362,11 @@ describe('processor decisions', () => {
     const job = await enqueue(episodeOf(runId, 'e1'));
     expect(await finished(job.id!)).toBe('failed');
     expect(runner).not.toHaveBeenCalled();
-    expect(await store.get(runId, 'e1', 0)).toMatchObject({ status: 'failed', reward: null, failure: { code: 'CANCELLED', class: 'input' } });
+    expect(await store.get(runId, 'e1', 0)).toMatchObject({
+      status: 'failed',
+      reward: null,
+      failure: { code: 'CANCELLED', class: 'input' },
+    });
   });
 
   it('cancel while running: the attempt is aborted within the poll interval and ends CANCELLED, not retried', async () => {
@@ -335,7 +407,11 @@ describe('processor decisions', () => {
     const job = await enqueue(e);
     await running;
     // What submit --force does to a running job: new payload first, then the retract (generation + 1).
-    await job.updateData({ episode: { ...e, metadata: { version: 'v2' } }, enqueued_at: new Date().toISOString(), attempts: [] });
+    await job.updateData({
+      episode: { ...e, metadata: { version: 'v2' } },
+      enqueued_at: new Date().toISOString(),
+      attempts: [],
+    });
     await store.retract({ runId, episodeId: 'e1', sampleIndex: 0 });
     expect(await finished(job.id!)).toBe('completed');
     expect(seen).toEqual(['v1', 'v2']);
@@ -369,7 +445,7 @@ describe('processor decisions', () => {
     expect(calls).toBe(2);
   });
 
-  it('a job re-run after it finished (the dashboard\'s retry) runs again and replaces its result; history kept, one line', async () => {
+  it("a job re-run after it finished (the dashboard's retry) runs again and replaces its result; history kept, one line", async () => {
     const runId = `r-${randomUUID()}`;
     let calls = 0;
     startWorker(async () => {
@@ -381,7 +457,10 @@ describe('processor decisions', () => {
     expect((await store.get(runId, 'e1', 0))?.reward).toBe(0);
     await (await queue.getJob(job.id!))!.retry('completed');
     await vi.waitFor(async () => expect(calls).toBe(2), { timeout: 10_000, interval: 20 });
-    await vi.waitFor(async () => expect((await store.get(runId, 'e1', 0))?.reward).toBe(1), { timeout: 10_000, interval: 20 });
+    await vi.waitFor(async () => expect((await store.get(runId, 'e1', 0))?.reward).toBe(1), {
+      timeout: 10_000,
+      interval: 20,
+    });
     const result = await store.get(runId, 'e1', 0);
     expect(result?.attempts.map((a) => a.attempt)).toEqual([1, 2]);
     expect(await redis.xlen(keys.results(runId))).toBe(1);

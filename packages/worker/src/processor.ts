@@ -43,7 +43,14 @@ import type { AttemptDeps, AttemptInput, AttemptOutcome } from './episode/run-at
 import { runWithBackup, type AttemptTrace } from './episode/run-with-backup.js';
 import type { StragglerPolicy } from './episode/stragglers.js';
 import type { EpisodeOutcome } from './metrics/worker-metrics.js';
-import { formatGradingLog, formatStepLog, formatTurnLog, stepProgress, turnProgress, type EpisodeProgress } from './episode/job-progress.js';
+import {
+  formatGradingLog,
+  formatStepLog,
+  formatTurnLog,
+  stepProgress,
+  turnProgress,
+  type EpisodeProgress,
+} from './episode/job-progress.js';
 import { escapedError, lostInStep, stepThatKillsItsSandbox } from './grading/verdict.js';
 import { createJobLogWriter } from './episode/job-logs.js';
 import { executionOf } from './jobs/job-execution.js';
@@ -71,7 +78,11 @@ export interface ProcessorDeps extends AttemptDeps {
   attemptMarginS?: number;
 }
 
-export type EpisodeProcessor = (job: Job<EpisodeJobData, EpisodeJobReturn>, token?: string, signal?: AbortSignal) => Promise<EpisodeJobReturn>;
+export type EpisodeProcessor = (
+  job: Job<EpisodeJobData, EpisodeJobReturn>,
+  token?: string,
+  signal?: AbortSignal,
+) => Promise<EpisodeJobReturn>;
 
 type EpisodeJob = Job<EpisodeJobData, EpisodeJobReturn>;
 
@@ -83,16 +94,32 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
     const ref = refOf(job);
     const parsed = EpisodeSchema.safeParse(job.data.episode);
     if (!parsed.success) {
-      const failure = new RolloutError('INPUT_INVALID', `episode payload invalid: ${parsed.error.issues[0]?.message ?? 'unknown'}`);
+      const failure = new RolloutError(
+        'INPUT_INVALID',
+        `episode payload invalid: ${parsed.error.issues[0]?.message ?? 'unknown'}`,
+      );
       if (ref) {
         const { generation } = await deps.results.begin(ref, executionOf(job));
-        const attempts = [...(job.data.attempts ?? []), attemptRecord(deps, (job.data.attempts?.length ?? 0) + 1, null, startedAt, toFailure(failure))];
-        await commitFailure(deps, job, ref, { err: failure, attempts, startedAt, sandboxId: null }, { generation, attemptsMade: job.attemptsMade });
+        const attempts = [
+          ...(job.data.attempts ?? []),
+          attemptRecord(deps, (job.data.attempts?.length ?? 0) + 1, null, startedAt, toFailure(failure)),
+        ];
+        await commitFailure(
+          deps,
+          job,
+          ref,
+          { err: failure, attempts, startedAt, sandboxId: null },
+          { generation, attemptsMade: job.attemptsMade },
+        );
       }
       throw new UnrecoverableError(failure.message);
     }
     const episode = parsed.data;
-    const episodeRef: EpisodeRef = { runId: episode.run_id, episodeId: episode.episode_id, sampleIndex: episode.sample_index };
+    const episodeRef: EpisodeRef = {
+      runId: episode.run_id,
+      episodeId: episode.episode_id,
+      sampleIndex: episode.sample_index,
+    };
     const logger = childLogger(deps.logger, { runId: episode.run_id, episodeId: episode.episode_id, jobId: job.id });
 
     const claimed = await claim(deps, job, episodeRef, logger);
@@ -120,7 +147,10 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
     const deadline = deadlineControl.signal;
     let deadlineTimer: NodeJS.Timeout | undefined;
     const startDeadline = (): { deadline: number; episodeDeadline: number } => {
-      deadlineTimer ??= setTimeout(() => deadlineControl.abort(new RolloutError('ATTEMPT_DEADLINE', 'attempt bound')), boundMs);
+      deadlineTimer ??= setTimeout(
+        () => deadlineControl.abort(new RolloutError('ATTEMPT_DEADLINE', 'attempt bound')),
+        boundMs,
+      );
       return { deadline: Date.now() + boundMs, episodeDeadline: Date.now() + deadlineMs };
     };
     let sandboxId: string | null = null;
@@ -130,7 +160,10 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
     let retrying = false;
     // Progress and log rows are batched: the step loop never waits for Redis (bench/step-overhead.ts).
     const progress = new ProgressBatcher<EpisodeProgress>(
-      { updateProgress: (p) => job.updateProgress(p), logRows: (rows) => appendLogs(job, masker ? rows.map(masker.mask) : rows) },
+      {
+        updateProgress: (p) => job.updateProgress(p),
+        logRows: (rows) => appendLogs(job, masker ? rows.map(masker.mask) : rows),
+      },
       { logger, ...(deps.progressIntervalMs === undefined ? {} : { intervalMs: deps.progressIntervalMs }) },
     );
     // Disposed in the finally: the shutdown signal lives as long as the worker.
@@ -162,21 +195,41 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
         progress.log(formatGradingLog(result.grading, result.resolved === true));
         // Zero tests parsed grades every listed test as failed: say so where operators look, not only in the result.
         if (result.grading.problem !== null && result.grading.tests_ran) {
-          log.warn({ parser: result.grading.parser, testsParsed: result.grading.tests_parsed, problem: result.grading.problem }, 'grading problem');
+          log.warn(
+            {
+              parser: result.grading.parser,
+              testsParsed: result.grading.tests_parsed,
+              problem: result.grading.problem,
+            },
+            'grading problem',
+          );
         }
       }
       deps.metrics.episodeSeconds.observe({ outcome: outcomeOf(result) }, (performance.now() - started) / 1000);
       const committed = await deps.results.commit(result, fence);
-      if (committed.reason === 'stale') return await handBack(job, token, new RolloutError('SUPERSEDED', 'the episode was forced or retried while it ran'), log);
+      if (committed.reason === 'stale')
+        return await handBack(
+          job,
+          token,
+          new RolloutError('SUPERSEDED', 'the episode was forced or retried while it ran'),
+          log,
+        );
       if (committed.stored) deps.metrics.episodes.inc({ outcome: outcomeOf(result) });
       else deps.metrics.duplicateResults.inc();
       // The run's attempt times feed the straggler policy's p90.
-      if (committed.stored) await deps.stragglers?.record(episode.run_id, performance.now() - started).catch(() => undefined);
+      if (committed.stored)
+        await deps.stragglers?.record(episode.run_id, performance.now() - started).catch(() => undefined);
       log.info({ resolved: result.resolved, reward: result.reward, stored: committed.stored }, 'episode finished');
       return pointer(deps, episode, result, committed.stored);
     } catch (thrown) {
       if (thrown instanceof DelayedError) throw thrown;
-      const err = reasonOf(thrown, { shutdown: deps.shutdown, job: jobSignal, watch: watched.signal, deadline, boundS: Math.round(boundMs / 1000) });
+      const err = reasonOf(thrown, {
+        shutdown: deps.shutdown,
+        job: jobSignal,
+        watch: watched.signal,
+        deadline,
+        boundS: Math.round(boundMs / 1000),
+      });
       if (err.code === 'WORKER_SHUTDOWN' || err.code === 'SUPERSEDED') return await handBack(job, token, err, log);
       // The lock is gone, so is the job: another worker runs it. Writing anything would race that worker.
       if (err.code === 'JOB_LOCK_LOST') {
@@ -195,7 +248,12 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
         // Every attempt lost its sandbox during the same step: the step kills its own server (the model's doing),
         // so the episode is graded as leaving no patch instead of being retried into a null reward.
         const verdict = lostInStep(episode.eval, killer, deps.reward);
-        const outcome: AttemptOutcome = { ...verdict, steps: [], sandboxId: null, timings: { sandboxAcquireMs: 0, replayMs: 0, gradeMs: 0 } };
+        const outcome: AttemptOutcome = {
+          ...verdict,
+          steps: [],
+          sandboxId: null,
+          timings: { sandboxAcquireMs: 0, replayMs: 0, gradeMs: 0 },
+        };
         const result = buildResult(deps, job, { episode, outcome, attempts, startedAt, masker });
         const committed = await deps.results.commit(result, fence);
         if (committed.stored) deps.metrics.episodes.inc({ outcome: outcomeOf(result) });
@@ -215,7 +273,9 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
       clearTimeout(deadlineTimer);
       attemptAbort.dispose();
       await progress.close();
-      await deps.activity?.finish(episode.run_id, jobId, retrying).catch((err: unknown) => log.warn({ err }, 'could not update run counters'));
+      await deps.activity
+        ?.finish(episode.run_id, jobId, retrying)
+        .catch((err: unknown) => log.warn({ err }, 'could not update run counters'));
       watched.stop();
     }
   };
@@ -243,7 +303,10 @@ async function claim(
     const retracted = await deps.results.retract(ref, { expectedStreamId: current.streamId });
     if ('conflict' in retracted) continue;
     logger.info({ previous: current.status }, 'job re-run after it finished: its result is replaced');
-    return { generation: retracted.generation, history: retracted.retracted ? retracted.previous.attempts : (job.data.attempts ?? []) };
+    return {
+      generation: retracted.generation,
+      history: retracted.retracted ? retracted.previous.attempts : (job.data.attempts ?? []),
+    };
   }
 }
 
@@ -263,7 +326,9 @@ async function handBack(job: EpisodeJob, token: string | undefined, err: Rollout
 export function attemptBoundMs(episode: Episode, marginS = 5 * 60): number {
   const startupS = episode.sandbox.startup_timeout_s;
   const evalS = episode.eval?.timeout_s ?? 0;
-  return (episode.limits.episode_deadline_s + episode.limits.step_timeout_s + 2 * startupS + 2 * evalS + marginS) * 1000;
+  return (
+    (episode.limits.episode_deadline_s + episode.limits.step_timeout_s + 2 * startupS + 2 * evalS + marginS) * 1000
+  );
 }
 
 /** Why an attempt stopped: an abort's reason wins over the error it caused downstream. */
@@ -273,9 +338,11 @@ function reasonOf(
 ): RolloutError {
   if (o.shutdown.aborted) return new RolloutError('WORKER_SHUTDOWN', 'worker shut down mid-episode', { cause: thrown });
   // The worker cancels a job only when its lock could not be renewed (start-worker.ts).
-  if (o.job?.aborted) return new RolloutError('JOB_LOCK_LOST', String(o.job.reason ?? 'the job lock was lost'), { cause: thrown });
+  if (o.job?.aborted)
+    return new RolloutError('JOB_LOCK_LOST', String(o.job.reason ?? 'the job lock was lost'), { cause: thrown });
   if (o.watch.aborted && o.watch.reason instanceof RolloutError) return o.watch.reason;
-  if (o.deadline.aborted) return new RolloutError('ATTEMPT_DEADLINE', `attempt exceeded its hard bound of ${o.boundS} s`, { cause: thrown });
+  if (o.deadline.aborted)
+    return new RolloutError('ATTEMPT_DEADLINE', `attempt exceeded its hard bound of ${o.boundS} s`, { cause: thrown });
   return escapedError(coerceError(thrown));
 }
 
@@ -292,8 +359,21 @@ function tracedAttempt(deps: ProcessorDeps, attempt: number, t: AttemptTrace): A
   };
 }
 
-function attemptRecord(deps: ProcessorDeps, attempt: number, sandboxId: string | null, startedAt: Date, failure: Attempt['failure']): Attempt {
-  return { attempt, worker_id: deps.workerId, sandbox_id: sandboxId, started_at: startedAt.toISOString(), ended_at: new Date().toISOString(), failure };
+function attemptRecord(
+  deps: ProcessorDeps,
+  attempt: number,
+  sandboxId: string | null,
+  startedAt: Date,
+  failure: Attempt['failure'],
+): Attempt {
+  return {
+    attempt,
+    worker_id: deps.workerId,
+    sandbox_id: sandboxId,
+    started_at: startedAt.toISOString(),
+    ended_at: new Date().toISOString(),
+    failure,
+  };
 }
 
 function queueWaitMs(job: Job<EpisodeJobData>, startedAt: Date): number {
@@ -308,7 +388,10 @@ function queueWaitMs(job: Job<EpisodeJobData>, startedAt: Date): number {
 function secretMaskerOf(episode: Episode, log: Logger): SecretMasker | undefined {
   const secrets = episodeSecrets(episode.sandbox.env);
   if (secrets.tooShort.length > 0) {
-    log.warn({ variables: secrets.tooShort, minLength: MIN_MASKED_LENGTH }, 'secret-named sandbox variables shorter than the minimum are not masked');
+    log.warn(
+      { variables: secrets.tooShort, minLength: MIN_MASKED_LENGTH },
+      'secret-named sandbox variables shorter than the minimum are not masked',
+    );
   }
   return createSecretMasker(secrets.values);
 }
@@ -321,7 +404,13 @@ function secretMaskerOf(episode: Episode, log: Logger): SecretMasker | undefined
 function buildResult(
   deps: ProcessorDeps,
   job: Job<EpisodeJobData>,
-  o: { episode: Episode; outcome: AttemptOutcome; attempts: Attempt[]; startedAt: Date; masker: SecretMasker | undefined },
+  o: {
+    episode: Episode;
+    outcome: AttemptOutcome;
+    attempts: Attempt[];
+    startedAt: Date;
+    masker: SecretMasker | undefined;
+  },
 ): EpisodeResult {
   const result = unmaskedResult(deps, job, o);
   return o.masker ? o.masker.maskDeep(result) : result;
@@ -330,7 +419,12 @@ function buildResult(
 function unmaskedResult(
   deps: ProcessorDeps,
   job: Job<EpisodeJobData>,
-  { episode, outcome, attempts, startedAt }: { episode: Episode; outcome: AttemptOutcome; attempts: Attempt[]; startedAt: Date },
+  {
+    episode,
+    outcome,
+    attempts,
+    startedAt,
+  }: { episode: Episode; outcome: AttemptOutcome; attempts: Attempt[]; startedAt: Date },
 ): EpisodeResult {
   const t = outcome.timings;
   return {
@@ -380,7 +474,13 @@ async function commitFailure(
   deps: ProcessorDeps,
   job: EpisodeJob,
   ref: EpisodeRef,
-  o: { err: RolloutError; attempts: Attempt[]; startedAt: Date; sandboxId: string | null; masker?: SecretMasker | undefined },
+  o: {
+    err: RolloutError;
+    attempts: Attempt[];
+    startedAt: Date;
+    sandboxId: string | null;
+    masker?: SecretMasker | undefined;
+  },
   fence: CommitFence,
 ): Promise<void> {
   const unmasked = {

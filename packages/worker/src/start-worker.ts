@@ -8,8 +8,30 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { Queue, Worker } from 'bullmq';
-import { ResultStore, abortableDelay, createKeyspace, createRedis, jobSecrets, requeuePendingReruns, requeueWhenFinished, scrubFromLogs, type Config, type EpisodeJobData, type EpisodeJobReturn, type Logger } from '@rollout-fleet/shared';
-import { prepareToolBundleUpload, createProcessReaper, createSandboxSupply, supplyLimitsFrom, WarmPool, type Reaper, type SandboxSupply, type VefaasTarget } from '@rollout-fleet/sandbox';
+import {
+  ResultStore,
+  abortableDelay,
+  createKeyspace,
+  createRedis,
+  jobSecrets,
+  requeuePendingReruns,
+  requeueWhenFinished,
+  scrubFromLogs,
+  type Config,
+  type EpisodeJobData,
+  type EpisodeJobReturn,
+  type Logger,
+} from '@rollout-fleet/shared';
+import {
+  prepareToolBundleUpload,
+  createProcessReaper,
+  createSandboxSupply,
+  supplyLimitsFrom,
+  WarmPool,
+  type Reaper,
+  type SandboxSupply,
+  type VefaasTarget,
+} from '@rollout-fleet/sandbox';
 import { EpisodeWatch } from './episode/episode-watch.js';
 import { reconcileFailedJobs } from './jobs/reconcile-failed-jobs.js';
 import { settleFailedJob } from './jobs/settle-failed-job.js';
@@ -69,9 +91,20 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const redis = createRedis(config.redis, { role: 'blocking', connectionName: `rf-worker:${workerId}` });
   const metrics = createWorkerMetrics();
   // Every SWE-ReX answer is read with the configured cap (a 500 MB output must not exhaust this process).
-  const capped = (t: VefaasTarget): VefaasTarget => ({ ...t, maxResponseBytes: t.maxResponseBytes ?? config.worker.swerexMaxResponseBytes });
+  const capped = (t: VefaasTarget): VefaasTarget => ({
+    ...t,
+    maxResponseBytes: t.maxResponseBytes ?? config.worker.swerexMaxResponseBytes,
+  });
   const targets = (options.targets ?? [{ id: 'default', target }]).map((t) => ({ ...t, target: capped(t.target) }));
-  const supply = await createSandboxSupply({ redis, keys, targets, workerId, logger, limits: supplyLimitsFrom(config), metrics });
+  const supply = await createSandboxSupply({
+    redis,
+    keys,
+    targets,
+    workerId,
+    logger,
+    limits: supplyLimitsFrom(config),
+    metrics,
+  });
   const shutdown = new AbortController();
   // Every running episode listens to it (linkedAbort in the processor): concurrency 1,000 is no listener leak.
   setMaxListeners(0, shutdown.signal);
@@ -83,7 +116,12 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const processor = createProcessor({
     activity,
     ...(config.supply.stragglers
-      ? { stragglers: new StragglerPolicy(redis, keys, { tailFraction: config.supply.stragglerTail, factor: config.supply.stragglerFactor }) }
+      ? {
+          stragglers: new StragglerPolicy(redis, keys, {
+            tailFraction: config.supply.stragglerTail,
+            factor: config.supply.stragglerFactor,
+          }),
+        }
       : {}),
     supply,
     metrics,
@@ -106,10 +144,15 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
 
   // Zipped once per process and blocking the event loop while it zips: done before jobs arrive, not amid the first
   // sandboxes' set-ups. Best effort: a bundle that cannot be read fails the set-ups that need it, as before.
-  await prepareToolBundleUpload().catch((err: unknown) => logger.warn({ err }, 'could not prepare the tool bundle upload; the first sandbox will'));
+  await prepareToolBundleUpload().catch((err: unknown) =>
+    logger.warn({ err }, 'could not prepare the tool bundle upload; the first sandbox will'),
+  );
   // BullMQ leaves connections it did not create open on close(); we own this one and close it ourselves.
   // BullMQ requires maxRetriesPerRequest: null on a worker's connection: the 'blocking' role.
-  const workerConnection = createRedis(config.redis, { role: 'blocking', connectionName: `rf-worker-queue:${workerId}` });
+  const workerConnection = createRedis(config.redis, {
+    role: 'blocking',
+    connectionName: `rf-worker-queue:${workerId}`,
+  });
   // While a job runs, its secret values (sandbox env, secret fields) are cut out of every line this process logs,
   // whichever module writes it: an error can quote the command that exported them.
   const scrubbingProcessor: typeof processor = async (job, token, signal) => {
@@ -139,18 +182,27 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       worker.cancelJob(jobId, `the lock of job ${jobId} could not be renewed; another worker may run it`);
     }
   });
-  const reconcileConnection = createRedis(config.redis, { role: 'blocking', connectionName: `rf-worker-reconcile:${workerId}` });
-  const reconcileQueue = new Queue<EpisodeJobData>(config.queue.name, { connection: reconcileConnection, prefix: config.queue.prefix });
+  const reconcileConnection = createRedis(config.redis, {
+    role: 'blocking',
+    connectionName: `rf-worker-reconcile:${workerId}`,
+  });
+  const reconcileQueue = new Queue<EpisodeJobData>(config.queue.name, {
+    connection: reconcileConnection,
+    prefix: config.queue.prefix,
+  });
   // Every finished job gets exactly one result, also one BullMQ failed without calling the processor.
   worker.on('failed', (job, err) => {
     const release = scrubFromLogs(logger, job ? jobSecrets(job.data) : []);
     logger.debug({ jobId: job?.id, err }, 'job failed');
-    if (job) void settleWithRetries(() => settleFailedJob({ results, workerId }, job, err), logger, job.id).finally(release);
+    if (job)
+      void settleWithRetries(() => settleFailedJob({ results, workerId }, job, err), logger, job.id).finally(release);
     else release();
   });
   // A job forced or retried as it finished goes back in the queue (requeue-rerun.ts); the sweep below is the backstop.
   const reruns = { queue: reconcileQueue, redis, keys };
-  requeueWhenFinished(worker, reruns, (jobId, err) => logger.warn({ err, jobId }, 'could not put back a forced job that finished; the sweep will'));
+  requeueWhenFinished(worker, reruns, (jobId, err) =>
+    logger.warn({ err, jobId }, 'could not put back a forced job that finished; the sweep will'),
+  );
 
   const reaperIntervalMs = config.worker.reaperIntervalS * SECOND_MS;
   const reaping = createProcessReaper({
@@ -192,18 +244,31 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     every(METRICS_INTERVAL_MS, publish, logger, 'metrics publish failed'),
     every(METRICS_INTERVAL_MS, () => activity.heartbeat(WORKER_ALIVE_TTL_MS), logger, 'worker heartbeat failed'),
     every(reaperIntervalMs, () => activity.sweep(), logger, 'run counter sweep failed'),
-    every(reaperIntervalMs, () => reconcileFailedJobs({ queue: reconcileQueue, redis, keys, results, logger, workerId }), logger, 'reconciler pass failed'),
     every(
       reaperIntervalMs,
-      () => requeuePendingReruns({ ...reruns, onError: (label, err) => logger.warn({ err, label }, 'rerun sweep: could not put back a job') }),
+      () => reconcileFailedJobs({ queue: reconcileQueue, redis, keys, results, logger, workerId }),
+      logger,
+      'reconciler pass failed',
+    ),
+    every(
+      reaperIntervalMs,
+      () =>
+        requeuePendingReruns({
+          ...reruns,
+          onError: (label, err) => logger.warn({ err, label }, 'rerun sweep: could not put back a job'),
+        }),
       logger,
       'rerun sweep failed',
     ),
   ];
-  logger.info({ concurrency: worker.opts.concurrency, queue: config.queue.name, fleetId: supply.fleetId }, 'worker started');
+  logger.info(
+    { concurrency: worker.opts.concurrency, queue: config.queue.name, fleetId: supply.fleetId },
+    'worker started',
+  );
 
   let state: WorkerState = 'running';
-  const health = (): Promise<WorkerHealth> => checkWorkerHealth({ state: state === 'running' && !worker.isRunning() ? 'stopped' : state, redis });
+  const health = (): Promise<WorkerHealth> =>
+    checkWorkerHealth({ state: state === 'running' && !worker.isRunning() ? 'stopped' : state, redis });
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
@@ -235,7 +300,11 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
 }
 
 /** A few tries with back-off (a Redis blip); what still fails is left to the reconciler. */
-async function settleWithRetries(settle: () => Promise<unknown>, logger: Logger, jobId: string | undefined): Promise<void> {
+async function settleWithRetries(
+  settle: () => Promise<unknown>,
+  logger: Logger,
+  jobId: string | undefined,
+): Promise<void> {
   for (let attempt = 1; ; attempt += 1) {
     try {
       await settle();

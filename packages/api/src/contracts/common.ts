@@ -26,7 +26,10 @@ export const ApiErrorSchema = z.object({
     retryable: z.boolean().describe('Whether sending the same request again may succeed.'),
     message: z.string(),
     hint: z.string(),
-    problems: z.array(ProblemSchema).optional().describe('Every input problem found (validation errors); nothing was enqueued.'),
+    problems: z
+      .array(ProblemSchema)
+      .optional()
+      .describe('Every input problem found (validation errors); nothing was enqueued.'),
     did_you_mean: z.array(z.string()).optional().describe('Known ids closest to an unknown one.'),
   }),
 });

@@ -6,29 +6,57 @@
 import { z } from 'zod';
 import { IdSchema } from '@rollout-fleet/shared';
 
-const INPUT_FORMATS = ['native', 'swe-agent-traj', 'openai-messages', 'swebench-dataset', 'swebench-predictions'] as const;
+const INPUT_FORMATS = [
+  'native',
+  'swe-agent-traj',
+  'openai-messages',
+  'swebench-dataset',
+  'swebench-predictions',
+] as const;
 
 /** Options of a submission (`rollout-fleet submit` flags, snake_case). */
 export const SubmitOptionsSchema = z.strictObject({
-  run_id: IdSchema.describe('The run (job id = run + episode + sample). Submitting the same run again enqueues only what is missing.'),
-  samples: z.number().int().min(1).max(10_000).default(1).describe('Rollouts per episode: one RL group of this many samples per episode id.'),
+  run_id: IdSchema.describe(
+    'The run (job id = run + episode + sample). Submitting the same run again enqueues only what is missing.',
+  ),
+  samples: z
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .default(1)
+    .describe('Rollouts per episode: one RL group of this many samples per episode id.'),
   image: z.string().min(1).optional().describe('Sandbox image for records that name none.'),
-  image_template: z.string().min(1).optional().describe('Image per instance, e.g. `swebench/sweb.eval.x86_64.{instance_id_1776}:latest`.'),
-  instance: z.string().min(1).optional().describe('Instance id for a single-episode file (.traj) whose name does not give it.'),
+  image_template: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Image per instance, e.g. `swebench/sweb.eval.x86_64.{instance_id_1776}:latest`.'),
+  instance: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Instance id for a single-episode file (.traj) whose name does not give it.'),
   gold: z.boolean().default(false).describe('Also grade every dataset instance with its gold patch.'),
-  test_command: z.string().min(1).optional().describe('Test command for dataset instances (default: per repository, as SWE-bench).'),
+  test_command: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Test command for dataset instances (default: per repository, as SWE-bench).'),
   format: z.enum(INPUT_FORMATS).optional().describe('Read every file as this format instead of detecting it.'),
   force: z.boolean().default(false).describe('Run again the episodes that already have a result.'),
   resume: z
     .boolean()
     .default(false)
-    .describe('Submit into a cancelled run (otherwise refused, 409 RUN_CANCELLED): clear its cancel and run its cancelled episodes again; finished ones are kept.'),
+    .describe(
+      'Submit into a cancelled run (otherwise refused, 409 RUN_CANCELLED): clear its cancel and run its cancelled episodes again; finished ones are kept.',
+    ),
   dry_run: z.boolean().default(false).describe('Validate only; enqueue nothing.'),
   announce: z
     .boolean()
     .default(false)
     .describe(
-      'Validate and announce the run\'s sandboxes for warm pools; enqueue nothing (`submit --announce`). An RL trainer announces its next batch while it trains on this one; submitting the run later (without `announce`) enqueues it and retires the announcement.',
+      "Validate and announce the run's sandboxes for warm pools; enqueue nothing (`submit --announce`). An RL trainer announces its next batch while it trains on this one; submitting the run later (without `announce`) enqueues it and retires the announcement.",
     ),
   announce_ttl_s: z
     .number()
@@ -41,7 +69,13 @@ export const SubmitOptionsSchema = z.strictObject({
 export type SubmitOptions = z.output<typeof SubmitOptionsSchema>;
 
 export const InputFileSchema = z.strictObject({
-  name: z.string().min(1).max(1000).describe('File name as problems should cite it; its extension drives format detection (.jsonl, .json, .traj, .yaml).'),
+  name: z
+    .string()
+    .min(1)
+    .max(1000)
+    .describe(
+      'File name as problems should cite it; its extension drives format detection (.jsonl, .json, .traj, .yaml).',
+    ),
   content: z.string().describe('The whole file as text.'),
 });
 
@@ -49,14 +83,19 @@ export const SubmitRequestSchema = SubmitOptionsSchema.extend({
   episodes: z
     .array(z.record(z.string(), z.unknown()))
     .optional()
-    .describe('Native episode records (schemas/episode.schema.json; `run_id` may be left out). Problems cite them as `episodes:$[i]`.'),
+    .describe(
+      'Native episode records (schemas/episode.schema.json; `run_id` may be left out). Problems cite them as `episodes:$[i]`.',
+    ),
   files: z.array(InputFileSchema).optional().describe('Input files in any format the CLI accepts.'),
-  predictions: z.array(InputFileSchema).optional().describe('SWE-bench predictions (preds.json / .jsonl) to grade against the dataset files.'),
+  predictions: z
+    .array(InputFileSchema)
+    .optional()
+    .describe('SWE-bench predictions (preds.json / .jsonl) to grade against the dataset files.'),
   policy: z
     .union([z.record(z.string(), z.unknown()), InputFileSchema])
     .optional()
     .describe(
-      'A policy block for every episode (`submit --policy`; docs/policy.md): the object itself, or a JSON/YAML file. Problems in it are cited as `policy.json` (or the file\'s name).',
+      "A policy block for every episode (`submit --policy`; docs/policy.md): the object itself, or a JSON/YAML file. Problems in it are cited as `policy.json` (or the file's name).",
     ),
 }).refine((body) => (body.episodes?.length ?? 0) + (body.files?.length ?? 0) > 0, {
   message: 'give the episodes: `episodes` (native records) or `files` (any import format)',
@@ -78,7 +117,12 @@ export const SubmitQuerySchema = z.strictObject({
   resume: z.stringbool().default(false),
   dry_run: z.stringbool().default(false),
   announce: z.stringbool().default(false),
-  announce_ttl_s: z.coerce.number().int().min(1).max(7 * 24 * 3600).default(3600),
+  announce_ttl_s: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 24 * 3600)
+    .default(3600),
 });
 
 export const SubmitResponseSchema = z.object({
@@ -93,8 +137,16 @@ export const SubmitResponseSchema = z.object({
       specs: z.number().int().describe('Kinds of sandbox (image, size, tools…) announced.'),
       sandboxes: z.number().int().describe('Sandboxes announced (one per episode sample).'),
       live_workers: z.number().int().describe('Workers alive on this Redis and prefix when the announcement was made.'),
-      warm_pool_workers: z.number().int().describe('Of those, the workers that keep a warm pool (`RF_WARM_POOL_MAX` > 0): only they pre-warm.'),
-      warm_pool_max: z.number().int().describe('The largest `RF_WARM_POOL_MAX` among live workers: warm sandboxes the fleet keeps at most (0: none).'),
+      warm_pool_workers: z
+        .number()
+        .int()
+        .describe('Of those, the workers that keep a warm pool (`RF_WARM_POOL_MAX` > 0): only they pre-warm.'),
+      warm_pool_max: z
+        .number()
+        .int()
+        .describe(
+          'The largest `RF_WARM_POOL_MAX` among live workers: warm sandboxes the fleet keeps at most (0: none).',
+        ),
       warning: z
         .string()
         .optional()
@@ -125,7 +177,10 @@ export const RunStatusSchema = z.object({
   eta_s: z.number().nullable(),
   groups: z.object({
     total: z.number().int().describe('RL groups (episode ids) in the run.'),
-    completed: z.number().int().describe('Groups whose every sample has a result (each emitted once on the groups stream).'),
+    completed: z
+      .number()
+      .int()
+      .describe('Groups whose every sample has a result (each emitted once on the groups stream).'),
   }),
 });
 export type RunStatusBody = z.infer<typeof RunStatusSchema>;
@@ -139,5 +194,8 @@ export const CancelResponseSchema = z.object({
 export const RetryResponseSchema = z.object({
   run_id: z.string(),
   retried: z.number().int().describe('Failed episodes enqueued again.'),
-  missing_payload: z.number().int().describe('Failed episodes whose job payload is gone (submit the file again with force).'),
+  missing_payload: z
+    .number()
+    .int()
+    .describe('Failed episodes whose job payload is gone (submit the file again with force).'),
 });

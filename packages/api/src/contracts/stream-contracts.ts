@@ -7,13 +7,20 @@
  * `Last-Event-ID` resumes like `after`.
  */
 import { z } from 'zod';
-import { EpisodeResultSchema, GroupEventSchema, STREAM_CURSOR_HINT, STREAM_CURSOR_PATTERN } from '@rollout-fleet/shared';
+import {
+  EpisodeResultSchema,
+  GroupEventSchema,
+  STREAM_CURSOR_HINT,
+  STREAM_CURSOR_PATTERN,
+} from '@rollout-fleet/shared';
 
 export const StreamEndSchema = z.object({
   end: z.object({
     reason: z
       .enum(['finished', 'cancelled', 'caught-up'])
-      .describe('`finished`: every sample of the run has a result; `cancelled`: the run was cancelled; `caught-up`: without `follow`, everything so far was sent.'),
+      .describe(
+        '`finished`: every sample of the run has a result; `cancelled`: the run was cancelled; `caught-up`: without `follow`, everything so far was sent.',
+      ),
     cursor: z.string().nullable().describe('The last cursor of the stream (resume after it to get what comes next).'),
   }),
 });
@@ -30,9 +37,6 @@ export const GroupLineSchema = z.object({
 });
 
 export const StreamQuerySchema = z.strictObject({
-  after: z
-    .string()
-    .regex(STREAM_CURSOR_PATTERN, STREAM_CURSOR_HINT)
-    .optional(),
+  after: z.string().regex(STREAM_CURSOR_PATTERN, STREAM_CURSOR_HINT).optional(),
   follow: z.stringbool().default(false),
 });

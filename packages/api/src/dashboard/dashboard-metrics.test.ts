@@ -20,7 +20,14 @@ describe('dashboard /metrics', () => {
   beforeAll(async () => {
     redis = createRedis(TEST_REDIS_URL);
     config = dashboardTestConfig({ RF_METRICS_PUBLIC: 'true' });
-    dashboard = await startDashboard({ config, port: 0, host: '127.0.0.1', logger: capturingLogger().logger, redis, metricsStaleAfterMs: 60_000 });
+    dashboard = await startDashboard({
+      config,
+      port: 0,
+      host: '127.0.0.1',
+      logger: capturingLogger().logger,
+      redis,
+      metricsStaleAfterMs: 60_000,
+    });
   });
   afterAll(async () => {
     await dashboard.close();
@@ -52,9 +59,13 @@ describe('dashboard /metrics', () => {
     await queue.close();
     // Two held slots, one of them still starting; a third whose lease key Redis has already expired.
     const slots = new LeaseStore(redis, keys, { ttlMs: 60_000 });
-    for (const [ticket, started] of [['t-live', true], ['t-starting', false]] as const) {
+    for (const [ticket, started] of [
+      ['t-live', true],
+      ['t-starting', false],
+    ] as const) {
       await slots.reserve({ ticket, owner: 'o', target: 'default', spec: 's', maxLive: 10, maxStarting: 10 });
-      if (started) await slots.update(ticket, 'o', { target: 'default', sandbox: 'sb-1', spec: 's', leaveStarting: true });
+      if (started)
+        await slots.update(ticket, 'o', { target: 'default', sandbox: 'sb-1', spec: 's', leaveStarting: true });
     }
     await redis.zadd(keys.leases(), 1, 't-expired');
     await redis.sadd(keys.runs(), 'run-1', 'run-2', 'run-3');

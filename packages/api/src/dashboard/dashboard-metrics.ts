@@ -53,7 +53,7 @@ export function createDashboardMetrics(options: DashboardMetricsOptions): Dashbo
   const slots = new LeaseStore(redis, keys, { ttlMs: 60_000 });
   new Gauge({
     name: 'rf_fleet_sandboxes',
-    help: 'The fleet\'s sandbox slots by state: live (all held, incl. starting and warm), starting, warm_ready, warm_starting; and acquirers waiting for a slot',
+    help: "The fleet's sandbox slots by state: live (all held, incl. starting and warm), starting, warm_ready, warm_starting; and acquirers waiting for a slot",
     labelNames: ['state'],
     registers,
     async collect() {
@@ -74,7 +74,11 @@ export function createDashboardMetrics(options: DashboardMetricsOptions): Dashbo
       this.set(await redis.scard(keys.runs()));
     },
   });
-  const workers = new Gauge({ name: 'rf_workers_reporting', help: 'Worker processes whose metrics snapshot is fresh', registers });
+  const workers = new Gauge({
+    name: 'rf_workers_reporting',
+    help: 'Worker processes whose metrics snapshot is fresh',
+    registers,
+  });
   const fidelityEpisodes = new Gauge({
     name: 'rf_run_fidelity_episodes',
     help: 'Replayed episodes of a run (latest result each) by the bucket of their first divergent step; "none" = no divergence',
@@ -83,7 +87,7 @@ export function createDashboardMetrics(options: DashboardMetricsOptions): Dashbo
   });
   const fidelityClean = new Gauge({
     name: 'rf_run_fidelity_clean_ratio',
-    help: 'Share of a run\'s replayed episodes whose every recorded observation matched',
+    help: "Share of a run's replayed episodes whose every recorded observation matched",
     labelNames: ['run'],
     registers,
   });
@@ -109,7 +113,8 @@ export function createDashboardMetrics(options: DashboardMetricsOptions): Dashbo
     newest.forEach(({ id }, i) => {
       const figure = figures[i];
       if (figure === undefined || figure.replayed === 0) return;
-      for (const bucket of FIRST_DIVERGENCE_BUCKETS) fidelityEpisodes.set({ run: id, first_divergence: bucket }, figure.firstDivergence[bucket]);
+      for (const bucket of FIRST_DIVERGENCE_BUCKETS)
+        fidelityEpisodes.set({ run: id, first_divergence: bucket }, figure.firstDivergence[bucket]);
       if (figure.cleanShare !== null) fidelityClean.set({ run: id }, figure.cleanShare);
       if (figure.stepRatio !== null) fidelitySteps.set({ run: id }, figure.stepRatio);
     });

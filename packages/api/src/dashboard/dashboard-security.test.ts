@@ -8,7 +8,8 @@ import { TEST_REDIS_URL, capturingLogger, dashboardTestConfig, deletePrefix } fr
 const USER = 'operator-7c1e';
 const PASSWORD = 'pw-unique-55d0a9e1';
 const TOKEN = 'tok-unique-b3f28c4d7e';
-const basic = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+const basic = (user: string, password: string): string =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
 /** Every kind of route: Bull Board pages, its static assets and API, our API and pages, /metrics, a 404. */
 const ROUTES = [
@@ -30,7 +31,10 @@ describe('dashboard security (plain HTTP)', () => {
   const started: Dashboard[] = [];
   const prefixes: string[] = [];
 
-  async function start(env: Record<string, string>, extra: { host?: string } = {}): Promise<{ dashboard: Dashboard; config: Config; logs: () => string }> {
+  async function start(
+    env: Record<string, string>,
+    extra: { host?: string } = {},
+  ): Promise<{ dashboard: Dashboard; config: Config; logs: () => string }> {
     const config = dashboardTestConfig(env);
     prefixes.push(config.queue.prefix);
     const { logger, text } = capturingLogger();
@@ -39,7 +43,8 @@ describe('dashboard security (plain HTTP)', () => {
     return { dashboard, config, logs: text };
   }
 
-  const call = (dashboard: Dashboard, path: string, init: RequestInit = {}): Promise<Response> => fetch(new URL(path, dashboard.url), init);
+  const call = (dashboard: Dashboard, path: string, init: RequestInit = {}): Promise<Response> =>
+    fetch(new URL(path, dashboard.url), init);
 
   beforeAll(() => {
     redis = createRedis(TEST_REDIS_URL);
@@ -55,7 +60,13 @@ describe('dashboard security (plain HTTP)', () => {
   it('answers 401 with a Basic challenge on every route without valid credentials, and serves them with', async () => {
     const { dashboard, logs } = await start({ RF_DASHBOARD_USER: USER, RF_DASHBOARD_PASSWORD: PASSWORD });
     for (const path of ROUTES) {
-      for (const authorization of [undefined, basic(USER, 'wrong'), basic('someone', PASSWORD), `Bearer ${PASSWORD}`, 'Basic !!!']) {
+      for (const authorization of [
+        undefined,
+        basic(USER, 'wrong'),
+        basic('someone', PASSWORD),
+        `Bearer ${PASSWORD}`,
+        'Basic !!!',
+      ]) {
         const res = await call(dashboard, path, authorization === undefined ? {} : { headers: { authorization } });
         expect(res.status, `${path} with ${authorization ?? 'nothing'}`).toBe(401);
         expect(res.headers.get('www-authenticate')).toMatch(/^Basic realm=/);
@@ -63,7 +74,10 @@ describe('dashboard security (plain HTTP)', () => {
       }
     }
     // Writes too: auth comes before the CSRF check and before Bull Board.
-    const write = await call(dashboard, '/api/queues/episodes/pause', { method: 'PUT', headers: { origin: dashboard.url.slice(0, -1) } });
+    const write = await call(dashboard, '/api/queues/episodes/pause', {
+      method: 'PUT',
+      headers: { origin: dashboard.url.slice(0, -1) },
+    });
     expect(write.status).toBe(401);
 
     const expected: Record<string, number> = { '/api/runs/x': 404, '/runs/x': 404 };
@@ -74,13 +88,16 @@ describe('dashboard security (plain HTTP)', () => {
     }
     const text = logs();
     expect(text).toContain('dashboard listening');
-    for (const secret of [PASSWORD, basic(USER, PASSWORD).slice(6), basic(USER, 'wrong').slice(6)]) expect(text).not.toContain(secret);
+    for (const secret of [PASSWORD, basic(USER, PASSWORD).slice(6), basic(USER, 'wrong').slice(6)])
+      expect(text).not.toContain(secret);
   });
 
   it('accepts the token as a bearer header or as the basic-auth password, never a wrong one; logs neither', async () => {
     const { dashboard, logs } = await start({ RF_DASHBOARD_TOKEN: TOKEN });
     expect((await call(dashboard, '/api/runs', { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
-    expect((await call(dashboard, '/api/runs', { headers: { authorization: basic('anyone', TOKEN) } })).status).toBe(200);
+    expect((await call(dashboard, '/api/runs', { headers: { authorization: basic('anyone', TOKEN) } })).status).toBe(
+      200,
+    );
     const wrong = await call(dashboard, '/api/runs', { headers: { authorization: `Bearer ${TOKEN}x` } });
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get('www-authenticate')).toContain('Bearer realm=');
@@ -89,11 +106,16 @@ describe('dashboard security (plain HTTP)', () => {
   });
 
   it('serves /metrics without credentials only when RF_METRICS_PUBLIC is set; everything else stays 401', async () => {
-    const { dashboard } = await start({ RF_DASHBOARD_USER: USER, RF_DASHBOARD_PASSWORD: PASSWORD, RF_METRICS_PUBLIC: '1' });
+    const { dashboard } = await start({
+      RF_DASHBOARD_USER: USER,
+      RF_DASHBOARD_PASSWORD: PASSWORD,
+      RF_METRICS_PUBLIC: '1',
+    });
     const metrics = await call(dashboard, '/metrics');
     expect(metrics.status).toBe(200);
     expect(await metrics.text()).toContain('rf_queue_jobs{queue="episodes",state="waiting"} 0');
-    for (const path of ROUTES.filter((p) => p !== '/metrics')) expect((await call(dashboard, path)).status, path).toBe(401);
+    for (const path of ROUTES.filter((p) => p !== '/metrics'))
+      expect((await call(dashboard, path)).status, path).toBe(401);
     // Only GET is public: a write to /metrics still needs credentials.
     expect((await call(dashboard, '/metrics', { method: 'POST' })).status).toBe(401);
   });
@@ -113,9 +135,13 @@ describe('dashboard security (plain HTTP)', () => {
       code: 'CONFIG_INVALID',
       message: expect.stringMatching(/refusing to listen on 0\.0\.0\.0 without credentials/),
     });
-    await expect(startDashboard({ config, port: 0, host: '::', logger, redis })).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
+    await expect(startDashboard({ config, port: 0, host: '::', logger, redis })).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+    });
     const half = dashboardTestConfig({ RF_DASHBOARD_USER: USER });
-    await expect(startDashboard({ config: half, port: 0, host: '127.0.0.1', logger, redis })).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
+    await expect(startDashboard({ config: half, port: 0, host: '127.0.0.1', logger, redis })).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+    });
     // With credentials a non-loopback address is fine.
     const { dashboard } = await start({ RF_DASHBOARD_TOKEN: TOKEN }, { host: '0.0.0.0' });
     expect(dashboard.url).toMatch(/^http:\/\/0\.0\.0\.0:\d+\/$/);
@@ -126,20 +152,29 @@ describe('dashboard security (plain HTTP)', () => {
     expect((await call(dashboard, '/api/runs')).status).toBe(200);
     // fetch cannot set Host; node:http can, as a DNS-rebound browser effectively does.
     const status = await new Promise<number | undefined>((resolve, reject) => {
-      const req = request(new URL('/api/runs', dashboard.url), { headers: { host: 'attacker.example:8080' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode);
-      });
+      const req = request(
+        new URL('/api/runs', dashboard.url),
+        { headers: { host: 'attacker.example:8080' } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode);
+        },
+      );
       req.once('error', reject).end();
     });
     expect(status).toBe(403);
   });
 
   it('refuses cross-site writes (no or foreign Origin) and accepts same-origin ones and bearer-authenticated ones', async () => {
-    const { dashboard, config, logs } = await start({ RF_DASHBOARD_USER: USER, RF_DASHBOARD_PASSWORD: PASSWORD, RF_DASHBOARD_TOKEN: TOKEN });
+    const { dashboard, config, logs } = await start({
+      RF_DASHBOARD_USER: USER,
+      RF_DASHBOARD_PASSWORD: PASSWORD,
+      RF_DASHBOARD_TOKEN: TOKEN,
+    });
     const queue = new Queue(config.queue.name, { connection: { url: TEST_REDIS_URL }, prefix: config.queue.prefix });
     try {
-      const pause = (headers: Record<string, string>): Promise<Response> => call(dashboard, '/api/queues/episodes/pause', { method: 'PUT', headers });
+      const pause = (headers: Record<string, string>): Promise<Response> =>
+        call(dashboard, '/api/queues/episodes/pause', { method: 'PUT', headers });
       const auth = { authorization: basic(USER, PASSWORD) };
       const origin = dashboard.url.slice(0, -1);
       expect((await pause(auth)).status).toBe(403);
@@ -150,7 +185,10 @@ describe('dashboard security (plain HTTP)', () => {
 
       expect((await pause({ ...auth, origin })).status).toBe(200);
       expect(await queue.isPaused()).toBe(true);
-      const resume = await call(dashboard, '/api/queues/episodes/resume', { method: 'PUT', headers: { authorization: `Bearer ${TOKEN}` } });
+      const resume = await call(dashboard, '/api/queues/episodes/resume', {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
       expect(resume.status).toBe(200);
       expect(await queue.isPaused()).toBe(false);
       expect(logs()).toContain('cross-site write refused');
@@ -162,7 +200,11 @@ describe('dashboard security (plain HTTP)', () => {
   });
 
   it('read-only mode: Bull Board refuses writes even from the same origin', async () => {
-    const { dashboard } = await start({ RF_DASHBOARD_USER: USER, RF_DASHBOARD_PASSWORD: PASSWORD, RF_DASHBOARD_READ_ONLY: '1' });
+    const { dashboard } = await start({
+      RF_DASHBOARD_USER: USER,
+      RF_DASHBOARD_PASSWORD: PASSWORD,
+      RF_DASHBOARD_READ_ONLY: '1',
+    });
     const res = await call(dashboard, '/api/queues/episodes/pause', {
       method: 'PUT',
       headers: { authorization: basic(USER, PASSWORD), origin: dashboard.url.slice(0, -1) },

@@ -6,7 +6,14 @@
  * (text, tool calls, reasoning), finish reason, tokens, request latency, retries, slot wait, format errors, and the
  * steps each turn ran. No scripts: long texts sit in <details> and <pre>.
  */
-import type { EpisodeResult, FidelityStep, GradingDetails, StepRecord, ToolCall, TurnRecord } from '@rollout-fleet/shared';
+import type {
+  EpisodeResult,
+  FidelityStep,
+  GradingDetails,
+  StepRecord,
+  ToolCall,
+  TurnRecord,
+} from '@rollout-fleet/shared';
 import { type RawHtml, html } from './html.js';
 import { formatDuration, page, percent } from './run-pages.js';
 
@@ -25,7 +32,13 @@ function pre(text: string, className = ''): RawHtml {
 /** A unified diff with its lines marked, so additions and removals read at a glance. */
 function diffBlock(diff: string): RawHtml {
   const lines = diff.split('\n').map((line) => {
-    const kind = line.startsWith('@@') ? 'hunk' : line.startsWith('+') && !line.startsWith('+++') ? 'add' : line.startsWith('-') && !line.startsWith('---') ? 'del' : '';
+    const kind = line.startsWith('@@')
+      ? 'hunk'
+      : line.startsWith('+') && !line.startsWith('+++')
+        ? 'add'
+        : line.startsWith('-') && !line.startsWith('---')
+          ? 'del'
+          : '';
     return html`<span class="${kind}">${line}</span>\n`;
   });
   return html`<pre class="diff">${lines}</pre>`;
@@ -88,8 +101,10 @@ function reportBlock(result: EpisodeResult): RawHtml {
   const rows: RawHtml[] = [];
   for (const list of ['FAIL_TO_PASS', 'PASS_TO_PASS'] as const) {
     const outcome = report.tests_status?.[list];
-    for (const name of outcome?.success ?? []) rows.push(html`<tr><td>${name}</td><td>${list}</td><td class="ok">success</td></tr>`);
-    for (const name of outcome?.failure ?? []) rows.push(html`<tr><td>${name}</td><td>${list}</td><td class="bad">failure</td></tr>`);
+    for (const name of outcome?.success ?? [])
+      rows.push(html`<tr><td>${name}</td><td>${list}</td><td class="ok">success</td></tr>`);
+    for (const name of outcome?.failure ?? [])
+      rows.push(html`<tr><td>${name}</td><td>${list}</td><td class="bad">failure</td></tr>`);
   }
   const flags = html`<table class="kv"><tbody>
 <tr><td>resolved</td><td>${String(report.resolved)}</td></tr><tr><td>patch exists</td><td>${String(report.patch_exists)}</td></tr>
@@ -110,15 +125,22 @@ function gradingBlock(g: GradingDetails): RawHtml {
 <tr><td>tests ran</td><td>${g.tests_ran ? 'yes' : 'no'}</td></tr>
 <tr><td>timed out</td><td>${g.timed_out ? 'yes' : 'no'}</td></tr></tbody></table>`;
   const rows = g.tests.map((test) => {
-    const note = test.hint === undefined ? html`` : html`${test.hint}${test.similar === undefined ? html`` : html`<br>the log has: ${test.similar.map((id, i) => html`${i > 0 ? ', ' : ''}<code>${id}</code>`)}`}`;
+    const note =
+      test.hint === undefined
+        ? html``
+        : html`${test.hint}${test.similar === undefined ? html`` : html`<br>the log has: ${test.similar.map((id, i) => html`${i > 0 ? ', ' : ''}<code>${id}</code>`)}`}`;
     return html`<tr class="test"><td><code>${test.id}</code></td><td>${test.list}</td><td>${test.status ?? html`<span class="bad">not found</span>`}</td>
 <td class="${test.outcome === 'success' ? 'ok' : test.outcome === 'failure' ? 'bad' : 'muted'}">${test.outcome}</td><td>${note}</td></tr>`;
   });
-  const tests = rows.length === 0
-    ? html`<p class="muted">The episode lists no FAIL_TO_PASS or PASS_TO_PASS tests.</p>`
-    : html`<table class="graded-tests"><thead><tr><th>test</th><th>list</th><th>status in the log</th><th>counted as</th><th>note</th></tr></thead><tbody>${rows}</tbody></table>`;
+  const tests =
+    rows.length === 0
+      ? html`<p class="muted">The episode lists no FAIL_TO_PASS or PASS_TO_PASS tests.</p>`
+      : html`<table class="graded-tests"><thead><tr><th>test</th><th>list</th><th>status in the log</th><th>counted as</th><th>note</th></tr></thead><tbody>${rows}</tbody></table>`;
   const logSummary = `eval log (${g.log_bytes} bytes${g.log_truncated ? ', head and tail kept' : ''})`;
-  const log = g.log === '' ? html`<p class="muted">No eval log (the tests did not run).</p>` : html`<details class="eval-log"${g.problem === null ? html`` : html` open`}><summary>${logSummary}</summary>${pre(g.log, 'eval-log')}</details>`;
+  const log =
+    g.log === ''
+      ? html`<p class="muted">No eval log (the tests did not run).</p>`
+      : html`<details class="eval-log"${g.problem === null ? html`` : html` open`}><summary>${logSummary}</summary>${pre(g.log, 'eval-log')}</details>`;
   return html`<h3>How it was graded</h3>
 ${g.problem === null ? html`` : html`<div class="warn grading-problem"><strong>Check this:</strong> ${g.problem}</div>`}
 ${facts}${tests}${log}`;
@@ -141,24 +163,45 @@ export function renderEpisodePage(input: EpisodePageInput): string {
       : ([
           ['exit status', result.exit_status ?? '–'],
           ['turns', result.turns.length],
-          ['tokens', result.tokens ? `${result.tokens.prompt_tokens} prompt + ${result.tokens.completion_tokens} completion` : '–'],
-          ['policy', result.policy ? `${result.policy.model} at ${result.policy.base_url} (${result.policy.tool_profile})` : '–'],
+          [
+            'tokens',
+            result.tokens
+              ? `${result.tokens.prompt_tokens} prompt + ${result.tokens.completion_tokens} completion`
+              : '–',
+          ],
+          [
+            'policy',
+            result.policy ? `${result.policy.model} at ${result.policy.base_url} (${result.policy.tool_profile})` : '–',
+          ],
         ] as Array<[string, string | number]>)),
     ['steps', result.steps.length],
-    ['fidelity', f === undefined ? '–' : `${f.matched}/${f.compared} matched (${percent(f.ratio)}), ${f.no_record} without record${f.first_divergence === null ? '' : `, first divergence at step ${f.first_divergence}`}`],
+    [
+      'fidelity',
+      f === undefined
+        ? '–'
+        : `${f.matched}/${f.compared} matched (${percent(f.ratio)}), ${f.no_record} without record${f.first_divergence === null ? '' : `, first divergence at step ${f.first_divergence}`}`,
+    ],
     ['duration', formatDuration(result.timings.total_ms / 1000)],
     ['worker', result.worker_id],
     ['sandbox', result.sandbox_id ?? '–'],
     ['finished', result.finished_at],
     ['job', html`<a href="${input.jobLink}">Bull Board job</a>`],
   ];
-  const attempts = result.attempts.map((a) => html`<tr><td>${a.attempt}</td><td>${a.worker_id}</td><td>${a.sandbox_id ?? '–'}</td><td>${a.started_at}</td><td>${a.ended_at}</td>
-<td class="${a.failure ? 'bad' : 'ok'}">${a.failure ? `${a.failure.code} (${a.failure.class}): ${a.failure.message}` : 'ok'}</td></tr>`);
+  const attempts = result.attempts.map(
+    (
+      a,
+    ) => html`<tr><td>${a.attempt}</td><td>${a.worker_id}</td><td>${a.sandbox_id ?? '–'}</td><td>${a.started_at}</td><td>${a.ended_at}</td>
+<td class="${a.failure ? 'bad' : 'ok'}">${a.failure ? `${a.failure.code} (${a.failure.class}): ${a.failure.message}` : 'ok'}</td></tr>`,
+  );
   const grading = result.grading;
   const body = html`<h1>Episode ${title}</h1>
 <table class="kv"><tbody>${facts.map(([k, v]) => html`<tr><td>${k}</td><td>${v}</td></tr>`)}</tbody></table>
-${result.turns === undefined ? html`` : html`<h2>Turns</h2>
-${result.turns.length === 0 ? html`<p class="muted">No turns.</p>` : result.turns.map(turnBlock)}`}
+${
+  result.turns === undefined
+    ? html``
+    : html`<h2>Turns</h2>
+${result.turns.length === 0 ? html`<p class="muted">No turns.</p>` : result.turns.map(turnBlock)}`
+}
 <h2>Steps</h2>
 ${result.steps.length === 0 ? html`<p class="muted">No steps.</p>` : result.steps.map((step) => stepBlock(step, verdicts.get(step.index), input.recorded?.[step.index]))}
 <h2>Patch</h2>

@@ -13,7 +13,8 @@ type AdapterOptions = NonNullable<ConstructorParameters<typeof BullMQAdapter>[1]
 function scrubbed(job: Job): Job {
   const secrets = jobSecrets(job.data);
   if (typeof job.failedReason === 'string') job.failedReason = redactJobText(job.failedReason, secrets);
-  if (Array.isArray(job.stacktrace)) job.stacktrace = job.stacktrace.map((line) => (typeof line === 'string' ? redactJobText(line, secrets) : line));
+  if (Array.isArray(job.stacktrace))
+    job.stacktrace = job.stacktrace.map((line) => (typeof line === 'string' ? redactJobText(line, secrets) : line));
   return job;
 }
 

@@ -62,13 +62,19 @@ export function formatDuration(seconds: number | null): string {
 
 export function renderRunsIndex(runs: readonly RunListEntry[]): string {
   const rows = runs.map(
-    (r) => html`<tr><td><a href="/runs/${encodeURI(r.runId)}">${r.runId}</a>${r.cancelled ? html` <span class="bad">(cancelled)</span>` : html``}</td><td>${r.createdAt ?? '–'}</td>
+    (
+      r,
+    ) => html`<tr><td><a href="/runs/${encodeURI(r.runId)}">${r.runId}</a>${r.cancelled ? html` <span class="bad">(cancelled)</span>` : html``}</td><td>${r.createdAt ?? '–'}</td>
 <td>${r.done}/${r.total}</td><td>${r.completed}</td><td>${r.failed}</td><td>${r.resolved}</td>
 <td>${percent(r.completed > 0 ? r.resolved / r.completed : null)}</td></tr>`,
   );
   const body = html`<h1>Runs</h1>
-${runs.length === 0 ? html`<p>No runs yet.</p>` : html`<table><thead><tr><th>run</th><th>created</th><th>done</th><th>completed</th><th>failed</th><th>resolved</th><th>resolved rate</th></tr></thead>
-<tbody>${rows}</tbody></table>`}`;
+${
+  runs.length === 0
+    ? html`<p>No runs yet.</p>`
+    : html`<table><thead><tr><th>run</th><th>created</th><th>done</th><th>completed</th><th>failed</th><th>resolved</th><th>resolved rate</th></tr></thead>
+<tbody>${rows}</tbody></table>`
+}`;
   return page('Runs · rollout-fleet', body, true);
 }
 
@@ -90,7 +96,10 @@ function fidelityFacts(status: RunStatus): Array<[string, string | number]> {
   return [
     ['replayed without divergence', `${f.clean} / ${f.replayed} (${percent(f.cleanShare)})`],
     ['replayed steps matching the record', `${f.stepsMatched} / ${f.stepsCompared} (${percent(f.stepRatio)})`],
-    ['first divergence at step', divergences.length === 0 ? '–' : divergences.map(([bucket, count]) => `${bucket}: ${count}`).join(', ')],
+    [
+      'first divergence at step',
+      divergences.length === 0 ? '–' : divergences.map(([bucket, count]) => `${bucket}: ${count}`).join(', '),
+    ],
   ];
 }
 
@@ -115,8 +124,16 @@ export function summarizePolicyResults(results: readonly EpisodeResult[]): Polic
   return {
     episodes: policy.length,
     exitStatuses: [...statuses].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])),
-    turns: { total: turnCounts.reduce((a, b) => a + b, 0), mean: turnCounts.reduce((a, b) => a + b, 0) / policy.length, max: Math.max(...turnCounts) },
-    tokens: { prompt: sum((r) => r.tokens?.prompt_tokens ?? 0), completion: sum((r) => r.tokens?.completion_tokens ?? 0), total: sum((r) => r.tokens?.total_tokens ?? 0) },
+    turns: {
+      total: turnCounts.reduce((a, b) => a + b, 0),
+      mean: turnCounts.reduce((a, b) => a + b, 0) / policy.length,
+      max: Math.max(...turnCounts),
+    },
+    tokens: {
+      prompt: sum((r) => r.tokens?.prompt_tokens ?? 0),
+      completion: sum((r) => r.tokens?.completion_tokens ?? 0),
+      total: sum((r) => r.tokens?.total_tokens ?? 0),
+    },
   };
 }
 
@@ -140,8 +157,15 @@ export function renderRunPage(input: RunPageInput): string {
   const { status, recent } = input;
   if (!status.exists) {
     const guesses = input.didYouMean ?? [];
-    const guess = guesses.length === 0 ? html`` : html` Did you mean ${guesses.map((id, i) => html`${i > 0 ? ' or ' : ''}<a href="/runs/${encodeURI(id)}">${id}</a>`)}?`;
-    return page(`Run ${status.runId} · rollout-fleet`, html`<h1>Run ${status.runId}</h1><p>Unknown run.${guess}</p>`, false);
+    const guess =
+      guesses.length === 0
+        ? html``
+        : html` Did you mean ${guesses.map((id, i) => html`${i > 0 ? ' or ' : ''}<a href="/runs/${encodeURI(id)}">${id}</a>`)}?`;
+    return page(
+      `Run ${status.runId} · rollout-fleet`,
+      html`<h1>Run ${status.runId}</h1><p>Unknown run.${guess}</p>`,
+      false,
+    );
   }
   const facts: Array<[string, string | number]> = [
     ['created', status.createdAt ?? '–'],
@@ -153,7 +177,12 @@ export function renderRunPage(input: RunPageInput): string {
     ['active', status.active],
     ['waiting', status.waiting],
     ...(status.notEnqueued > 0
-      ? [['not enqueued yet', `${status.notEnqueued} (${status.submitting ? 'a submit is enqueueing them' : status.cancelled ? 'never: the run was cancelled' : 'the submit was interrupted: submit again to resume'})`] as [string, string]]
+      ? [
+          [
+            'not enqueued yet',
+            `${status.notEnqueued} (${status.submitting ? 'a submit is enqueueing them' : status.cancelled ? 'never: the run was cancelled' : 'the submit was interrupted: submit again to resume'})`,
+          ] as [string, string],
+        ]
       : []),
     ['retrying', status.retrying],
     ['duplicates dropped', status.duplicates],
@@ -165,8 +194,14 @@ export function renderRunPage(input: RunPageInput): string {
   const rows = recent.map((r) => {
     const link = input.jobLink(r);
     const name = `${r.instance_id}#${r.sample_index}`;
-    const resolvedCell = r.resolved === null ? html`–` : r.resolved ? html`<span class="ok">yes</span>` : html`<span class="bad">no</span>${gradingFlag(r)}`;
-    const fidelity = r.fidelity === undefined || r.fidelity.compared === 0 ? '–' : `${r.fidelity.matched}/${r.fidelity.compared}`;
+    const resolvedCell =
+      r.resolved === null
+        ? html`–`
+        : r.resolved
+          ? html`<span class="ok">yes</span>`
+          : html`<span class="bad">no</span>${gradingFlag(r)}`;
+    const fidelity =
+      r.fidelity === undefined || r.fidelity.compared === 0 ? '–' : `${r.fidelity.matched}/${r.fidelity.compared}`;
     return html`<tr><td><a class="viewer" href="${input.viewerLink(r)}">${name}</a>${link === undefined ? html`` : html` <small>(<a href="${link}">job</a>)</small>`}</td>
 <td class="${r.status === 'failed' ? 'bad' : ''}">${r.status}${r.failure ? ` (${r.failure.code})` : ''}</td>
 <td>${resolvedCell}</td><td>${r.reward ?? '–'}</td><td>${r.steps.length}</td><td>${fidelity}</td>
@@ -177,10 +212,18 @@ ${policy === undefined ? html`` : html`<td>${r.turns?.length ?? '–'}</td><td>$
 <table class="kv"><tbody>${facts.map(([k, v]) => html`<tr><td>${k}</td><td>${v}</td></tr>`)}</tbody></table>
 ${policy === undefined ? html`` : renderPolicySummary(policy, recent.length)}
 <h2>Recent results</h2>
-${recent.length === 0 ? html`<p>No results yet.</p>` : html`<table><thead><tr><th>instance</th><th>status</th><th>resolved</th><th>reward</th><th>steps</th><th>fidelity</th>
+${
+  recent.length === 0
+    ? html`<p>No results yet.</p>`
+    : html`<table><thead><tr><th>instance</th><th>status</th><th>resolved</th><th>reward</th><th>steps</th><th>fidelity</th>
 ${policy === undefined ? html`` : html`<th>turns</th><th>tokens</th><th>exit status</th>`}<th>duration</th><th>finished</th></tr></thead>
-<tbody>${rows}</tbody></table>`}
+<tbody>${rows}</tbody></table>`
+}
 <p><small>Refreshes every ${REFRESH_S} s. JSON: <a href="/api/runs/${encodeURI(status.runId)}">/api/runs/${status.runId}</a></small></p>`;
   // A cancelled run stops changing once its running episodes stopped.
-  return page(`Run ${status.runId} · rollout-fleet`, body, status.done < status.total && !(status.cancelled && status.active === 0));
+  return page(
+    `Run ${status.runId} · rollout-fleet`,
+    body,
+    status.done < status.total && !(status.cancelled && status.active === 0),
+  );
 }

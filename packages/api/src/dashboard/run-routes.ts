@@ -59,7 +59,16 @@ export function runRoutes(options: RunRoutesOptions): Router {
     const runs = ids.map((runId, i) => {
       const hash = (hashes[i]?.[1] ?? {}) as Record<string, string>;
       const num = (field: string): number => Number(hash[field] ?? 0);
-      return { runId, createdAt: hash.created_at ?? null, total: num('total'), done: num('done'), completed: num('completed'), failed: num('failed'), resolved: num('resolved'), cancelled: hash.cancelled === '1' };
+      return {
+        runId,
+        createdAt: hash.created_at ?? null,
+        total: num('total'),
+        done: num('done'),
+        completed: num('completed'),
+        failed: num('failed'),
+        resolved: num('resolved'),
+        cancelled: hash.cancelled === '1',
+      };
     });
     return runs.sort((a, b) => (b.createdAt ?? '').localeCompare(a.createdAt ?? '') || a.runId.localeCompare(b.runId));
   };
@@ -73,7 +82,8 @@ export function runRoutes(options: RunRoutesOptions): Router {
   };
 
   /** Known run ids close to a mistyped one (the same suggestions the CLI and the API give). */
-  const closestRuns = async (runId: string): Promise<string[]> => closestNames(runId, (await redis.smembers(keys.runs())).sort(), 3);
+  const closestRuns = async (runId: string): Promise<string[]> =>
+    closestNames(runId, (await redis.smembers(keys.runs())).sort(), 3);
 
   const runIdOf = (req: Request, res: Response): string | undefined => {
     const raw = (req.params as { runId?: string | string[] }).runId;
@@ -97,26 +107,43 @@ export function runRoutes(options: RunRoutesOptions): Router {
     res.json(status);
   });
   router.get('/runs', async (_req, res) => {
-    res.setHeader('Content-Security-Policy', PAGE_CSP).type('html').send(renderRunsIndex(await listRuns()));
+    res
+      .setHeader('Content-Security-Policy', PAGE_CSP)
+      .type('html')
+      .send(renderRunsIndex(await listRuns()));
   });
   router.get('/runs/*runId', async (req, res) => {
     const runId = runIdOf(req, res);
     if (runId === undefined) return;
     const [status, recent] = await Promise.all([getRunStatus({ redis, keys, runId }), recentResults(runId)]);
     const jobLink = (r: EpisodeResult): string => bullBoardJobPath(jobIdFor(r.run_id, r.episode_id, r.sample_index));
-    const viewerLink = (r: EpisodeResult): string => episodeViewerPath(jobIdFor(r.run_id, r.episode_id, r.sample_index));
+    const viewerLink = (r: EpisodeResult): string =>
+      episodeViewerPath(jobIdFor(r.run_id, r.episode_id, r.sample_index));
     res
       .status(status.exists ? 200 : 404)
       .setHeader('Content-Security-Policy', PAGE_CSP)
       .type('html')
-      .send(renderRunPage({ status, recent, jobLink, viewerLink, ...(status.exists ? {} : { didYouMean: await closestRuns(runId) }) }));
+      .send(
+        renderRunPage({
+          status,
+          recent,
+          jobLink,
+          viewerLink,
+          ...(status.exists ? {} : { didYouMean: await closestRuns(runId) }),
+        }),
+      );
   });
-  const bullBoardJobPath = (jobId: string): string => `/queue/${encodeURIComponent(queue.name)}/${encodeURIComponent(jobId)}`;
+  const bullBoardJobPath = (jobId: string): string =>
+    `/queue/${encodeURIComponent(queue.name)}/${encodeURIComponent(jobId)}`;
   router.get('/episodes/*jobId', async (req, res) => {
     const raw = (req.params as { jobId?: string | string[] }).jobId;
     const jobId = Array.isArray(raw) ? raw.join('/') : (raw ?? '');
     const parsed = parseJobId(jobId);
-    if (parsed === undefined || !IdSchema.safeParse(parsed.runId).success || !IdSchema.safeParse(parsed.episodeId).success) {
+    if (
+      parsed === undefined ||
+      !IdSchema.safeParse(parsed.runId).success ||
+      !IdSchema.safeParse(parsed.episodeId).success
+    ) {
       res.status(400).type('text/plain').send('invalid episode id: expected run|episode|sample\n');
       return;
     }
@@ -131,11 +158,19 @@ export function runRoutes(options: RunRoutesOptions): Router {
     const job = await queue.getJob(jobId).catch(() => undefined);
     // Step outputs, recorded observations and the eval log are whatever a sandbox printed, the episode's env
     // values included if a command echoed them: shown through the job's own redaction (its secrets, when kept).
-    const recorded = (redactJobData(job?.data) as { episode?: { trajectory?: ToolCall[] } } | undefined)?.episode?.trajectory;
+    const recorded = (redactJobData(job?.data) as { episode?: { trajectory?: ToolCall[] } } | undefined)?.episode
+      ?.trajectory;
     const shown = redactJobData(result.data, job?.data ?? result.data);
-    res.setHeader('Content-Security-Policy', PAGE_CSP).type('html').send(
-      renderEpisodePage({ result: shown, jobLink: bullBoardJobPath(jobId), ...(Array.isArray(recorded) ? { recorded } : {}) }),
-    );
+    res
+      .setHeader('Content-Security-Policy', PAGE_CSP)
+      .type('html')
+      .send(
+        renderEpisodePage({
+          result: shown,
+          jobLink: bullBoardJobPath(jobId),
+          ...(Array.isArray(recorded) ? { recorded } : {}),
+        }),
+      );
   });
   return router;
 }

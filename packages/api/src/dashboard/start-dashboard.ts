@@ -12,7 +12,14 @@ import { createBullBoard } from '@bull-board/api';
 import { ExpressAdapter } from '@bull-board/express';
 import { Queue } from 'bullmq';
 import type { NextFunction, Request, Response, Router } from 'express';
-import { createKeyspace, createRedis, type Config, type EpisodeJobData, type Logger, type RedisClient } from '@rollout-fleet/shared';
+import {
+  createKeyspace,
+  createRedis,
+  type Config,
+  type EpisodeJobData,
+  type Logger,
+  type RedisClient,
+} from '@rollout-fleet/shared';
 import { checkRedis } from '@rollout-fleet/worker';
 import { createDashboardAuth } from '../http/auth.js';
 import { createHttpApp, httpGate, listenHttp } from '../http/http-server.js';
@@ -71,11 +78,14 @@ export async function startDashboard(options: StartDashboardOptions): Promise<Da
   createBullBoard({
     // Job data is shown redacted (sandbox env values, tokens, keys): see redacting-adapter.ts. The job card links to
     // the episode viewer (steps, observations, diffs, grading) of its result.
-    queues: queues.map((q) => new RedactingBullMQAdapter(q, {
-      readOnlyMode: config.dashboard.readOnly,
-      description: `prefix ${config.queue.prefix}`,
-      externalJobUrl: (job) => ({ displayText: 'Episode viewer', href: episodeViewerPath(String(job.id ?? '')) }),
-    })),
+    queues: queues.map(
+      (q) =>
+        new RedactingBullMQAdapter(q, {
+          readOnlyMode: config.dashboard.readOnly,
+          description: `prefix ${config.queue.prefix}`,
+          externalJobUrl: (job) => ({ displayText: 'Episode viewer', href: episodeViewerPath(String(job.id ?? '')) }),
+        }),
+    ),
     serverAdapter: board,
     options: {
       uiConfig: {
@@ -89,7 +99,11 @@ export async function startDashboard(options: StartDashboardOptions): Promise<Da
   });
   const metrics = createDashboardMetrics({ redis, keys, queues, staleAfterMs: options.metricsStaleAfterMs });
 
-  const app = createHttpApp({ 'X-Frame-Options': 'DENY', 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'same-origin' });
+  const app = createHttpApp({
+    'X-Frame-Options': 'DENY',
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'same-origin',
+  });
   const serveMetrics = async (_req: Request, res: Response): Promise<void> => {
     const text = await metrics.render();
     res.setHeader('Content-Type', metrics.contentType).send(text);
@@ -112,7 +126,16 @@ export async function startDashboard(options: StartDashboardOptions): Promise<Da
   const listener = await listenHttp(app, { component: 'dashboard', host, port: options.port, onFailure: closeAll });
   const { port } = listener;
   const url = `${listener.url}/`;
-  logger.info({ url, auth: auth.mode, readOnly: config.dashboard.readOnly, metricsPublic: config.dashboard.metricsPublic, queues: queueNames }, 'dashboard listening');
+  logger.info(
+    {
+      url,
+      auth: auth.mode,
+      readOnly: config.dashboard.readOnly,
+      metricsPublic: config.dashboard.metricsPublic,
+      queues: queueNames,
+    },
+    'dashboard listening',
+  );
 
   let closing: Promise<void> | undefined;
   return {

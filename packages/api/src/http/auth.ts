@@ -115,7 +115,10 @@ export function createHttpAuth(options: HttpAuthOptions): HttpAuth {
     const via = check(req.headers.authorization);
     if (via === undefined) {
       // Never the header itself: only whether one was sent.
-      options.logger.debug({ path: req.path, method: req.method, credentialsSent: req.headers.authorization !== undefined }, `${component}: unauthenticated request`);
+      options.logger.debug(
+        { path: req.path, method: req.method, credentialsSent: req.headers.authorization !== undefined },
+        `${component}: unauthenticated request`,
+      );
       res.setHeader('WWW-Authenticate', challenges);
       deny(res, 401, 'Unauthorized');
       return;
@@ -130,10 +133,17 @@ export function createHttpAuth(options: HttpAuthOptions): HttpAuth {
  * The dashboard's auth from its config section. Throws CONFIG_INVALID for a half-set user/password pair, and
  * for a non-loopback address with no credentials at all.
  */
-export function createDashboardAuth(options: { dashboard: Config['dashboard']; host: string; logger: Logger }): HttpAuth {
+export function createDashboardAuth(options: {
+  dashboard: Config['dashboard'];
+  host: string;
+  logger: Logger;
+}): HttpAuth {
   const { user, password, token } = options.dashboard;
   if ((user === undefined) !== (password === undefined)) {
-    throw new RolloutError('CONFIG_INVALID', 'dashboard: set RF_DASHBOARD_USER and RF_DASHBOARD_PASSWORD together (or neither)');
+    throw new RolloutError(
+      'CONFIG_INVALID',
+      'dashboard: set RF_DASHBOARD_USER and RF_DASHBOARD_PASSWORD together (or neither)',
+    );
   }
   return createHttpAuth({
     component: 'dashboard',

@@ -50,7 +50,10 @@ export function csrfGuard(logger: Logger, options: CsrfOptions = {}) {
       next();
       return;
     }
-    logger.warn({ method: req.method, path: req.path, origin: req.headers.origin ?? null }, `${component}: cross-site write refused`);
+    logger.warn(
+      { method: req.method, path: req.path, origin: req.headers.origin ?? null },
+      `${component}: cross-site write refused`,
+    );
     const message = `Forbidden: cross-site write (Origin does not match this ${component})`;
     if (options.deny) options.deny(res, 403, message);
     else res.status(403).type('text/plain').send(`${message}\n`);

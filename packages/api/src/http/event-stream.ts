@@ -29,7 +29,11 @@ export interface EventWriter {
   end(end: StreamEnd): void;
 }
 
-export function openEventStream(req: Request, res: Response, options: { format: StreamFormat; keepAliveMs: number }): EventWriter {
+export function openEventStream(
+  req: Request,
+  res: Response,
+  options: { format: StreamFormat; keepAliveMs: number },
+): EventWriter {
   const { format } = options;
   const controller = new AbortController();
   res.status(200);
@@ -56,7 +60,11 @@ export function openEventStream(req: Request, res: Response, options: { format: 
   return {
     signal: controller.signal,
     item: (cursor, kind, data) =>
-      write(format === 'sse' ? `id: ${cursor}\nevent: ${kind}\ndata: ${JSON.stringify(data)}\n\n` : `${JSON.stringify({ cursor, [kind]: data })}\n`),
+      write(
+        format === 'sse'
+          ? `id: ${cursor}\nevent: ${kind}\ndata: ${JSON.stringify(data)}\n\n`
+          : `${JSON.stringify({ cursor, [kind]: data })}\n`,
+      ),
     end: (end) => {
       if (res.writableEnded || controller.signal.aborted) return;
       res.end(format === 'sse' ? `event: end\ndata: ${JSON.stringify(end)}\n\n` : `${JSON.stringify({ end })}\n`);

@@ -58,7 +58,11 @@ export async function listenHttp(app: Express, options: ListenOptions): Promise<
     });
   } catch (err) {
     await options.onFailure();
-    throw new RolloutError('CONFIG_INVALID', `${component}: cannot listen on ${host}:${options.port}: ${(err as Error).message}`, { cause: err });
+    throw new RolloutError(
+      'CONFIG_INVALID',
+      `${component}: cannot listen on ${host}:${options.port}: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
   const port = (server.address() as AddressInfo).port;
   return {

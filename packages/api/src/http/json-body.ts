@@ -25,7 +25,15 @@ function problemsOf(error: z.ZodError, file: string, known: readonly string[]): 
         };
       });
     }
-    return [{ file, ...(field === '' ? {} : { field }), message: issue.message, hint: 'fix the field and send the request again', code: 'INPUT_INVALID' }];
+    return [
+      {
+        file,
+        ...(field === '' ? {} : { field }),
+        message: issue.message,
+        hint: 'fix the field and send the request again',
+        code: 'INPUT_INVALID',
+      },
+    ];
   });
 }
 
@@ -48,11 +56,25 @@ export function checkInput<S extends z.ZodType>(schema: S, value: unknown, file 
 
 /** Parses a JSON body text and checks it against `schema`. */
 export function parseJsonBody<S extends z.ZodType>(schema: S, text: string): z.output<S> {
-  if (text.trim() === '') throw invalid('the request has no body', [{ file: REQUEST_FILE, message: 'empty body', hint: 'send a JSON object (Content-Type: application/json)', code: 'INPUT_INVALID' }]);
+  if (text.trim() === '')
+    throw invalid('the request has no body', [
+      {
+        file: REQUEST_FILE,
+        message: 'empty body',
+        hint: 'send a JSON object (Content-Type: application/json)',
+        code: 'INPUT_INVALID',
+      },
+    ]);
   const json = parseJsonText(text);
   if (!json.ok) {
     throw invalid('the request body is not valid JSON', [
-      { file: REQUEST_FILE, ...(json.line === undefined ? {} : { line: json.line }), message: `not valid JSON (${json.message})`, hint: 'send one JSON object', code: 'INPUT_INVALID' },
+      {
+        file: REQUEST_FILE,
+        ...(json.line === undefined ? {} : { line: json.line }),
+        message: `not valid JSON (${json.message})`,
+        hint: 'send one JSON object',
+        code: 'INPUT_INVALID',
+      },
     ]);
   }
   return checkInput(schema, json.value);

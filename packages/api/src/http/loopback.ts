@@ -7,7 +7,9 @@ export { isLoopbackHost };
 /** The request's Host header (`name[:port]`, IPv6 in brackets) names a loopback address. */
 export function isLoopbackHostHeader(hostHeader: string | undefined): boolean {
   if (hostHeader === undefined || hostHeader === '') return false;
-  const name = hostHeader.startsWith('[') ? hostHeader.slice(0, hostHeader.indexOf(']') + 1) : hostHeader.replace(/:\d+$/, '');
+  const name = hostHeader.startsWith('[')
+    ? hostHeader.slice(0, hostHeader.indexOf(']') + 1)
+    : hostHeader.replace(/:\d+$/, '');
   return isLoopbackHost(name);
 }
 

@@ -18,7 +18,9 @@ interface Layer {
 
 function registered(router: Router): string[] {
   return (router.stack as Layer[]).flatMap((layer) =>
-    layer.route ? Object.keys(layer.route.methods).map((m) => `${m.toUpperCase()} ${layer.route!.path.replace(/:\w+/g, '{}')}`) : [],
+    layer.route
+      ? Object.keys(layer.route.methods).map((m) => `${m.toUpperCase()} ${layer.route!.path.replace(/:\w+/g, '{}')}`)
+      : [],
   );
 }
 
@@ -44,10 +46,14 @@ describe('OpenAPI document', () => {
   });
 
   it('is OpenAPI 3.1 with every $ref resolvable', () => {
-    const doc = renderOpenApi() as { openapi: string; components: { schemas: Record<string, unknown>; responses: Record<string, unknown> } };
+    const doc = renderOpenApi() as {
+      openapi: string;
+      components: { schemas: Record<string, unknown>; responses: Record<string, unknown> };
+    };
     expect(doc.openapi).toBe('3.1.0');
     const refs = [...renderOpenApiText().matchAll(/"\$ref": "#\/components\/(schemas|responses)\/([^"]+)"/g)];
     expect(refs.length).toBeGreaterThan(20);
-    for (const [, kind, name] of refs) expect(doc.components[kind as 'schemas' | 'responses'], `${kind}/${name}`).toHaveProperty(name as string);
+    for (const [, kind, name] of refs)
+      expect(doc.components[kind as 'schemas' | 'responses'], `${kind}/${name}`).toHaveProperty(name as string);
   });
 });

@@ -33,7 +33,9 @@ const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
 function components(entries: Record<string, z.ZodType>, io: 'input' | 'output'): Record<string, Json> {
   const registry = z.registry<{ id: string }>();
   for (const [id, schema] of Object.entries(entries)) registry.add(schema, { id });
-  const { schemas } = z.toJSONSchema(registry, { io, uri: (id) => `#/components/schemas/${id}` }) as { schemas: Record<string, Json> };
+  const { schemas } = z.toJSONSchema(registry, { io, uri: (id) => `#/components/schemas/${id}` }) as {
+    schemas: Record<string, Json>;
+  };
   return Object.fromEntries(Object.entries(schemas).map(([id, { $schema: _s, $id: _i, ...schema }]) => [id, schema]));
 }
 
@@ -43,7 +45,9 @@ function json(schema: Json, description: string): Json {
 
 /** Every route may answer 401 and 403 (auth); `statuses` are the others it documents. */
 function errors(...statuses: number[]): Record<string, Json> {
-  return Object.fromEntries([401, 403, ...statuses].map((status) => [String(status), { $ref: `#/components/responses/E${status}` }]));
+  return Object.fromEntries(
+    [401, 403, ...statuses].map((status) => [String(status), { $ref: `#/components/responses/E${status}` }]),
+  );
 }
 
 function errorResponses(): Record<string, Json> {
@@ -59,7 +63,9 @@ function errorResponses(): Record<string, Json> {
     502: 'The sandbox or platform failed (code says which); the session stays usable.',
     503: 'Redis unreachable, or no sandbox within wait_s (SANDBOX_ACQUIRE_TIMEOUT); see Retry-After.',
   };
-  return Object.fromEntries(Object.entries(meaning).map(([status, description]) => [`E${status}`, json(ref('Error'), description)]));
+  return Object.fromEntries(
+    Object.entries(meaning).map(([status, description]) => [`E${status}`, json(ref('Error'), description)]),
+  );
 }
 
 const RUN_ID: Json = {
@@ -77,16 +83,40 @@ function streamOperation(kind: 'results' | 'groups', line: string, summary: stri
       operationId: kind === 'results' ? 'streamResults' : 'streamGroups',
       summary,
       description:
-        'NDJSON (default): one JSON object per line — items `{"cursor", "' + (kind === 'results' ? 'result' : 'group') + '"}`, blank keep-alive lines while following, ' +
+        'NDJSON (default): one JSON object per line — items `{"cursor", "' +
+        (kind === 'results' ? 'result' : 'group') +
+        '"}`, blank keep-alive lines while following, ' +
         'and a last `{"end": {"reason", "cursor"}}` line when the stream ends by itself. A stream cut off without its `end` line was dropped: ask again with ' +
         '`after=<last cursor>`; nothing is missed or repeated. `Accept: text/event-stream` (or `format=sse`) gives Server-Sent Events: `id:` = cursor, ' +
-        '`event:` = ' + (kind === 'results' ? '`result`' : '`group`') + ' / `end`; `Last-Event-ID` resumes like `after`.',
+        '`event:` = ' +
+        (kind === 'results' ? '`result`' : '`group`') +
+        ' / `end`; `Last-Event-ID` resumes like `after`.',
       parameters: [
         RUN_ID,
-        { name: 'after', in: 'query', description: 'Resume after this cursor (`0` = from the start).', schema: { type: 'string', pattern: '^(0|\\d+-\\d+)$' } },
-        { name: 'follow', in: 'query', description: 'Keep the stream open for what completes next, until the run is finished or cancelled.', schema: { type: 'boolean', default: false } },
-        { name: 'format', in: 'query', description: 'Override content negotiation.', schema: { type: 'string', enum: ['ndjson', 'sse'] } },
-        { name: 'Last-Event-ID', in: 'header', description: 'SSE reconnection: same as `after`.', schema: { type: 'string' } },
+        {
+          name: 'after',
+          in: 'query',
+          description: 'Resume after this cursor (`0` = from the start).',
+          schema: { type: 'string', pattern: '^(0|\\d+-\\d+)$' },
+        },
+        {
+          name: 'follow',
+          in: 'query',
+          description: 'Keep the stream open for what completes next, until the run is finished or cancelled.',
+          schema: { type: 'boolean', default: false },
+        },
+        {
+          name: 'format',
+          in: 'query',
+          description: 'Override content negotiation.',
+          schema: { type: 'string', enum: ['ndjson', 'sse'] },
+        },
+        {
+          name: 'Last-Event-ID',
+          in: 'header',
+          description: 'SSE reconnection: same as `after`.',
+          schema: { type: 'string' },
+        },
       ],
       responses: {
         '200': {
@@ -103,16 +133,32 @@ function streamOperation(kind: 'results' | 'groups', line: string, summary: stri
 }
 
 function submitQueryParameters(): Json[] {
-  const schema = z.toJSONSchema(SubmitOptionsSchema, { io: 'input' }) as { properties: Record<string, Json>; required?: string[] };
+  const schema = z.toJSONSchema(SubmitOptionsSchema, { io: 'input' }) as {
+    properties: Record<string, Json>;
+    required?: string[];
+  };
   return Object.entries(schema.properties).map(([name, property]) => {
     const { description, ...rest } = property;
-    return { name, in: 'query', required: (schema.required ?? []).includes(name), ...(description ? { description } : {}), schema: rest };
+    return {
+      name,
+      in: 'query',
+      required: (schema.required ?? []).includes(name),
+      ...(description ? { description } : {}),
+      schema: rest,
+    };
   });
 }
 
 export function renderOpenApi(): Json {
   const requests = components(
-    { SubmitRequest: SubmitRequestSchema, InputFile: InputFileSchema, SessionCreate: SessionCreateSchema, SessionRun: SessionRunSchema, InstallTools: InstallToolsSchema, FileWrite: FileWriteSchema },
+    {
+      SubmitRequest: SubmitRequestSchema,
+      InputFile: InputFileSchema,
+      SessionCreate: SessionCreateSchema,
+      SessionRun: SessionRunSchema,
+      InstallTools: InstallToolsSchema,
+      FileWrite: FileWriteSchema,
+    },
     'input',
   );
   const responses = components(
@@ -140,7 +186,7 @@ export function renderOpenApi(): Json {
       title: 'rollout-fleet API',
       version: '1',
       description:
-        'Trainer interop for rollout-fleet: submit runs, follow their results and RL groups, and drive remote sandbox sessions (the seed\'s AgentEnv over HTTP). ' +
+        "Trainer interop for rollout-fleet: submit runs, follow their results and RL groups, and drive remote sandbox sessions (the seed's AgentEnv over HTTP). " +
         'Every route needs `Authorization: Bearer <RF_API_TOKEN>` when the server has a token; a server without one listens on loopback only and answers only to a loopback Host. ' +
         'Errors are JSON `{"error": {code, class, retryable, message, hint, problems?, did_you_mean?}}` with the stable codes of the project\'s one error table.',
     },
@@ -155,44 +201,96 @@ export function renderOpenApi(): Json {
             'Everything is validated first; on any problem nothing is enqueued and the answer lists every problem with its file, line or JSON path, and field. ' +
             'Submitting the same run again enqueues only what is missing (`force` re-runs what has a result). A JSONL body (Content-Type application/x-ndjson) ' +
             'takes the options as query parameters; problems then cite it as `request.jsonl:<line>`.',
-          parameters: submitQueryParameters().map((p) => ({ ...p, required: false, description: `JSONL body only. ${String(p.description ?? '')}`.trim() })),
+          parameters: submitQueryParameters().map((p) => ({
+            ...p,
+            required: false,
+            description: `JSONL body only. ${String(p.description ?? '')}`.trim(),
+          })),
           requestBody: {
             required: true,
             content: {
               'application/json': { schema: ref('SubmitRequest') },
-              'application/x-ndjson': { schema: { type: 'string', description: 'Native episodes, one JSON object per line.' } },
+              'application/x-ndjson': {
+                schema: { type: 'string', description: 'Native episodes, one JSON object per line.' },
+              },
             },
           },
-          responses: { '200': json(ref('SubmitResponse'), 'Validated (and, unless dry_run, enqueued).'), ...errors(409, 413, 422) },
+          responses: {
+            '200': json(ref('SubmitResponse'), 'Validated (and, unless dry_run, enqueued).'),
+            ...errors(409, 413, 422),
+          },
         },
       },
       '/v1/runs/{run_id}': {
-        get: { operationId: 'getRun', summary: 'Run status: counts, resolved rate, throughput, ETA, groups', parameters: [RUN_ID], responses: { '200': json(ref('RunStatus'), 'The run.'), ...errors(404) } },
+        get: {
+          operationId: 'getRun',
+          summary: 'Run status: counts, resolved rate, throughput, ETA, groups',
+          parameters: [RUN_ID],
+          responses: { '200': json(ref('RunStatus'), 'The run.'), ...errors(404) },
+        },
       },
       '/v1/runs/{run_id}/cancel': {
-        post: { operationId: 'cancelRun', summary: 'Cancel a run: waiting jobs removed, running ones stopped', parameters: [RUN_ID], responses: { '200': json(ref('CancelResponse'), 'Cancelled.'), ...errors(404) } },
+        post: {
+          operationId: 'cancelRun',
+          summary: 'Cancel a run: waiting jobs removed, running ones stopped',
+          parameters: [RUN_ID],
+          responses: { '200': json(ref('CancelResponse'), 'Cancelled.'), ...errors(404) },
+        },
       },
       '/v1/runs/{run_id}/retry': {
-        post: { operationId: 'retryRun', summary: 'Run the failed episodes of a run again', parameters: [RUN_ID], responses: { '200': json(ref('RetryResponse'), 'Re-enqueued.'), ...errors(404) } },
+        post: {
+          operationId: 'retryRun',
+          summary: 'Run the failed episodes of a run again',
+          parameters: [RUN_ID],
+          responses: { '200': json(ref('RetryResponse'), 'Re-enqueued.'), ...errors(404) },
+        },
       },
-      '/v1/runs/{run_id}/results': streamOperation('results', 'ResultLine', 'Stream results in completion order (resumable)'),
-      '/v1/runs/{run_id}/groups': streamOperation('groups', 'GroupLine', 'Stream completed RL groups, each once (resumable)'),
+      '/v1/runs/{run_id}/results': streamOperation(
+        'results',
+        'ResultLine',
+        'Stream results in completion order (resumable)',
+      ),
+      '/v1/runs/{run_id}/groups': streamOperation(
+        'groups',
+        'GroupLine',
+        'Stream completed RL groups, each once (resumable)',
+      ),
       '/v1/sessions': {
         post: {
           operationId: 'createSession',
-          summary: 'Start a session: a sandbox from the fleet\'s supply, tools installed',
+          summary: "Start a session: a sandbox from the fleet's supply, tools installed",
           requestBody: { required: true, content: { 'application/json': { schema: ref('SessionCreate') } } },
           responses: { '201': json(ref('Session'), 'Started.'), ...errors(422, 502, 503) },
         },
         get: {
           operationId: 'listSessions',
-          summary: 'This server\'s live sessions',
-          responses: { '200': json({ type: 'object', properties: { sessions: { type: 'array', items: ref('Session') } }, required: ['sessions'] }, 'The sessions.'), ...errors() },
+          summary: "This server's live sessions",
+          responses: {
+            '200': json(
+              {
+                type: 'object',
+                properties: { sessions: { type: 'array', items: ref('Session') } },
+                required: ['sessions'],
+              },
+              'The sessions.',
+            ),
+            ...errors(),
+          },
         },
       },
       '/v1/sessions/{session_id}': {
-        get: { operationId: 'getSession', summary: 'A session', parameters: [SESSION_ID], responses: { '200': json(ref('Session'), 'The session.'), ...errors(404, 410) } },
-        delete: { operationId: 'closeSession', summary: 'End a session (its sandbox is killed)', parameters: [SESSION_ID], responses: { '204': { description: 'Ended.' }, ...errors(404, 410) } },
+        get: {
+          operationId: 'getSession',
+          summary: 'A session',
+          parameters: [SESSION_ID],
+          responses: { '200': json(ref('Session'), 'The session.'), ...errors(404, 410) },
+        },
+        delete: {
+          operationId: 'closeSession',
+          summary: 'End a session (its sandbox is killed)',
+          parameters: [SESSION_ID],
+          responses: { '204': { description: 'Ended.' }, ...errors(404, 410) },
+        },
       },
       '/v1/sessions/{session_id}/run': {
         post: {
@@ -200,7 +298,13 @@ export function renderOpenApi(): Json {
           summary: 'Run a command or a tool call (one at a time per session, in order)',
           parameters: [SESSION_ID],
           requestBody: { required: true, content: { 'application/json': { schema: ref('SessionRun') } } },
-          responses: { '200': json(ref('SessionRunResult'), 'Ran (a timeout, a malformed call or a syntax error is an observation, not an error).'), ...errors(404, 410, 422, 502) },
+          responses: {
+            '200': json(
+              ref('SessionRunResult'),
+              'Ran (a timeout, a malformed call or a syntax error is an observation, not an error).',
+            ),
+            ...errors(404, 410, 422, 502),
+          },
         },
       },
       '/v1/sessions/{session_id}/tools': {
@@ -223,7 +327,10 @@ export function renderOpenApi(): Json {
         get: {
           operationId: 'readFile',
           summary: 'Read a file from the sandbox',
-          parameters: [SESSION_ID, { name: 'path', in: 'query', required: true, description: 'Absolute path.', schema: { type: 'string' } }],
+          parameters: [
+            SESSION_ID,
+            { name: 'path', in: 'query', required: true, description: 'Absolute path.', schema: { type: 'string' } },
+          ],
           responses: { '200': json(ref('FileContent'), 'The file.'), ...errors(404, 410, 422, 502) },
         },
       },

@@ -65,7 +65,15 @@ export async function knownRunId(req: Request, deps: Pick<RunRoutesDeps, 'redis'
   const runId = String((req.params as { runId?: string }).runId ?? '');
   if (!IdSchema.safeParse(runId).success) {
     throw apiError('INPUT_INVALID', `invalid run id "${runId}"`, {
-      problems: [{ file: REQUEST_FILE, field: 'run_id', message: `invalid run id "${runId}"`, hint: 'ids may use letters, digits and . _ @ + - / only', code: 'INPUT_INVALID' }],
+      problems: [
+        {
+          file: REQUEST_FILE,
+          field: 'run_id',
+          message: `invalid run id "${runId}"`,
+          hint: 'ids may use letters, digits and . _ @ + - / only',
+          code: 'INPUT_INVALID',
+        },
+      ],
     });
   }
   await requireRun({ redis: deps.redis, keys: deps.keys, runId });
@@ -87,7 +95,15 @@ export function runRoutes(deps: RunRoutesDeps): Router {
     const request = parseJsonBody(SubmitRequestSchema, text);
     if (request.episodes?.length && request.format !== undefined && request.format !== 'native') {
       throw apiError('INPUT_INVALID', '`episodes` are native records; `format` applies to `files`', {
-        problems: [{ file: REQUEST_FILE, field: 'format', message: `format "${request.format}" given with native episodes`, hint: `send ${request.format} inputs as \`files\`, or drop \`format\``, code: 'INPUT_INVALID' }],
+        problems: [
+          {
+            file: REQUEST_FILE,
+            field: 'format',
+            message: `format "${request.format}" given with native episodes`,
+            hint: `send ${request.format} inputs as \`files\`, or drop \`format\``,
+            code: 'INPUT_INVALID',
+          },
+        ],
       });
     }
     const { episodes: _e, files: _f, predictions: _p, policy: _policy, ...options } = request;
@@ -113,7 +129,11 @@ export function runRoutes(deps: RunRoutesDeps): Router {
       redis: deps.redis,
       keys: deps.keys,
       runId,
-      policy: { attempts: config.worker.attempts, backoffMs: config.worker.backoffMs, retentionS: config.worker.resultRetentionDays * 86_400 },
+      policy: {
+        attempts: config.worker.attempts,
+        backoffMs: config.worker.backoffMs,
+        retentionS: config.worker.resultRetentionDays * 86_400,
+      },
     });
     res.json({ run_id: runId, retried: summary.retried, missing_payload: summary.missingPayload });
   });

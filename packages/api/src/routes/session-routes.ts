@@ -13,7 +13,13 @@
  * SANDBOX_DEAD (the call found the sandbox gone; the session is ended); 502 for other sandbox failures.
  */
 import express, { Router } from 'express';
-import { FileReadQuerySchema, FileWriteSchema, InstallToolsSchema, SessionCreateSchema, SessionRunSchema } from '../contracts/session-contracts.js';
+import {
+  FileReadQuerySchema,
+  FileWriteSchema,
+  InstallToolsSchema,
+  SessionCreateSchema,
+  SessionRunSchema,
+} from '../contracts/session-contracts.js';
 import { checkInput, parseJsonBody } from '../http/json-body.js';
 import type { SessionManager } from '../sessions/session-manager.js';
 

@@ -36,7 +36,9 @@ async function serve(kind: 'result' | 'group', req: Request, res: Response, deps
   const lastEventId = req.headers['last-event-id'];
   const query = checkInput(StreamQuerySchema, {
     ...rest,
-    ...(rest.after === undefined && typeof lastEventId === 'string' && lastEventId !== '' ? { after: lastEventId } : {}),
+    ...(rest.after === undefined && typeof lastEventId === 'string' && lastEventId !== ''
+      ? { after: lastEventId }
+      : {}),
   });
   const writer = openEventStream(req, res, { format: streamFormatOf(req), keepAliveMs: deps.keepAliveMs ?? 15_000 });
   let cursor: string | null = query.after === undefined || query.after === '0' ? null : query.after;
@@ -67,6 +69,12 @@ async function serve(kind: 'result' | 'group', req: Request, res: Response, deps
   }
   if (writer.signal.aborted) return;
   const cancelled = (await deps.redis.hget(deps.keys.run(runId), 'cancelled')) === '1';
-  const reason = !query.follow ? 'caught-up' : cancelled ? 'cancelled' : (await runFinished(deps.redis, deps.keys, runId)) ? 'finished' : 'caught-up';
+  const reason = !query.follow
+    ? 'caught-up'
+    : cancelled
+      ? 'cancelled'
+      : (await runFinished(deps.redis, deps.keys, runId))
+        ? 'finished'
+        : 'caught-up';
   writer.end({ reason, cursor });
 }

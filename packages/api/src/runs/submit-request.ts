@@ -5,7 +5,16 @@
  */
 import type { Queue } from 'bullmq';
 import { problemsToError, submitRun, validateInputs, type InputFile } from '@rollout-fleet/producer';
-import { RolloutError, announceDemand, announcementWarning, readWarmPoolCapacity, type Config, type EpisodeJobData, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
+import {
+  RolloutError,
+  announceDemand,
+  announcementWarning,
+  readWarmPoolCapacity,
+  type Config,
+  type EpisodeJobData,
+  type Keyspace,
+  type RedisClient,
+} from '@rollout-fleet/shared';
 import type { SubmitOptions, SubmitRequest, SubmitResponse } from '../contracts/run-contracts.js';
 
 /** Name native `episodes` records are cited by in problems (`episodes:$[3]`). */
@@ -25,7 +34,9 @@ export interface SubmitDeps {
 /** The input files of a JSON submission: native records first, then files, then predictions (as the CLI orders them). */
 export function inputFilesOf(body: SubmitRequest): InputFile[] {
   return [
-    ...(body.episodes && body.episodes.length > 0 ? [{ path: EPISODES_FILE, text: JSON.stringify(body.episodes) }] : []),
+    ...(body.episodes && body.episodes.length > 0
+      ? [{ path: EPISODES_FILE, text: JSON.stringify(body.episodes) }]
+      : []),
     ...(body.files ?? []).map((f) => ({ path: f.name, text: f.content })),
     ...(body.predictions ?? []).map((f) => ({ path: f.name, text: f.content })),
   ];
@@ -35,11 +46,19 @@ export function inputFilesOf(body: SubmitRequest): InputFile[] {
 export function policyFileOf(body: SubmitRequest): InputFile | undefined {
   const { policy } = body;
   if (policy === undefined) return undefined;
-  const isFile = typeof policy.name === 'string' && typeof policy.content === 'string' && Object.keys(policy).length === 2;
-  return isFile ? { path: String(policy.name), text: String(policy.content) } : { path: POLICY_FILE, text: JSON.stringify(policy) };
+  const isFile =
+    typeof policy.name === 'string' && typeof policy.content === 'string' && Object.keys(policy).length === 2;
+  return isFile
+    ? { path: String(policy.name), text: String(policy.content) }
+    : { path: POLICY_FILE, text: JSON.stringify(policy) };
 }
 
-export async function submitFiles(deps: SubmitDeps, files: InputFile[], options: SubmitOptions, policyFile?: InputFile): Promise<SubmitResponse> {
+export async function submitFiles(
+  deps: SubmitDeps,
+  files: InputFile[],
+  options: SubmitOptions,
+  policyFile?: InputFile,
+): Promise<SubmitResponse> {
   const { config } = deps;
   const image = options.image ?? config.sandbox.image;
   const validated = validateInputs(files, {
@@ -55,12 +74,22 @@ export async function submitFiles(deps: SubmitDeps, files: InputFile[], options:
   });
   if (validated.problems.length > 0) {
     const err = problemsToError(validated.problems);
-    throw new RolloutError(err.code, `${validated.problems.length} problem(s) in ${files.length} input(s); nothing was enqueued`, { details: err.details });
+    throw new RolloutError(
+      err.code,
+      `${validated.problems.length} problem(s) in ${files.length} input(s); nothing was enqueued`,
+      { details: err.details },
+    );
   }
   const response = { run_id: options.run_id, episodes: validated.episodes.length, dry_run: options.dry_run };
   if (options.dry_run) return { ...response, enqueued: 0, skipped_done: 0, skipped_queued: 0 };
   if (options.announce) {
-    const announced = await announceDemand({ redis: deps.redis, keys: deps.keys, runId: options.run_id, episodes: validated.episodes, ttlS: options.announce_ttl_s });
+    const announced = await announceDemand({
+      redis: deps.redis,
+      keys: deps.keys,
+      runId: options.run_id,
+      episodes: validated.episodes,
+      ttlS: options.announce_ttl_s,
+    });
     // Said, not refused: the announcement stands and a worker started later fills for it (as `submit --announce`).
     const capacity = await readWarmPoolCapacity({ redis: deps.redis, keys: deps.keys });
     const warning = announcementWarning(capacity);
@@ -86,7 +115,16 @@ export async function submitFiles(deps: SubmitDeps, files: InputFile[], options:
     episodes: validated.episodes,
     force: options.force,
     resume: options.resume,
-    policy: { attempts: config.worker.attempts, backoffMs: config.worker.backoffMs, retentionS: config.worker.resultRetentionDays * 86_400 },
+    policy: {
+      attempts: config.worker.attempts,
+      backoffMs: config.worker.backoffMs,
+      retentionS: config.worker.resultRetentionDays * 86_400,
+    },
   });
-  return { ...response, enqueued: summary.enqueued, skipped_done: summary.skippedDone, skipped_queued: summary.skippedQueued };
+  return {
+    ...response,
+    enqueued: summary.enqueued,
+    skipped_done: summary.skippedDone,
+    skipped_queued: summary.skippedQueued,
+  };
 }

@@ -11,17 +11,27 @@ import { SessionManager } from './session-manager.js';
 const SECRET = 'hf_live_8c1d77a0e2';
 
 describe('SessionManager', () => {
-  it('keeps the session environment out of a failed start\'s error and the logs', async () => {
+  it("keeps the session environment out of a failed start's error and the logs", async () => {
     const sink = memorySink();
     const manager = new SessionManager({
       supply: {
-        acquire: () => Promise.reject(new RolloutError('SANDBOX_START_FAILED', `setup command failed (exit 1): export HF_TOKEN=${SECRET}\nbash: oops`, { details: { output: `HF_TOKEN=${SECRET}` } })),
+        acquire: () =>
+          Promise.reject(
+            new RolloutError(
+              'SANDBOX_START_FAILED',
+              `setup command failed (exit 1): export HF_TOKEN=${SECRET}\nbash: oops`,
+              { details: { output: `HF_TOKEN=${SECRET}` } },
+            ),
+          ),
       },
       logger: createLogger({ level: 'trace', format: 'json', destination: sink }),
       defaults: { image: 'pyutils', idleTimeoutS: 60, startupTimeoutS: 10, stepTimeoutS: 10 },
     });
     const failed = manager.create({ env: { HF_TOKEN: SECRET }, tools: [], lifetime_s: 600 });
-    await expect(failed).rejects.toMatchObject({ code: 'SANDBOX_START_FAILED', message: expect.stringContaining('export HF_TOKEN=[REDACTED]') });
+    await expect(failed).rejects.toMatchObject({
+      code: 'SANDBOX_START_FAILED',
+      message: expect.stringContaining('export HF_TOKEN=[REDACTED]'),
+    });
     const err = (await failed.catch((e: unknown) => e)) as RolloutError;
     expect(JSON.stringify(err.details)).not.toContain(SECRET);
     expect(err.message).not.toContain(SECRET);
@@ -36,6 +46,9 @@ describe('SessionManager', () => {
       defaults: { image: undefined, idleTimeoutS: 60, startupTimeoutS: 10, stepTimeoutS: 10 },
     });
     expect(() => manager.describe('ses_nope')).toThrow(expect.objectContaining({ code: 'SESSION_NOT_FOUND' }));
-    return expect(manager.create({ env: {}, tools: [], lifetime_s: 600 })).rejects.toMatchObject({ code: 'INPUT_INVALID', message: expect.stringContaining('no sandbox image') });
+    return expect(manager.create({ env: {}, tools: [], lifetime_s: 600 })).rejects.toMatchObject({
+      code: 'INPUT_INVALID',
+      message: expect.stringContaining('no sandbox image'),
+    });
   });
 });

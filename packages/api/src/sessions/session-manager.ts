@@ -9,7 +9,16 @@
  * process and starts again.
  */
 import { randomBytes } from 'node:crypto';
-import { RolloutError, SandboxSpecSchema, coerceError, jobSecrets, redactJobData, redactJobText, type Logger, type ToolName } from '@rollout-fleet/shared';
+import {
+  RolloutError,
+  SandboxSpecSchema,
+  coerceError,
+  jobSecrets,
+  redactJobData,
+  redactJobText,
+  type Logger,
+  type ToolName,
+} from '@rollout-fleet/shared';
 import { toolCallToCommand, type SandboxRequest, type SuppliedSandbox } from '@rollout-fleet/sandbox';
 import { createStepExecutor } from '@rollout-fleet/worker';
 import type { SessionBody, SessionCreate, SessionRun, SessionRunResult } from '../contracts/session-contracts.js';
@@ -79,13 +88,28 @@ export class SessionManager {
    * the sandbox is ready it cancels the acquisition; afterwards it no longer matters.
    */
   async create(request: SessionCreate, signal?: AbortSignal): Promise<SessionBody> {
-    if (this.#closed) throw new RolloutError('SESSION_CLOSED', 'this API server is shutting down; start the session on another one');
+    if (this.#closed)
+      throw new RolloutError('SESSION_CLOSED', 'this API server is shutting down; start the session on another one');
     const { defaults } = this.#o;
     const image = request.image ?? defaults.image;
     if (image === undefined) {
-      throw new RolloutError('INPUT_INVALID', 'no sandbox image: give `image` (or set RF_SANDBOX_IMAGE on the API server)', {
-        details: { problems: [{ file: '(request)', field: 'image', message: 'missing', hint: 'give the sandbox image', code: 'INPUT_INVALID' }] },
-      });
+      throw new RolloutError(
+        'INPUT_INVALID',
+        'no sandbox image: give `image` (or set RF_SANDBOX_IMAGE on the API server)',
+        {
+          details: {
+            problems: [
+              {
+                file: '(request)',
+                field: 'image',
+                message: 'missing',
+                hint: 'give the sandbox image',
+                code: 'INPUT_INVALID',
+              },
+            ],
+          },
+        },
+      );
     }
     const id = `ses_${randomBytes(12).toString('base64url')}`;
     const idleTimeoutS = request.idle_timeout_s ?? defaults.idleTimeoutS;
@@ -102,9 +126,14 @@ export class SessionManager {
     const logger = this.#o.logger.child({ sessionId: id });
     // The session's own signal: it cancels the acquisition (client gone, wait over) and, later, the sandbox's calls.
     const controller = new AbortController();
-    const waitOver = new RolloutError('SANDBOX_ACQUIRE_TIMEOUT', `no sandbox within ${request.wait_s} s (wait_s): the fleet is at its caps or create rate`);
-    const waitTimer = request.wait_s === undefined ? undefined : setTimeout(() => controller.abort(waitOver), request.wait_s * SECOND);
-    const clientGone = (): void => controller.abort(new RolloutError('SESSION_CLOSED', 'the client went away while the session was starting'));
+    const waitOver = new RolloutError(
+      'SANDBOX_ACQUIRE_TIMEOUT',
+      `no sandbox within ${request.wait_s} s (wait_s): the fleet is at its caps or create rate`,
+    );
+    const waitTimer =
+      request.wait_s === undefined ? undefined : setTimeout(() => controller.abort(waitOver), request.wait_s * SECOND);
+    const clientGone = (): void =>
+      controller.abort(new RolloutError('SESSION_CLOSED', 'the client went away while the session was starting'));
     signal?.addEventListener('abort', clientGone, { once: true });
     let held: SuppliedSandbox;
     try {
@@ -126,7 +155,9 @@ export class SessionManager {
       // A failed set-up may quote the session's own environment (`export NAME=value`): never into an answer or a log.
       const err = coerceError(thrown);
       const secrets = jobSecrets({ env: request.env });
-      throw new RolloutError(err.code, redactJobText(err.message, secrets), { details: redactJobData(err.details, { env: request.env }) });
+      throw new RolloutError(err.code, redactJobText(err.message, secrets), {
+        details: redactJobData(err.details, { env: request.env }),
+      });
     } finally {
       if (waitTimer) clearTimeout(waitTimer);
       signal?.removeEventListener('abort', clientGone);
@@ -134,7 +165,10 @@ export class SessionManager {
     if (signal?.aborted || this.#closed) {
       // Nobody can learn this session's id: give the sandbox back at once.
       await held.release();
-      throw new RolloutError('SESSION_CLOSED', 'the session was ready after its client went away (or the server began shutting down); released');
+      throw new RolloutError(
+        'SESSION_CLOSED',
+        'the session was ready after its client went away (or the server began shutting down); released',
+      );
     }
     const lifetimeTimer = setTimeout(() => void this.#end(id, 'lifetime'), expiresAt - this.#now());
     lifetimeTimer.unref();
@@ -155,7 +189,10 @@ export class SessionManager {
       queue: Promise.resolve(),
     };
     this.#live.set(id, session);
-    logger.info({ sandboxId: held.sandboxId, image, acquireMs: Math.round(held.acquireMs), warm: held.warm }, 'session started');
+    logger.info(
+      { sandboxId: held.sandboxId, image, acquireMs: Math.round(held.acquireMs), warm: held.warm },
+      'session started',
+    );
     return this.#describe(session);
   }
 
@@ -233,7 +270,11 @@ export class SessionManager {
   }
 
   #closedError(id: string, ended: { reason: EndReason; at: number }): RolloutError {
-    return new RolloutError('SESSION_CLOSED', `session ${id} ended (${ended.reason}) at ${new Date(ended.at).toISOString()}`, { details: { reason: ended.reason } });
+    return new RolloutError(
+      'SESSION_CLOSED',
+      `session ${id} ended (${ended.reason}) at ${new Date(ended.at).toISOString()}`,
+      { details: { reason: ended.reason } },
+    );
   }
 
   /** Queues `fn` behind the session's other calls; keeps the idle timer from firing while it runs. */
@@ -278,8 +319,15 @@ export class SessionManager {
     clearTimeout(session.lifetimeTimer);
     session.controller.abort(new RolloutError('SESSION_CLOSED', `session ${id} ended (${reason})`));
     const log = reason === 'sandbox-lost' ? 'warn' : 'info';
-    this.#o.logger[log]({ sessionId: id, sandboxId: session.held.sandboxId, reason, ...(cause ? { err: cause } : {}) }, 'session ended');
-    await session.held.release().catch((err: unknown) => this.#o.logger.warn({ err, sessionId: id }, 'could not release the session sandbox; the reaper will'));
+    this.#o.logger[log](
+      { sessionId: id, sandboxId: session.held.sandboxId, reason, ...(cause ? { err: cause } : {}) },
+      'session ended',
+    );
+    await session.held
+      .release()
+      .catch((err: unknown) =>
+        this.#o.logger.warn({ err, sessionId: id }, 'could not release the session sandbox; the reaper will'),
+      );
   }
 
   #describe(s: Session): SessionBody {

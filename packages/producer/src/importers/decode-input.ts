@@ -10,19 +10,25 @@ export type DecodedInput = { ok: true; file: InputFile } | { ok: false; problem:
  * silently change commands and patches.
  */
 export function decodeInputFile(path: string, bytes: Uint8Array): DecodedInput {
-  if (bytes[0] === 0xff && bytes[1] === 0xfe) return { ok: true, file: { path, text: new TextDecoder('utf-16le').decode(bytes.subarray(2)) } };
-  if (bytes[0] === 0xfe && bytes[1] === 0xff) return { ok: true, file: { path, text: new TextDecoder('utf-16be').decode(bytes.subarray(2)) } };
+  if (bytes[0] === 0xff && bytes[1] === 0xfe)
+    return { ok: true, file: { path, text: new TextDecoder('utf-16le').decode(bytes.subarray(2)) } };
+  if (bytes[0] === 0xfe && bytes[1] === 0xff)
+    return { ok: true, file: { path, text: new TextDecoder('utf-16be').decode(bytes.subarray(2)) } };
   const invalid = firstInvalidUtf8(bytes);
-  if (invalid === undefined) return { ok: true, file: { path, text: new TextDecoder('utf-8', { ignoreBOM: false }).decode(bytes) } };
+  if (invalid === undefined)
+    return { ok: true, file: { path, text: new TextDecoder('utf-8', { ignoreBOM: false }).decode(bytes) } };
   let line = 1;
   for (let i = 0; i < invalid; i += 1) if (bytes[i] === 0x0a) line += 1;
   const byte = bytes[invalid]!.toString(16).padStart(2, '0');
   return {
     ok: false,
-    problem: problemAt({ file: path, line }, {
-      message: `not UTF-8 text (byte 0x${byte} at offset ${invalid} is not valid UTF-8)`,
-      hint: 'save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`); binary files cannot be read',
-    }),
+    problem: problemAt(
+      { file: path, line },
+      {
+        message: `not UTF-8 text (byte 0x${byte} at offset ${invalid} is not valid UTF-8)`,
+        hint: 'save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`); binary files cannot be read',
+      },
+    ),
   };
 }
 

@@ -24,7 +24,11 @@ export function sampleCount(options: ImportOptions): number {
  * Image precedence: the record's own image, then `options.image`, then `options.imageTemplate` filled for the
  * instance. Undefined when none applies (EpisodeSchema then reports `sandbox.image` as missing, with the hint).
  */
-export function resolveImage(instanceId: string, recordImage: string | undefined, options: ImportOptions): string | undefined {
+export function resolveImage(
+  instanceId: string,
+  recordImage: string | undefined,
+  options: ImportOptions,
+): string | undefined {
   if (recordImage !== undefined && recordImage !== '') return recordImage;
   if (options.image !== undefined && options.image !== '') return options.image;
   if (options.imageTemplate !== undefined && imageTemplateError(options.imageTemplate) === undefined) {
@@ -34,7 +38,11 @@ export function resolveImage(instanceId: string, recordImage: string | undefined
 }
 
 /** The record's sandbox fields over the option defaults, with the image resolved. */
-export function sandboxFor(instanceId: string, recordSandbox: Record<string, unknown> | undefined, options: ImportOptions): Record<string, unknown> {
+export function sandboxFor(
+  instanceId: string,
+  recordSandbox: Record<string, unknown> | undefined,
+  options: ImportOptions,
+): Record<string, unknown> {
   const recordImage = typeof recordSandbox?.['image'] === 'string' ? recordSandbox['image'] : undefined;
   const sandbox: Record<string, unknown> = { ...options.sandbox, ...recordSandbox };
   const image = resolveImage(instanceId, recordImage, options);
@@ -81,7 +89,9 @@ export function buildEpisodes(draft: EpisodeDraft, location: RecordLocation, opt
   if (options.imageTemplate !== undefined) {
     const templateError = imageTemplateError(options.imageTemplate);
     if (templateError !== undefined) {
-      result.problems.push(problemAt(location, { field: 'sandbox.image', message: templateError, hint: 'fix --image-template' }));
+      result.problems.push(
+        problemAt(location, { field: 'sandbox.image', message: templateError, hint: 'fix --image-template' }),
+      );
       return result;
     }
   }
@@ -89,7 +99,11 @@ export function buildEpisodes(draft: EpisodeDraft, location: RecordLocation, opt
     run_id: draft.runId ?? options.runId,
     episode_id: draft.episodeId ?? episodeIdFor(draft.instanceId),
     instance_id: draft.instanceId,
-    sandbox: sandboxFor(draft.instanceId, draft.recordImage === undefined ? undefined : { image: draft.recordImage }, options),
+    sandbox: sandboxFor(
+      draft.instanceId,
+      draft.recordImage === undefined ? undefined : { image: draft.recordImage },
+      options,
+    ),
     trajectory: draft.trajectory,
     metadata: { source: formatLocation(location), ...draft.metadata },
   };

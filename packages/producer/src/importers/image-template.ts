@@ -15,9 +15,15 @@ const PLACEHOLDER = /\{([^{}]*)\}/g;
 
 /** Names the unknown placeholders of a template, or returns undefined when it is usable. */
 export function imageTemplateError(template: string): string | undefined {
-  const unknown = [...template.matchAll(PLACEHOLDER)].map((m) => m[1] ?? '').filter((name) => !Object.hasOwn(PLACEHOLDERS, name));
+  const unknown = [...template.matchAll(PLACEHOLDER)]
+    .map((m) => m[1] ?? '')
+    .filter((name) => !Object.hasOwn(PLACEHOLDERS, name));
   if (unknown.length === 0) return undefined;
-  return `unknown placeholder(s) ${unknown.map((n) => `{${n}}`).join(', ')} in image template "${template}"; use ${Object.keys(PLACEHOLDERS).map((n) => `{${n}}`).join(', ')}`;
+  return `unknown placeholder(s) ${unknown.map((n) => `{${n}}`).join(', ')} in image template "${template}"; use ${Object.keys(
+    PLACEHOLDERS,
+  )
+    .map((n) => `{${n}}`)
+    .join(', ')}`;
 }
 
 /**

@@ -27,7 +27,9 @@ function assertLocated(problem: Problem, files: readonly InputFile[]): void {
   const file = files.find((f) => f.path === problem.file);
   expect(file !== undefined || problem.file === OPTIONS_FILE, `problem names an input: ${problem.file}`).toBe(true);
   expect(PROBLEM_CODES).toContain(problem.code);
-  expect(typeof problem.message === 'string' && problem.message.length > 0 && problem.message.length <= MAX_PROBLEM_TEXT).toBe(true);
+  expect(
+    typeof problem.message === 'string' && problem.message.length > 0 && problem.message.length <= MAX_PROBLEM_TEXT,
+  ).toBe(true);
   expect(typeof problem.hint === 'string' && problem.hint.length > 0).toBe(true);
   if (problem.field !== undefined) expect(problem.field.length).toBeLessThanOrEqual(MAX_PROBLEM_TEXT);
   if (problem.line !== undefined && file !== undefined) {
@@ -52,7 +54,9 @@ function assertOutcome(files: readonly InputFile[], options: ValidationOptions):
   // Output is bounded by the input: problems quote at most a clipped excerpt, episodes hold what the files held.
   const inputChars = files.reduce((sum, f) => sum + f.text.length, 0);
   const problemChars = JSON.stringify(result.problems).length;
-  expect(problemChars).toBeLessThanOrEqual(4 * inputChars + 2_000 * (1 + lineCount(files.map((f) => f.text).join('\n'))));
+  expect(problemChars).toBeLessThanOrEqual(
+    4 * inputChars + 2_000 * (1 + lineCount(files.map((f) => f.text).join('\n'))),
+  );
 }
 
 const pristinePrototype = Object.getOwnPropertyNames(Object.prototype).sort();
@@ -67,32 +71,56 @@ afterEach(() => {
 const RUNS = { numRuns: 100 };
 
 describe('importers never throw, whatever the input', () => {
-  const cases = INPUT_FORMATS.flatMap((format) => (['mild', 'adversarial'] as const).map((adversity) => ({ format, adversity })));
-  it.each(cases)('$format files ($adversity): located problems or valid episodes', ({ format, adversity }: { format: InputFormat; adversity: Adversity }) => {
-    fc.assert(fc.property(inputFileOf(format, adversity), validationOptions, (file, options) => {
-      // As detected (options.format unset) and forced through this format's importer.
-      const { format: _forced, ...detected } = options;
-      assertOutcome([file], detected);
-      assertOutcome([file], { ...options, format });
-    }), RUNS);
-  });
+  const cases = INPUT_FORMATS.flatMap((format) =>
+    (['mild', 'adversarial'] as const).map((adversity) => ({ format, adversity })),
+  );
+  it.each(cases)(
+    '$format files ($adversity): located problems or valid episodes',
+    ({ format, adversity }: { format: InputFormat; adversity: Adversity }) => {
+      fc.assert(
+        fc.property(inputFileOf(format, adversity), validationOptions, (file, options) => {
+          // As detected (options.format unset) and forced through this format's importer.
+          const { format: _forced, ...detected } = options;
+          assertOutcome([file], detected);
+          assertOutcome([file], { ...options, format });
+        }),
+        RUNS,
+      );
+    },
+  );
 
   it('files of every format together (datasets join predictions and trajectories, duplicates across files)', () => {
-    const anyFile = fc.tuple(fc.constantFrom(...INPUT_FORMATS), fc.constantFrom<Adversity>('mild', 'adversarial')).chain(([format, adversity]) => inputFileOf(format, adversity));
-    fc.assert(fc.property(fc.array(anyFile, { minLength: 2, maxLength: 4 }), validationOptions, (generated, options) => {
-      // Distinct paths, so that a problem's file:line names one file.
-      const files = generated.map((file, index) => ({ ...file, path: file.path.replace(/^inputs\//, `inputs/${index}/`) }));
-      const { format: _forced, ...detected } = options;
-      assertOutcome(files, detected);
-    }), RUNS);
+    const anyFile = fc
+      .tuple(fc.constantFrom(...INPUT_FORMATS), fc.constantFrom<Adversity>('mild', 'adversarial'))
+      .chain(([format, adversity]) => inputFileOf(format, adversity));
+    fc.assert(
+      fc.property(fc.array(anyFile, { minLength: 2, maxLength: 4 }), validationOptions, (generated, options) => {
+        // Distinct paths, so that a problem's file:line names one file.
+        const files = generated.map((file, index) => ({
+          ...file,
+          path: file.path.replace(/^inputs\//, `inputs/${index}/`),
+        }));
+        const { format: _forced, ...detected } = options;
+        assertOutcome(files, detected);
+      }),
+      RUNS,
+    );
   });
 
   it('any text under any name, through detection and through every importer', () => {
-    fc.assert(fc.property(arbitraryFile, fc.option(fc.constantFrom(...INPUT_FORMATS), { nil: undefined }), (file, format) => {
-      const detected = detectFormat(file);
-      if (!detected.ok) assertLocated(detected.problem, [file]);
-      assertOutcome([file], format === undefined ? { runId: 'run-1', image: 'python:3.11' } : { runId: 'run-1', image: 'python:3.11', format });
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(arbitraryFile, fc.option(fc.constantFrom(...INPUT_FORMATS), { nil: undefined }), (file, format) => {
+        const detected = detectFormat(file);
+        if (!detected.ok) assertLocated(detected.problem, [file]);
+        assertOutcome(
+          [file],
+          format === undefined
+            ? { runId: 'run-1', image: 'python:3.11' }
+            : { runId: 'run-1', image: 'python:3.11', format },
+        );
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('every format has a generator', () => {

@@ -15,7 +15,10 @@ describe('JSON sources', () => {
 
   it('numbers JSONL lines from 1, skipping blank ones, and reports bad lines', () => {
     const { records, problems } = parseJsonLines({ path: 'e.jsonl', text: '{"a":1}\n\n{"a":\n{"a":3}\n' });
-    expect(records).toEqual([{ line: 1, value: { a: 1 } }, { line: 4, value: { a: 3 } }]);
+    expect(records).toEqual([
+      { line: 1, value: { a: 1 } },
+      { line: 4, value: { a: 3 } },
+    ]);
     expect(problems).toMatchObject([{ file: 'e.jsonl', line: 3, code: 'INPUT_INVALID' }]);
   });
 

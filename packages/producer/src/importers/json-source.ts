@@ -4,7 +4,8 @@ import { jsonNestingOverflow, MAX_NESTING_DEPTH } from './nesting-depth.js';
 import type { InputFile } from './types.js';
 
 /** A failed parse says why (`syntax`, or `depth`: valid JSON nested deeper than MAX_NESTING_DEPTH). */
-export type JsonParse = { ok: true; value: unknown } | { ok: false; reason: 'syntax' | 'depth'; message: string; line?: number };
+export type JsonParse =
+  { ok: true; value: unknown } | { ok: false; reason: 'syntax' | 'depth'; message: string; line?: number };
 
 export interface JsonLine {
   line: number;
@@ -53,13 +54,24 @@ export function parseJsonText(text: string): JsonParse {
   }
   const deep = jsonNestingOverflow(source);
   if (deep === undefined) return { ok: true, value };
-  return { ok: false, reason: 'depth', message: `nested deeper than ${MAX_NESTING_DEPTH} levels`, line: lineAt(source, deep) };
+  return {
+    ok: false,
+    reason: 'depth',
+    message: `nested deeper than ${MAX_NESTING_DEPTH} levels`,
+    line: lineAt(source, deep),
+  };
 }
 
 /** Message and hint for a failed parse, worded for the person who wrote the file. */
-export function jsonParseText(parsed: { reason: 'syntax' | 'depth'; message: string }, syntaxHint: string): { message: string; hint: string } {
+export function jsonParseText(
+  parsed: { reason: 'syntax' | 'depth'; message: string },
+  syntaxHint: string,
+): { message: string; hint: string } {
   if (parsed.reason === 'depth') {
-    return { message: `too deeply nested (${parsed.message})`, hint: 'flatten the data: episodes never need that many levels of [ ] and { }' };
+    return {
+      message: `too deeply nested (${parsed.message})`,
+      hint: 'flatten the data: episodes never need that many levels of [ ] and { }',
+    };
   }
   return { message: `not valid JSON (${parsed.message})`, hint: syntaxHint };
 }
@@ -68,24 +80,39 @@ export function jsonParseText(parsed: { reason: 'syntax' | 'depth'; message: str
 export function parseJsonLines(file: InputFile): { records: JsonLine[]; problems: Problem[] } {
   const records: JsonLine[] = [];
   const problems: Problem[] = [];
-  stripBom(file.text).split('\n').forEach((raw, index) => {
-    const text = raw.trim();
-    if (text === '') return;
-    const line = index + 1;
-    const parsed = parseJsonText(text);
-    if (parsed.ok) {
-      records.push({ line, value: parsed.value });
-    } else {
-      problems.push(problemAt({ file: file.path, line }, jsonParseText(parsed,
-        'write exactly one JSON object per line (JSONL); no trailing commas, no multi-line objects')));
-    }
-  });
+  stripBom(file.text)
+    .split('\n')
+    .forEach((raw, index) => {
+      const text = raw.trim();
+      if (text === '') return;
+      const line = index + 1;
+      const parsed = parseJsonText(text);
+      if (parsed.ok) {
+        records.push({ line, value: parsed.value });
+      } else {
+        problems.push(
+          problemAt(
+            { file: file.path, line },
+            jsonParseText(
+              parsed,
+              'write exactly one JSON object per line (JSONL); no trailing commas, no multi-line objects',
+            ),
+          ),
+        );
+      }
+    });
   return { records, problems };
 }
 
-export function jsonSyntaxProblem(file: InputFile, parsed: { reason: 'syntax' | 'depth'; message: string; line?: number }): Problem {
+export function jsonSyntaxProblem(
+  file: InputFile,
+  parsed: { reason: 'syntax' | 'depth'; message: string; line?: number },
+): Problem {
   const location = parsed.line === undefined ? { file: file.path } : { file: file.path, line: parsed.line };
-  return problemAt(location, jsonParseText(parsed, 'fix the JSON syntax (a validator such as `jq . <file>` shows the spot)'));
+  return problemAt(
+    location,
+    jsonParseText(parsed, 'fix the JSON syntax (a validator such as `jq . <file>` shows the spot)'),
+  );
 }
 
 export function indexPath(index: number): string {
@@ -137,11 +164,16 @@ export function readJsonRecords(file: InputFile): { records: JsonRecord[]; probl
   const ext = fileExtension(file.path);
   if (ext === 'jsonl' || ext === 'ndjson') {
     const { records, problems } = parseJsonLines(file);
-    return { records: records.map((r) => ({ value: r.value, location: { file: file.path, line: r.line } })), problems, single: false };
+    return {
+      records: records.map((r) => ({ value: r.value, location: { file: file.path, line: r.line } })),
+      problems,
+      single: false,
+    };
   }
   const parsed = parseJsonText(file.text);
   if (!parsed.ok) return { records: [], problems: [jsonSyntaxProblem(file, parsed)], single: false };
-  if (!Array.isArray(parsed.value)) return { records: [{ value: parsed.value, location: { file: file.path } }], problems: [], single: true };
+  if (!Array.isArray(parsed.value))
+    return { records: [{ value: parsed.value, location: { file: file.path } }], problems: [], single: true };
   return {
     records: parsed.value.map((value, index) => ({ value, location: { file: file.path, path: indexPath(index) } })),
     problems: [],

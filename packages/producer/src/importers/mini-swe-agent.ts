@@ -31,15 +31,24 @@ export function isMiniSweAgentTrajectory(value: unknown): boolean {
     const format = value['trajectory_format'];
     if (typeof format === 'string' && format.startsWith('mini-swe-agent')) return true;
     const info = value['info'];
-    if (isRecord(info) && (typeof info['mini_version'] === 'string' || String(pathOf(info, 'config', 'agent_type') ?? '').startsWith('minisweagent'))) return true;
+    if (
+      isRecord(info) &&
+      (typeof info['mini_version'] === 'string' ||
+        String(pathOf(info, 'config', 'agent_type') ?? '').startsWith('minisweagent'))
+    )
+      return true;
     return false;
   }
   if (!Array.isArray(value)) return false;
   // A bare message list whose assistant turns carry fenced bash actions and no tool calls.
   const assistant = value.filter((message) => isRecord(message) && message['role'] === 'assistant');
-  return assistant.length > 0
-    && assistant.every((message) => isRecord(message) && !Array.isArray(message['tool_calls']))
-    && assistant.some((message) => textActions(contentText((message as Record<string, unknown>)['content']) ?? '').length > 0);
+  return (
+    assistant.length > 0 &&
+    assistant.every((message) => isRecord(message) && !Array.isArray(message['tool_calls'])) &&
+    assistant.some(
+      (message) => textActions(contentText((message as Record<string, unknown>)['content']) ?? '').length > 0,
+    )
+  );
 }
 
 function pathOf(value: unknown, ...keys: string[]): unknown {
@@ -78,11 +87,23 @@ function extractActions(messages: readonly unknown[], location: RecordLocation, 
   let from: Extracted['from'] = 'text';
   for (const [index, message] of messages.entries()) {
     if (!isRecord(message)) {
-      problems.push(problemAt(location, { field: `messages[${index}]`, message: `expected a message object, got ${describeType(message)}`, hint: 'each message is {"role": ..., "content": ...}' }));
+      problems.push(
+        problemAt(location, {
+          field: `messages[${index}]`,
+          message: `expected a message object, got ${describeType(message)}`,
+          hint: 'each message is {"role": ..., "content": ...}',
+        }),
+      );
       continue;
     }
     if (typeof message['role'] !== 'string') {
-      problems.push(problemAt(location, { field: `messages[${index}].role`, message: `missing role (got ${describeType(message['role'])})`, hint: 'each message needs a "role" (system, user, assistant, tool or exit)' }));
+      problems.push(
+        problemAt(location, {
+          field: `messages[${index}].role`,
+          message: `missing role (got ${describeType(message['role'])})`,
+          hint: 'each message needs a "role" (system, user, assistant, tool or exit)',
+        }),
+      );
       continue;
     }
     if (message['role'] !== 'assistant') continue;
@@ -92,11 +113,13 @@ function extractActions(messages: readonly unknown[], location: RecordLocation, 
       toolCalls.forEach((toolCall, callIndex) => {
         const name = pathOf(toolCall, 'function', 'name');
         if (typeof name !== 'string' || name === '') {
-          problems.push(problemAt(location, {
-            field: `messages[${index}].tool_calls[${callIndex}].function.name`,
-            message: `missing tool name (got ${describeType(name)})`,
-            hint: 'each tool call needs {id, type: "function", function: {name, arguments}}',
-          }));
+          problems.push(
+            problemAt(location, {
+              field: `messages[${index}].tool_calls[${callIndex}].function.name`,
+              message: `missing tool name (got ${describeType(name)})`,
+              hint: 'each tool call needs {id, type: "function", function: {name, arguments}}',
+            }),
+          );
           return;
         }
         const command = parseToolArguments(pathOf(toolCall, 'function', 'arguments'))['command'];
@@ -148,11 +171,13 @@ export function importMiniSweAgent(file: InputFile, options: ImportOptions): Imp
   const doc = parsed.value;
   const messages = Array.isArray(doc) ? doc : isRecord(doc) ? doc['messages'] : undefined;
   if (!Array.isArray(messages)) {
-    result.problems.push(problemAt(location, {
-      field: 'messages',
-      message: `expected a list of messages, got ${isRecord(doc) ? describeType(doc['messages']) : describeType(doc)}`,
-      hint: 'give a mini-swe-agent .traj.json ({"info", "messages", "trajectory_format"}) or a bare list of {role, content} messages',
-    }));
+    result.problems.push(
+      problemAt(location, {
+        field: 'messages',
+        message: `expected a list of messages, got ${isRecord(doc) ? describeType(doc['messages']) : describeType(doc)}`,
+        hint: 'give a mini-swe-agent .traj.json ({"info", "messages", "trajectory_format"}) or a bare list of {role, content} messages',
+      }),
+    );
     return result;
   }
   const info = isRecord(doc) && isRecord(doc['info']) ? doc['info'] : {};
@@ -165,27 +190,36 @@ export function importMiniSweAgent(file: InputFile, options: ImportOptions): Imp
   const replay = options.replay !== false;
   const submission = typeof info['submission'] === 'string' ? info['submission'] : undefined;
   if ((replay && extracted.calls.length === 0) || (!replay && submission === undefined)) {
-    result.problems.push(problemAt(location, {
-      field: replay ? 'messages' : 'info.submission',
-      message: replay ? 'no bash actions to replay' : 'no info.submission to grade',
-      hint: replay
-        ? 'assistant messages need one ```bash block (or a bash tool call) each; pass --no-replay to grade info.submission only'
-        : 'replay the actions instead (drop --no-replay), or give a file with info.submission',
-    }));
+    result.problems.push(
+      problemAt(location, {
+        field: replay ? 'messages' : 'info.submission',
+        message: replay ? 'no bash actions to replay' : 'no info.submission to grade',
+        hint: replay
+          ? 'assistant messages need one ```bash block (or a bash tool call) each; pass --no-replay to grade info.submission only'
+          : 'replay the actions instead (drop --no-replay), or give a file with info.submission',
+      }),
+    );
     return result;
   }
   const metadata: Record<string, string> = { source_format: 'mini-swe-agent', actions_from: extracted.from };
-  for (const key of ['mini_version', 'exit_status'] as const) if (typeof info[key] === 'string') metadata[key] = info[key];
-  if (isRecord(doc) && typeof doc['trajectory_format'] === 'string') metadata['trajectory_format'] = doc['trajectory_format'];
+  for (const key of ['mini_version', 'exit_status'] as const)
+    if (typeof info[key] === 'string') metadata[key] = info[key];
+  if (isRecord(doc) && typeof doc['trajectory_format'] === 'string')
+    metadata['trajectory_format'] = doc['trajectory_format'];
   if (extracted.skippedFormatErrors > 0) metadata['skipped_format_errors'] = String(extracted.skippedFormatErrors);
   const cwd = pathOf(info, 'config', 'environment', 'cwd');
   const instance = info['instance_id'];
   const draft: EpisodeDraft = {
-    instanceId: options.instanceId ?? (typeof instance === 'string' && instance !== '' ? instance : fileStem(file.path).replace(/\.traj$/, '')),
+    instanceId:
+      options.instanceId ??
+      (typeof instance === 'string' && instance !== '' ? instance : fileStem(file.path).replace(/\.traj$/, '')),
     trajectory: replay ? extracted.calls : [],
     metadata,
     ...(typeof cwd === 'string' && cwd.startsWith('/') ? { repoDir: cwd } : {}),
-    toolBundle: { name: 'mini-swe-agent', ...(typeof info['mini_version'] === 'string' ? { version: info['mini_version'] } : {}) },
+    toolBundle: {
+      name: 'mini-swe-agent',
+      ...(typeof info['mini_version'] === 'string' ? { version: info['mini_version'] } : {}),
+    },
   };
   // Replayed: the replayed repository's diff is graded. Not replayed: the recorded submission is.
   if (!replay) draft.modelPatch = submission === '' ? null : (submission ?? null);

@@ -1,7 +1,13 @@
 import { formatLocation, problemAt, type RecordLocation } from '../validation/problem.js';
 import { episodeIdFor, finishEpisode, sandboxFor } from './episode-builder.js';
 import {
-  describeType, fileExtension, indexPath, isRecord, jsonSyntaxProblem, parseJsonLines, parseJsonText,
+  describeType,
+  fileExtension,
+  indexPath,
+  isRecord,
+  jsonSyntaxProblem,
+  parseJsonLines,
+  parseJsonText,
 } from './json-source.js';
 import { emptyResult, mergeInto, type ImportOptions, type ImportResult, type InputFile } from './types.js';
 
@@ -17,7 +23,8 @@ export function importNativeEpisodes(file: InputFile, options: ImportOptions): I
   if (ext === 'jsonl' || ext === 'ndjson') {
     const { records, problems } = parseJsonLines(file);
     result.problems.push(...problems);
-    for (const record of records) mergeInto(result, importRecord(record.value, { file: file.path, line: record.line }, options));
+    for (const record of records)
+      mergeInto(result, importRecord(record.value, { file: file.path, line: record.line }, options));
     return result;
   }
   const parsed = parseJsonText(file.text);
@@ -26,7 +33,9 @@ export function importNativeEpisodes(file: InputFile, options: ImportOptions): I
     return result;
   }
   if (Array.isArray(parsed.value)) {
-    parsed.value.forEach((value, index) => mergeInto(result, importRecord(value, { file: file.path, path: indexPath(index) }, options)));
+    parsed.value.forEach((value, index) =>
+      mergeInto(result, importRecord(value, { file: file.path, path: indexPath(index) }, options)),
+    );
   } else {
     mergeInto(result, importRecord(parsed.value, { file: file.path }, options));
   }
@@ -36,17 +45,20 @@ export function importNativeEpisodes(file: InputFile, options: ImportOptions): I
 function importRecord(value: unknown, location: RecordLocation, options: ImportOptions): ImportResult {
   if (!isRecord(value)) {
     const result = emptyResult();
-    result.problems.push(problemAt(location, {
-      message: `expected an episode object, got ${describeType(value)}`,
-      hint: 'give one episode object per line (JSONL) or an episode / array of episodes (JSON)',
-    }));
+    result.problems.push(
+      problemAt(location, {
+        message: `expected an episode object, got ${describeType(value)}`,
+        hint: 'give one episode object per line (JSONL) or an episode / array of episodes (JSON)',
+      }),
+    );
     return result;
   }
   const candidate: Record<string, unknown> = { ...value };
   const instanceId = typeof value['instance_id'] === 'string' ? value['instance_id'] : undefined;
   // --run is authoritative: a run is what the user submits under one id, whatever the records say.
   candidate['run_id'] = options.runId;
-  if (candidate['episode_id'] === undefined && instanceId !== undefined) candidate['episode_id'] = episodeIdFor(instanceId);
+  if (candidate['episode_id'] === undefined && instanceId !== undefined)
+    candidate['episode_id'] = episodeIdFor(instanceId);
   const sandbox = value['sandbox'];
   if (sandbox === undefined || isRecord(sandbox)) candidate['sandbox'] = sandboxFor(instanceId ?? '', sandbox, options);
   if (Array.isArray(value['trajectory'])) candidate['trajectory'] = value['trajectory'].map(parseStringArguments);

@@ -1,10 +1,24 @@
 import { problemAt, type Problem, type RecordLocation } from '../validation/problem.js';
 import { buildEpisodes, episodeIdFor, type EpisodeDraft } from './episode-builder.js';
 import {
-  describeType, fileExtension, fileStem, indexPath, isRecord, jsonSyntaxProblem, parseJsonLines, parseJsonText,
+  describeType,
+  fileExtension,
+  fileStem,
+  indexPath,
+  isRecord,
+  jsonSyntaxProblem,
+  parseJsonLines,
+  parseJsonText,
 } from './json-source.js';
 import { contentText, toolCallInput } from './tool-arguments.js';
-import { emptyResult, mergeInto, type ImportOptions, type ImportResult, type InputFile, type ToolCallInput } from './types.js';
+import {
+  emptyResult,
+  mergeInto,
+  type ImportOptions,
+  type ImportResult,
+  type InputFile,
+  type ToolCallInput,
+} from './types.js';
 
 /**
  * OpenAI chat messages with tool calls (trajectories-and-grading.md §2.1). (mini-swe-agent's `{info, messages}`
@@ -31,7 +45,10 @@ export function importOpenAiMessages(file: InputFile, options: ImportOptions): I
     const { records, problems } = parseJsonLines(file);
     result.problems.push(...problems);
     records.forEach((record, index) => {
-      mergeInto(result, importConversation(record.value, { file: file.path, line: record.line }, options, `${stem}-${index}`));
+      mergeInto(
+        result,
+        importConversation(record.value, { file: file.path, line: record.line }, options, `${stem}-${index}`),
+      );
     });
     return result;
   }
@@ -46,7 +63,10 @@ export function importOpenAiMessages(file: InputFile, options: ImportOptions): I
     mergeInto(result, importConversation(value, { file: file.path }, options, options.instanceId ?? stem));
   } else if (Array.isArray(value)) {
     value.forEach((item, index) => {
-      mergeInto(result, importConversation(item, { file: file.path, path: indexPath(index) }, options, `${stem}-${index}`));
+      mergeInto(
+        result,
+        importConversation(item, { file: file.path, path: indexPath(index) }, options, `${stem}-${index}`),
+      );
     });
   } else {
     mergeInto(result, importConversation(value, { file: file.path }, options, options.instanceId ?? stem));
@@ -54,15 +74,22 @@ export function importOpenAiMessages(file: InputFile, options: ImportOptions): I
   return result;
 }
 
-function importConversation(value: unknown, location: RecordLocation, options: ImportOptions, defaultInstanceId: string): ImportResult {
+function importConversation(
+  value: unknown,
+  location: RecordLocation,
+  options: ImportOptions,
+  defaultInstanceId: string,
+): ImportResult {
   const result = emptyResult();
   const record = Array.isArray(value) ? { messages: value } : value;
   if (!isRecord(record) || !Array.isArray(record['messages'])) {
-    result.problems.push(problemAt(location, {
-      field: 'messages',
-      message: `expected a list of chat messages, got ${isRecord(record) ? describeType(record['messages']) : describeType(record)}`,
-      hint: 'give {"messages": [...]} (optionally with "instance_id") or a bare list of {role, content, tool_calls?} messages',
-    }));
+    result.problems.push(
+      problemAt(location, {
+        field: 'messages',
+        message: `expected a list of chat messages, got ${isRecord(record) ? describeType(record['messages']) : describeType(record)}`,
+        hint: 'give {"messages": [...]} (optionally with "instance_id") or a bare list of {role, content, tool_calls?} messages',
+      }),
+    );
     return result;
   }
   const problems: Problem[] = [];
@@ -74,19 +101,27 @@ function importConversation(value: unknown, location: RecordLocation, options: I
   }
   const modelPatch = patchOf(record);
   if (trajectory.length === 0 && modelPatch === undefined) {
-    result.problems.push(problemAt(location, {
-      field: 'messages',
-      message: 'no assistant tool_calls to replay and no model_patch to grade',
-      hint: 'only function-calling transcripts can be replayed; text-only transcripts (actions inside message text) are not supported',
-    }));
+    result.problems.push(
+      problemAt(location, {
+        field: 'messages',
+        message: 'no assistant tool_calls to replay and no model_patch to grade',
+        hint: 'only function-calling transcripts can be replayed; text-only transcripts (actions inside message text) are not supported',
+      }),
+    );
     return result;
   }
-  const instanceId = typeof record['instance_id'] === 'string' && record['instance_id'] !== '' ? record['instance_id'] : defaultInstanceId;
+  const instanceId =
+    typeof record['instance_id'] === 'string' && record['instance_id'] !== ''
+      ? record['instance_id']
+      : defaultInstanceId;
   const draft: EpisodeDraft = {
     instanceId,
     episodeId: typeof record['episode_id'] === 'string' ? record['episode_id'] : episodeIdFor(instanceId),
     trajectory,
-    metadata: { source_format: 'openai-messages', ...(skipped.length > 0 ? { skipped_actions: skipped.join(',') } : {}) },
+    metadata: {
+      source_format: 'openai-messages',
+      ...(skipped.length > 0 ? { skipped_actions: skipped.join(',') } : {}),
+    },
   };
   if (typeof record['sample_index'] === 'number') draft.sampleIndex = record['sample_index'];
   if (typeof record['image_name'] === 'string') draft.recordImage = record['image_name'];
@@ -101,7 +136,12 @@ function patchOf(record: Record<string, unknown>): string | undefined {
   return typeof submission === 'string' && submission !== '' ? submission : undefined;
 }
 
-function callsFromMessages(messages: readonly unknown[], location: RecordLocation, problems: Problem[], skipped: string[]): ToolCallInput[] {
+function callsFromMessages(
+  messages: readonly unknown[],
+  location: RecordLocation,
+  problems: Problem[],
+  skipped: string[],
+): ToolCallInput[] {
   const observations = new Map<string, string>();
   for (const message of messages) {
     if (!isRecord(message) || message['role'] !== 'tool' || typeof message['tool_call_id'] !== 'string') continue;
@@ -115,11 +155,13 @@ function callsFromMessages(messages: readonly unknown[], location: RecordLocatio
       const fn = isRecord(toolCall) && isRecord(toolCall['function']) ? toolCall['function'] : undefined;
       const name = fn?.['name'];
       if (typeof name !== 'string' || name === '') {
-        problems.push(problemAt(location, {
-          field: `messages[${messageIndex}].tool_calls[${callIndex}].function.name`,
-          message: `missing tool name (got ${describeType(name)})`,
-          hint: 'each tool call needs {id, type: "function", function: {name, arguments}}',
-        }));
+        problems.push(
+          problemAt(location, {
+            field: `messages[${messageIndex}].tool_calls[${callIndex}].function.name`,
+            message: `missing tool name (got ${describeType(name)})`,
+            hint: 'each tool call needs {id, type: "function", function: {name, arguments}}',
+          }),
+        );
         return;
       }
       const call = toolCallInput(name, toolCall, fn, observations);

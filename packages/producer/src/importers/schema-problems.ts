@@ -48,7 +48,11 @@ function issueToProblem(issue: Issue, record: unknown, location: RecordLocation)
     const received = valueAt(record, issue.path);
     const expected = expectedName(issue.expected);
     if (received === undefined) {
-      return problemAt(location, { field, message: `missing (expected ${expected})`, hint: specific ?? `add "${field}"` });
+      return problemAt(location, {
+        field,
+        message: `missing (expected ${expected})`,
+        hint: specific ?? `add "${field}"`,
+      });
     }
     return problemAt(location, {
       field,
@@ -59,9 +63,15 @@ function issueToProblem(issue: Issue, record: unknown, location: RecordLocation)
   if (issue.code === 'unrecognized_keys') {
     // A misspelled field ("sandbx", "FAIL_TO_PAS") gets the field it most likely meant, as environment variables do.
     const known = objectKeysAt(issue.path);
-    const guesses = issue.keys.map((key) => [key, didYouMean(key, known)] as const).filter(([, guess]) => guess !== undefined);
+    const guesses = issue.keys
+      .map((key) => [key, didYouMean(key, known)] as const)
+      .filter(([, guess]) => guess !== undefined);
     if (guesses.length > 0) {
-      return problemAt(location, { field, message: issue.message, hint: guesses.map(([key, guess]) => `did you mean "${guess}" (not "${key}")?`).join('; ') });
+      return problemAt(location, {
+        field,
+        message: issue.message,
+        hint: guesses.map(([key, guess]) => `did you mean "${guess}" (not "${key}")?`).join('; '),
+      });
     }
   }
   return problemAt(location, { field, message: issue.message, hint: specific ?? ERROR_CODES.INPUT_INVALID.hint });
@@ -69,7 +79,15 @@ function issueToProblem(issue: Issue, record: unknown, location: RecordLocation)
 
 /** The structural part of a zod v4 schema this module walks (object shapes, array elements, wrappers). */
 interface SchemaNode {
-  _zod: { def: { type: string; shape?: Record<string, SchemaNode>; element?: SchemaNode; innerType?: SchemaNode; in?: SchemaNode } };
+  _zod: {
+    def: {
+      type: string;
+      shape?: Record<string, SchemaNode>;
+      element?: SchemaNode;
+      innerType?: SchemaNode;
+      in?: SchemaNode;
+    };
+  };
 }
 
 const WRAPPERS = new Set(['optional', 'default', 'nullable', 'prefault', 'readonly', 'catch', 'pipe']);
@@ -84,7 +102,14 @@ function objectKeysAt(path: readonly PropertyKey[]): string[] {
     unwrap();
     if (node === undefined) return [];
     const def: SchemaNode['_zod']['def'] = node._zod.def;
-    node = typeof key === 'number' ? (def.type === 'array' ? def.element : undefined) : def.type === 'object' && typeof key === 'string' && def.shape && Object.hasOwn(def.shape, key) ? def.shape[key] : undefined;
+    node =
+      typeof key === 'number'
+        ? def.type === 'array'
+          ? def.element
+          : undefined
+        : def.type === 'object' && typeof key === 'string' && def.shape && Object.hasOwn(def.shape, key)
+          ? def.shape[key]
+          : undefined;
   }
   unwrap();
   return node?._zod.def.type === 'object' ? Object.keys(node._zod.def.shape ?? {}) : [];
@@ -106,11 +131,13 @@ function misspelledTools(episode: EpisodeInput, location: RecordLocation): Probl
     const limit = call.name.length < 6 ? 1 : 2;
     const guess = known.find((name) => editDistance(call.name, name) <= limit);
     if (guess === undefined) return;
-    problems.push(problemAt(location, {
-      field: `trajectory[${index}].name`,
-      message: `unknown tool "${call.name}"`,
-      hint: `did you mean "${guess}"? (tools: ${known.join(', ')})`,
-    }));
+    problems.push(
+      problemAt(location, {
+        field: `trajectory[${index}].name`,
+        message: `unknown tool "${call.name}"`,
+        hint: `did you mean "${guess}"? (tools: ${known.join(', ')})`,
+      }),
+    );
   });
   return problems;
 }
@@ -124,12 +151,15 @@ export function checkEpisode(
   location: RecordLocation,
 ): { ok: true; episode: EpisodeInput } | { ok: false; problems: Problem[] } {
   const parsed = EpisodeSchema.safeParse(candidate);
-  if (!parsed.success) return { ok: false, problems: parsed.error.issues.map((issue) => issueToProblem(issue, candidate, location)) };
-  const reserved = reservedKeyFields(candidate).map((field) => problemAt(location, {
-    field,
-    message: 'the key "__proto__" is not allowed here',
-    hint: 'rename the key: it would be dropped when the episode is read, so the replay would differ from the recording',
-  }));
+  if (!parsed.success)
+    return { ok: false, problems: parsed.error.issues.map((issue) => issueToProblem(issue, candidate, location)) };
+  const reserved = reservedKeyFields(candidate).map((field) =>
+    problemAt(location, {
+      field,
+      message: 'the key "__proto__" is not allowed here',
+      hint: 'rename the key: it would be dropped when the episode is read, so the replay would differ from the recording',
+    }),
+  );
   if (reserved.length > 0) return { ok: false, problems: reserved };
   const typos = misspelledTools(candidate as EpisodeInput, location);
   if (typos.length > 0) return { ok: false, problems: typos };
@@ -152,5 +182,7 @@ function reservedKeyFields(candidate: unknown): string[] {
       if (isRecord(call)) maps.push([`trajectory[${index}].arguments`, call['arguments']]);
     });
   }
-  return maps.filter(([, map]) => isRecord(map) && Object.hasOwn(map, '__proto__')).map(([field]) => `${field}.__proto__`);
+  return maps
+    .filter(([, map]) => isRecord(map) && Object.hasOwn(map, '__proto__'))
+    .map(([field]) => `${field}.__proto__`);
 }

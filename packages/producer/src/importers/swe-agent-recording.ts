@@ -13,17 +13,42 @@
  *   footer in `history`; else the top directory most absolute paths in the actions share;
  * - pty: `info.swe_rex_version` below 1.3; else CRLF line endings in the recorded observations.
  */
-import { SWE_AGENT_BUNDLES, type SweAgentBundle, type SweAgentVersion, type ToolBundleInput } from '@rollout-fleet/shared';
+import {
+  SWE_AGENT_BUNDLES,
+  type SweAgentBundle,
+  type SweAgentVersion,
+  type ToolBundleInput,
+} from '@rollout-fleet/shared';
 import { sweAgentActionFor } from '@rollout-fleet/sandbox';
 import { isRecord, parseJsonText } from './json-source.js';
 import { contentText, parseToolArguments } from './tool-arguments.js';
 import type { ToolCallInput } from './types.js';
 
 /** Tool names of the windowed set (SWE-agent `tools/{windowed,search,*edit*,submit}` and their 0.x functions). */
-export const WINDOWED_TOOL_NAMES = ['open', 'goto', 'scroll_up', 'scroll_down', 'create', 'edit', 'insert', 'search_file', 'search_dir', 'find_file'];
+export const WINDOWED_TOOL_NAMES = [
+  'open',
+  'goto',
+  'scroll_up',
+  'scroll_down',
+  'create',
+  'edit',
+  'insert',
+  'search_file',
+  'search_dir',
+  'find_file',
+];
 
 /** Actions that end or skip a run inside the agent; they never ran in the shell. */
-const AGENT_CONTROL_ACTIONS = new Set(['exit', 'exit_forfeit', 'exit_cost', 'exit_context', 'exit_error', 'exit_format', 'exit_api', 'skip']);
+const AGENT_CONTROL_ACTIONS = new Set([
+  'exit',
+  'exit_forfeit',
+  'exit_cost',
+  'exit_context',
+  'exit_error',
+  'exit_format',
+  'exit_api',
+  'skip',
+]);
 
 export interface SweAgentRecording {
   toolBundle: ToolBundleInput & { name: 'swe-agent' };
@@ -75,9 +100,11 @@ function sourcesOf(doc: Record<string, unknown>): Sources {
 /** The main agent's own turns: not demonstrations, not a reviewer's or summarizer's messages. */
 export function isAgentMessage(message: Record<string, unknown>): boolean {
   const agent = message['agent'];
-  return message['is_demo'] !== true
-    && message['message_type'] !== 'demonstration'
-    && (agent === undefined || agent === 'main' || agent === 'primary');
+  return (
+    message['is_demo'] !== true &&
+    message['message_type'] !== 'demonstration' &&
+    (agent === undefined || agent === 'main' || agent === 'primary')
+  );
 }
 
 function agentMessages(history: readonly unknown[]): Record<string, unknown>[] {
@@ -85,14 +112,22 @@ function agentMessages(history: readonly unknown[]): Record<string, unknown>[] {
 }
 
 function recordedObservations(s: Sources): string[] {
-  const fromSteps = s.steps.flatMap((step) => (isRecord(step) && typeof step['observation'] === 'string' ? [step['observation']] : []));
-  const fromHistory = agentMessages(s.history).flatMap((m) => (m['role'] === 'tool' || m['message_type'] === 'observation' ? [contentText(m['content']) ?? ''] : []));
+  const fromSteps = s.steps.flatMap((step) =>
+    isRecord(step) && typeof step['observation'] === 'string' ? [step['observation']] : [],
+  );
+  const fromHistory = agentMessages(s.history).flatMap((m) =>
+    m['role'] === 'tool' || m['message_type'] === 'observation' ? [contentText(m['content']) ?? ''] : [],
+  );
   return [...fromSteps, ...fromHistory];
 }
 
 function actionsOf(s: Sources): string[] {
-  const fromSteps = s.steps.flatMap((step) => (isRecord(step) && typeof step['action'] === 'string' ? [step['action']] : []));
-  const fromHistory = agentMessages(s.history).flatMap((m) => (m['role'] === 'assistant' && typeof m['action'] === 'string' ? [m['action']] : []));
+  const fromSteps = s.steps.flatMap((step) =>
+    isRecord(step) && typeof step['action'] === 'string' ? [step['action']] : [],
+  );
+  const fromHistory = agentMessages(s.history).flatMap((m) =>
+    m['role'] === 'assistant' && typeof m['action'] === 'string' ? [m['action']] : [],
+  );
   const fromCalls = agentMessages(s.history).flatMap((m) =>
     (Array.isArray(m['tool_calls']) ? m['tool_calls'] : []).flatMap((call) => {
       const name = path(call, 'function', 'name');
@@ -131,9 +166,13 @@ function inferVersion(s: Sources, v1: boolean): { version: SweAgentVersion; from
   }
   if (v1) return { version: '1.0-dev', from: '1.x layout without a version stamp' };
   const observations = recordedObservations(s);
-  if (s.steps.some((step) => isRecord(step) && Object.hasOwn(step, 'execution_time'))) return { version: '0.7', from: 'execution_time (0.7)' };
-  if (observations.some((text) => text.includes('retry your edit commmand'))) return { version: '0.1', from: 'wording (0.1 lint header)' };
-  if (observations.some((text) => text.includes('Usage: open "<file>"') || text.includes('WARNING: Scrolling many times'))) {
+  if (s.steps.some((step) => isRecord(step) && Object.hasOwn(step, 'execution_time')))
+    return { version: '0.7', from: 'execution_time (0.7)' };
+  if (observations.some((text) => text.includes('retry your edit commmand')))
+    return { version: '0.1', from: 'wording (0.1 lint header)' };
+  if (
+    observations.some((text) => text.includes('Usage: open "<file>"') || text.includes('WARNING: Scrolling many times'))
+  ) {
     return { version: '0.7', from: 'wording (0.7)' };
   }
   const nonEmpty = observations.filter((text) => text.trim() !== '');
@@ -144,10 +183,13 @@ function inferVersion(s: Sources, v1: boolean): { version: SweAgentVersion; from
 }
 
 const BUNDLE_ALIASES: Readonly<Record<string, SweAgentBundle>> = {
-  windowed: 'windowed', defaults: 'windowed',
+  windowed: 'windowed',
+  defaults: 'windowed',
   search: 'search',
-  windowed_edit_linting: 'edit_linting', edit_linting: 'edit_linting',
-  windowed_edit_replace: 'edit_replace', edit_replace: 'edit_replace',
+  windowed_edit_linting: 'edit_linting',
+  edit_linting: 'edit_linting',
+  windowed_edit_replace: 'edit_replace',
+  edit_replace: 'edit_replace',
   submit: 'submit',
 };
 
@@ -164,13 +206,14 @@ function bundlesFromConfig(s: Sources): SweAgentBundle[] | undefined {
 }
 
 function bundlesFromActions(actions: readonly string[], v1: boolean, s: Sources): SweAgentBundle[] {
-  const replaceEdit = agentMessages(s.history).some((m) =>
-    (Array.isArray(m['tool_calls']) ? m['tool_calls'] : []).some((call) => {
-      const name = path(call, 'function', 'name');
-      const args = parseToolArguments(path(call, 'function', 'arguments'));
-      return name === 'insert' || (name === 'edit' && Object.hasOwn(args, 'search'));
-    }),
-  ) || actions.some((action) => firstWord(action) === 'insert');
+  const replaceEdit =
+    agentMessages(s.history).some((m) =>
+      (Array.isArray(m['tool_calls']) ? m['tool_calls'] : []).some((call) => {
+        const name = path(call, 'function', 'name');
+        const args = parseToolArguments(path(call, 'function', 'arguments'));
+        return name === 'insert' || (name === 'edit' && Object.hasOwn(args, 'search'));
+      }),
+    ) || actions.some((action) => firstWord(action) === 'insert');
   const lineEdit = actions.some((action) => /^\s*edit\s+\d+:\d+/.test(action));
   const edit: SweAgentBundle = !v1 || (lineEdit && !replaceEdit) ? 'edit_linting' : 'edit_replace';
   return ['windowed', 'search', edit, 'submit'];
@@ -187,7 +230,11 @@ function repoDirFromConfig(s: Sources): string | undefined {
   if (!isRecord(repo)) return undefined;
   const url = repo['github_url'];
   if (typeof url === 'string') {
-    const parts = url.replace(/[?#].*$/, '').replace(/\.git\/?$/, '').split('/').filter((part) => part !== '');
+    const parts = url
+      .replace(/[?#].*$/, '')
+      .replace(/\.git\/?$/, '')
+      .split('/')
+      .filter((part) => part !== '');
     const [owner, name] = parts.slice(-2);
     if (owner !== undefined && name !== undefined && !owner.includes(':')) return `/${owner}__${name}`;
   }
@@ -217,7 +264,26 @@ function repoDirFromFooters(s: Sources): string | undefined {
   return undefined;
 }
 
-const SYSTEM_DIRS = new Set(['', 'tmp', 'usr', 'etc', 'root', 'bin', 'sbin', 'lib', 'lib64', 'dev', 'proc', 'sys', 'opt', 'var', 'home', 'run', 'mnt', 'srv']);
+const SYSTEM_DIRS = new Set([
+  '',
+  'tmp',
+  'usr',
+  'etc',
+  'root',
+  'bin',
+  'sbin',
+  'lib',
+  'lib64',
+  'dev',
+  'proc',
+  'sys',
+  'opt',
+  'var',
+  'home',
+  'run',
+  'mnt',
+  'srv',
+]);
 
 function repoDirFromActions(actions: readonly string[]): string | undefined {
   const counts = new Map<string, number>();
@@ -238,7 +304,9 @@ function isPty(s: Sources, v1: boolean): { pty: boolean; from?: string } {
     const [major = 0, minor = 0] = rex.split('.').map(Number);
     return { pty: major < 1 || (major === 1 && minor < 3), from: 'info.swe_rex_version' };
   }
-  return recordedObservations(s).some((text) => text.includes('\r\n')) ? { pty: true, from: 'CRLF in observations' } : { pty: false };
+  return recordedObservations(s).some((text) => text.includes('\r\n'))
+    ? { pty: true, from: 'CRLF in observations' }
+    : { pty: false };
 }
 
 export function describeSweAgentRecording(doc: Record<string, unknown>): SweAgentRecording {
@@ -295,8 +363,14 @@ export interface WindowedActions {
 function callFor(action: string, observation: string | undefined, toolCall: unknown): ToolCallInput {
   const word = firstWord(action);
   const fn = path(toolCall, 'function');
-  const name = typeof path(fn, 'name') === 'string' ? (path(fn, 'name') as string) : WINDOWED_TOOL_NAMES.includes(word) || word === 'submit' ? word : 'bash';
-  const args = toolCall !== undefined ? parseToolArguments(path(fn, 'arguments')) : name === 'bash' ? { command: action } : {};
+  const name =
+    typeof path(fn, 'name') === 'string'
+      ? (path(fn, 'name') as string)
+      : WINDOWED_TOOL_NAMES.includes(word) || word === 'submit'
+        ? word
+        : 'bash';
+  const args =
+    toolCall !== undefined ? parseToolArguments(path(fn, 'arguments')) : name === 'bash' ? { command: action } : {};
   const call: ToolCallInput = { name, arguments: args, action };
   const id = path(toolCall, 'id');
   if (typeof id === 'string') call.id = id;
@@ -318,7 +392,11 @@ function isControl(action: string, bundles: readonly SweAgentBundle[]): boolean 
  * `history` gives each assistant action with the next message as its observation (footer and all; the
  * comparison removes the template).
  */
-export function windowedActions(doc: Record<string, unknown>, bundles: readonly SweAgentBundle[], skipped: string[]): WindowedActions {
+export function windowedActions(
+  doc: Record<string, unknown>,
+  bundles: readonly SweAgentBundle[],
+  skipped: string[],
+): WindowedActions {
   const s = sourcesOf(doc);
   const messages = agentMessages(s.history);
   const assistant = messages
@@ -329,7 +407,11 @@ export function windowedActions(doc: Record<string, unknown>, bundles: readonly 
     let action = typeof message['action'] === 'string' ? message['action'] : undefined;
     if (action === undefined && toolCall !== undefined) {
       const name = path(toolCall, 'function', 'name');
-      if (typeof name === 'string') action = name === 'bash' ? String(parseToolArguments(path(toolCall, 'function', 'arguments'))['command'] ?? '') : sweAgentActionFor(name, parseToolArguments(path(toolCall, 'function', 'arguments')), bundles);
+      if (typeof name === 'string')
+        action =
+          name === 'bash'
+            ? String(parseToolArguments(path(toolCall, 'function', 'arguments'))['command'] ?? '')
+            : sweAgentActionFor(name, parseToolArguments(path(toolCall, 'function', 'arguments')), bundles);
     }
     if (action === undefined) return [];
     const next = messages[index + 1];
@@ -364,6 +446,8 @@ export function windowedActions(doc: Record<string, unknown>, bundles: readonly 
     }
     return { calls: aligned.calls, from: 'trajectory.action' };
   }
-  const calls = historyActions.filter(({ action }) => keep(action)).map(({ action, observation, toolCall }) => callFor(action, observation, toolCall));
+  const calls = historyActions
+    .filter(({ action }) => keep(action))
+    .map(({ action, observation, toolCall }) => callFor(action, observation, toolCall));
   return { calls, from: 'history.action' };
 }

@@ -36,10 +36,12 @@ export function importSweAgentTrajectory(file: InputFile, options: ImportOptions
   }
   const doc = parsed.value;
   if (!isRecord(doc) || (!Array.isArray(doc['history']) && !Array.isArray(doc['trajectory']))) {
-    result.problems.push(problemAt(location, {
-      message: `expected a SWE-agent trajectory object with a "history" or "trajectory" array, got ${describeKeys(doc)}`,
-      hint: 'pass a .traj file written by SWE-agent, or a demonstration with a "history" list',
-    }));
+    result.problems.push(
+      problemAt(location, {
+        message: `expected a SWE-agent trajectory object with a "history" or "trajectory" array, got ${describeKeys(doc)}`,
+        hint: 'pass a .traj file written by SWE-agent, or a demonstration with a "history" list',
+      }),
+    );
     return result;
   }
 
@@ -72,30 +74,39 @@ export function importSweAgentTrajectory(file: InputFile, options: ImportOptions
 
   const recorded = typeof info['submission'] === 'string' && info['submission'] !== '' ? info['submission'] : undefined;
   // Through a pty every LF of the patch arrived as CRLF: undo that, or the patch no longer applies.
-  const submission = recorded !== undefined && recording.toolBundle.pty_observations === true
-    ? recorded.replace(/\r\n/g, '\n').replace(/^\n+/, '')
-    : recorded;
+  const submission =
+    recorded !== undefined && recording.toolBundle.pty_observations === true
+      ? recorded.replace(/\r\n/g, '\n').replace(/^\n+/, '')
+      : recorded;
   if (options.replay === false) {
     if (submission === undefined) {
-      result.problems.push(problemAt(location, {
-        field: 'info.submission',
-        message: 'no submission to grade',
-        hint: 'replay the actions instead (drop --no-replay), or give a run that submitted a patch',
-      }));
+      result.problems.push(
+        problemAt(location, {
+          field: 'info.submission',
+          message: 'no submission to grade',
+          hint: 'replay the actions instead (drop --no-replay), or give a run that submitted a patch',
+        }),
+      );
       return result;
     }
     trajectory = [];
   }
   if (trajectory.length === 0 && submission === undefined) {
-    result.problems.push(problemAt(location, {
-      field: 'history',
-      message: 'no actions to replay and no submission to grade',
-      hint: 'the file has no assistant tool_calls in history and no trajectory[].action; check that it is a complete run',
-    }));
+    result.problems.push(
+      problemAt(location, {
+        field: 'history',
+        message: 'no actions to replay and no submission to grade',
+        hint: 'the file has no assistant tool_calls in history and no trajectory[].action; check that it is a complete run',
+      }),
+    );
     return result;
   }
 
-  const metadata: Record<string, string> = { source_format: 'swe-agent-traj', actions_from: actionsFrom, ...recording.evidence };
+  const metadata: Record<string, string> = {
+    source_format: 'swe-agent-traj',
+    actions_from: actionsFrom,
+    ...recording.evidence,
+  };
   if (skipped.length > 0) metadata['skipped_actions'] = skipped.join(',');
   if (typeof info['exit_status'] === 'string') metadata['exit_status'] = info['exit_status'];
   if (typeof info['swe_agent_version'] === 'string') metadata['swe_agent_version'] = info['swe_agent_version'];
@@ -106,15 +117,19 @@ export function importSweAgentTrajectory(file: InputFile, options: ImportOptions
   // SWE-agent's Docker image is informational only: it is not a sandbox image of ours.
   if (agentImage !== undefined) metadata['swe_agent_image'] = agentImage;
 
-  return buildEpisodes({
-    instanceId: options.instanceId ?? fileStem(file.path),
-    trajectory,
-    // Only a real patch: a null/empty submission leaves grading to the replayed repository's own diff.
-    ...(submission === undefined ? {} : { modelPatch: submission }),
-    metadata,
-    ...(recording.repoDir === undefined ? {} : { repoDir: recording.repoDir }),
-    toolBundle: recording.toolBundle,
-  }, location, options);
+  return buildEpisodes(
+    {
+      instanceId: options.instanceId ?? fileStem(file.path),
+      trajectory,
+      // Only a real patch: a null/empty submission leaves grading to the replayed repository's own diff.
+      ...(submission === undefined ? {} : { modelPatch: submission }),
+      metadata,
+      ...(recording.repoDir === undefined ? {} : { repoDir: recording.repoDir }),
+      toolBundle: recording.toolBundle,
+    },
+    location,
+    options,
+  );
 }
 
 function parseDocument(file: InputFile): { ok: true; value: unknown } | { ok: false; problem: Problem } {
@@ -123,7 +138,13 @@ function parseDocument(file: InputFile): { ok: true; value: unknown } | { ok: fa
     const parsed = parseYamlText(file.text);
     if (parsed.ok) return parsed;
     const at = parsed.line === undefined ? { file: file.path } : { file: file.path, line: parsed.line };
-    return { ok: false, problem: problemAt(at, yamlParseText(parsed, 'fix the YAML syntax; a demonstration is a mapping with a "history" list')) };
+    return {
+      ok: false,
+      problem: problemAt(
+        at,
+        yamlParseText(parsed, 'fix the YAML syntax; a demonstration is a mapping with a "history" list'),
+      ),
+    };
   }
   const parsed = parseJsonText(file.text);
   return parsed.ok ? parsed : { ok: false, problem: jsonSyntaxProblem(file, parsed) };
@@ -168,11 +189,13 @@ function callsFromToolCalls(history: readonly unknown[], context: CallContext): 
       const fn = isRecord(toolCall) && isRecord(toolCall['function']) ? toolCall['function'] : undefined;
       const name = fn?.['name'];
       if (typeof name !== 'string' || name === '') {
-        context.problems.push(problemAt(context.location, {
-          field: `history[${messageIndex}].tool_calls[${callIndex}].function.name`,
-          message: `missing tool name (got ${describeType(name)})`,
-          hint: 'each tool call needs {function: {name, arguments}}',
-        }));
+        context.problems.push(
+          problemAt(context.location, {
+            field: `history[${messageIndex}].tool_calls[${callIndex}].function.name`,
+            message: `missing tool name (got ${describeType(name)})`,
+            hint: 'each tool call needs {function: {name, arguments}}',
+          }),
+        );
         return;
       }
       if (name === 'submit' && !context.keepSubmit) {
@@ -242,7 +265,8 @@ function firstWorkingDir(steps: readonly unknown[]): string | undefined {
 
 /** `replay_config` is a JSON string in v1 files and an object in older ones. */
 function deploymentImage(replayConfig: unknown): string | undefined {
-  const config = typeof replayConfig === 'string' ? jsonObject(replayConfig) : isRecord(replayConfig) ? replayConfig : undefined;
+  const config =
+    typeof replayConfig === 'string' ? jsonObject(replayConfig) : isRecord(replayConfig) ? replayConfig : undefined;
   const env = config?.['env'];
   const deployment = isRecord(env) ? env['deployment'] : undefined;
   const image = isRecord(deployment) ? deployment['image'] : undefined;

@@ -42,19 +42,32 @@ export function parseSweBenchInstances(file: InputFile): { instances: LocatedIns
   return { instances, problems };
 }
 
-function parseInstance(value: unknown, location: RecordLocation): { ok: true; instance: SweBenchInstance } | { ok: false; problems: Problem[] } {
+function parseInstance(
+  value: unknown,
+  location: RecordLocation,
+): { ok: true; instance: SweBenchInstance } | { ok: false; problems: Problem[] } {
   if (!isRecord(value)) {
-    return { ok: false, problems: [problemAt(location, { message: `expected an instance object, got ${describeType(value)}`, hint: 'give a list of SWE-bench instances' })] };
+    return {
+      ok: false,
+      problems: [
+        problemAt(location, {
+          message: `expected an instance object, got ${describeType(value)}`,
+          hint: 'give a list of SWE-bench instances',
+        }),
+      ],
+    };
   }
   const problems: Problem[] = [];
   const requiredString = (field: string): string => {
     const v = value[field];
     if (typeof v === 'string' && v !== '') return v;
-    problems.push(problemAt(location, {
-      field,
-      message: v === undefined ? 'missing (expected string)' : `expected a non-empty string, got ${describeType(v)}`,
-      hint: `add "${field}" (SWE-bench instances carry instance_id, repo, base_commit, test_patch, FAIL_TO_PASS, PASS_TO_PASS)`,
-    }));
+    problems.push(
+      problemAt(location, {
+        field,
+        message: v === undefined ? 'missing (expected string)' : `expected a non-empty string, got ${describeType(v)}`,
+        hint: `add "${field}" (SWE-bench instances carry instance_id, repo, base_commit, test_patch, FAIL_TO_PASS, PASS_TO_PASS)`,
+      }),
+    );
     return '';
   };
   const instanceId = requiredString('instance_id');
@@ -63,8 +76,21 @@ function parseInstance(value: unknown, location: RecordLocation): { ok: true; in
   const passToPass = testList(value, 'PASS_TO_PASS', location, problems);
   if (problems.length > 0) return { ok: false, problems };
 
-  const instance: SweBenchInstance = { instance_id: instanceId, repo, FAIL_TO_PASS: failToPass, PASS_TO_PASS: passToPass };
-  for (const key of ['base_commit', 'patch', 'test_patch', 'eval_script', 'image_name', 'test_cmd', 'problem_statement'] as const) {
+  const instance: SweBenchInstance = {
+    instance_id: instanceId,
+    repo,
+    FAIL_TO_PASS: failToPass,
+    PASS_TO_PASS: passToPass,
+  };
+  for (const key of [
+    'base_commit',
+    'patch',
+    'test_patch',
+    'eval_script',
+    'image_name',
+    'test_cmd',
+    'problem_statement',
+  ] as const) {
     const v = value[key];
     if (typeof v === 'string' && v !== '') instance[key] = v;
   }
@@ -75,7 +101,12 @@ function parseInstance(value: unknown, location: RecordLocation): { ok: true; in
 }
 
 /** Plain lists in some files, JSON-encoded strings in the Hugging Face datasets; absent → []. */
-function testList(record: Record<string, unknown>, field: string, location: RecordLocation, problems: Problem[]): string[] {
+function testList(
+  record: Record<string, unknown>,
+  field: string,
+  location: RecordLocation,
+  problems: Problem[],
+): string[] {
   let value = record[field];
   if (value === undefined || value === null) return [];
   if (typeof value === 'string') {
@@ -83,11 +114,13 @@ function testList(record: Record<string, unknown>, field: string, location: Reco
     value = parsed.ok ? parsed.value : undefined;
   }
   if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return value;
-  problems.push(problemAt(location, {
-    field,
-    message: `expected a list of test names, got ${describeType(record[field])}${typeof record[field] === 'string' ? ' that is not a JSON list of strings' : ''}`,
-    hint: 'give a list of strings, or a JSON-encoded list as in the Hugging Face datasets',
-  }));
+  problems.push(
+    problemAt(location, {
+      field,
+      message: `expected a list of test names, got ${describeType(record[field])}${typeof record[field] === 'string' ? ' that is not a JSON list of strings' : ''}`,
+      hint: 'give a list of strings, or a JSON-encoded list as in the Hugging Face datasets',
+    }),
+  );
   return [];
 }
 

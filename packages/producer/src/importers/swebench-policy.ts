@@ -17,7 +17,10 @@ export function importSweBenchPolicyEpisodes(
     const draft: EpisodeDraft = {
       instanceId: instance.instance_id,
       trajectory: [],
-      eval: evalSpecForInstance(instance, options.testCommand === undefined ? {} : { testCommand: options.testCommand }),
+      eval: evalSpecForInstance(
+        instance,
+        options.testCommand === undefined ? {} : { testCommand: options.testCommand },
+      ),
       policy: options.policy,
       metadata: { source_format: 'swebench-dataset' },
     };

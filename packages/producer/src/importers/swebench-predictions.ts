@@ -32,7 +32,10 @@ function unpackDict(record: JsonRecord | undefined): JsonRecord[] {
   const value = record.value;
   if (!isRecord(value) || typeof value['instance_id'] === 'string') return [record];
   return Object.entries(value).map(([key, prediction]) => ({
-    value: isRecord(prediction) && prediction['instance_id'] === undefined ? { ...prediction, instance_id: key } : prediction,
+    value:
+      isRecord(prediction) && prediction['instance_id'] === undefined
+        ? { ...prediction, instance_id: key }
+        : prediction,
     location: { file: record.location.file, path: keyPath(key) },
   }));
 }
@@ -43,20 +46,39 @@ function importPrediction(value: unknown, location: RecordLocation, options: Swe
     result.problems.push(problemAt(location, { ...(field === undefined ? {} : { field }), message, hint }));
     return result;
   };
-  if (!isRecord(value)) return fail(undefined, `expected a prediction object, got ${describeType(value)}`, 'give {"instance_id", "model_patch", "model_name_or_path"} objects');
+  if (!isRecord(value))
+    return fail(
+      undefined,
+      `expected a prediction object, got ${describeType(value)}`,
+      'give {"instance_id", "model_patch", "model_name_or_path"} objects',
+    );
   const instanceId = value['instance_id'];
   if (typeof instanceId !== 'string' || instanceId === '') {
-    return fail('instance_id', instanceId === undefined ? 'missing (expected string)' : `expected a non-empty string, got ${describeType(instanceId)}`, 'add the SWE-bench instance id the prediction is for');
+    return fail(
+      'instance_id',
+      instanceId === undefined
+        ? 'missing (expected string)'
+        : `expected a non-empty string, got ${describeType(instanceId)}`,
+      'add the SWE-bench instance id the prediction is for',
+    );
   }
   const patch = value['model_patch'];
   if (patch !== null && typeof patch !== 'string') {
-    return fail('model_patch', patch === undefined ? 'missing (expected string or null)' : `expected string or null, got ${describeType(patch)}`, 'give the patch text; "" or null mean an empty prediction');
+    return fail(
+      'model_patch',
+      patch === undefined ? 'missing (expected string or null)' : `expected string or null, got ${describeType(patch)}`,
+      'give the patch text; "" or null mean an empty prediction',
+    );
   }
   const instance = options.instances.get(instanceId);
   if (instance === undefined) {
-    return fail('instance_id', `instance "${instanceId}" is not in the dataset`, options.instances.size === 0
-      ? 'pass the SWE-bench dataset file (JSON list or JSONL of instances) together with the predictions'
-      : 'pass the dataset file that contains this instance, or remove the prediction');
+    return fail(
+      'instance_id',
+      `instance "${instanceId}" is not in the dataset`,
+      options.instances.size === 0
+        ? 'pass the SWE-bench dataset file (JSON list or JSONL of instances) together with the predictions'
+        : 'pass the dataset file that contains this instance, or remove the prediction',
+    );
   }
   const draft = draftFor(instance, options);
   draft.modelPatch = patch;
@@ -76,7 +98,10 @@ function draftFor(instance: SweBenchInstance, options: SweBenchImportOptions): E
 }
 
 /** SWE-bench's `gold` predictions: every instance graded with its own gold `patch`. */
-export function importSweBenchGold(instances: readonly LocatedInstance[], options: SweBenchImportOptions): ImportResult {
+export function importSweBenchGold(
+  instances: readonly LocatedInstance[],
+  options: SweBenchImportOptions,
+): ImportResult {
   const result = emptyResult();
   for (const { instance, location } of instances) {
     const draft = draftFor(instance, options);

@@ -29,7 +29,12 @@ export function contentText(content: unknown): string | undefined {
 }
 
 /** One OpenAI-style tool call as a trajectory step, with the observation its `tool` answer recorded. */
-export function toolCallInput(name: string, toolCall: unknown, fn: Record<string, unknown> | undefined, observations: ReadonlyMap<string, string>): ToolCallInput {
+export function toolCallInput(
+  name: string,
+  toolCall: unknown,
+  fn: Record<string, unknown> | undefined,
+  observations: ReadonlyMap<string, string>,
+): ToolCallInput {
   const call: ToolCallInput = { name, arguments: parseToolArguments(fn?.['arguments']) };
   const id = isRecord(toolCall) ? toolCall['id'] : undefined;
   if (typeof id === 'string') {

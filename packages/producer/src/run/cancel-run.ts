@@ -62,7 +62,17 @@ export async function cancelRun(options: {
     const { generation } = await store.state(ref);
     const prior = job.data.attempts ?? [];
     const now = new Date().toISOString();
-    const attempts = [...prior, { attempt: prior.length + 1, worker_id: options.by ?? 'producer', sandbox_id: null, started_at: now, ended_at: now, failure }];
+    const attempts = [
+      ...prior,
+      {
+        attempt: prior.length + 1,
+        worker_id: options.by ?? 'producer',
+        sandbox_id: null,
+        started_at: now,
+        ended_at: now,
+        failure,
+      },
+    ];
     const result = {
       ...buildFailedResult({ episode: job.data.episode, failure, attempts, workerId: options.by ?? 'producer' }),
       run_id: ref.runId,

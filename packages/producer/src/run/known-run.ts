@@ -19,5 +19,7 @@ export async function requireRun(options: { redis: RedisClient; keys: Keyspace; 
   const { redis, keys, runId } = options;
   if ((await redis.exists(keys.run(runId))) === 1) return;
   const suggestions = closestNames(runId, (await redis.smembers(keys.runs())).sort(), SUGGESTIONS);
-  throw new RolloutError('RUN_NOT_FOUND', unknownRunMessage(runId, suggestions), { details: { runId, didYouMean: suggestions } });
+  throw new RolloutError('RUN_NOT_FOUND', unknownRunMessage(runId, suggestions), {
+    details: { runId, didYouMean: suggestions },
+  });
 }

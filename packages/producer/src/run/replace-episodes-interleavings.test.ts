@@ -83,85 +83,119 @@ describe('replaceEpisodes: random interleavings of forces and finishing workers'
     return { queue: dying, died };
   }
 
-  it.each(Array.from({ length: SEEDS }, (_, i) => i + 1))('seed %i: every episode ends with exactly one result', async (seed) => {
-    const random = seededRandom(seed);
-    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
-    const runId = `r-${seed}-${randomUUID()}`;
-    const episodes: Episode[] = Array.from({ length: EPISODES }, (_, i) => EpisodeSchema.parse({ run_id: runId, episode_id: `e${i}`, instance_id: `e${i}`, sandbox: { image: 'tiny' } }));
-    const labels = episodes.map((e) => `${runId}|${e.episode_id}|0`);
-    const events = new EventEmitter();
-    const held: Held[] = [];
-    const generationOf = new Map<string, number>();
-    let holding = true;
-    const hold = (point: Held['point']) => (execution: Execution): Promise<void> => {
-      generationOf.set(`exec-${execution.serial}`, execution.generation);
-      if (!holding) return Promise.resolve();
-      return new Promise<void>((open) => {
-        held.push({ execution, point, open });
-        events.emit('progress');
+  it.each(Array.from({ length: SEEDS }, (_, i) => i + 1))(
+    'seed %i: every episode ends with exactly one result',
+    async (seed) => {
+      const random = seededRandom(seed);
+      const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+      const runId = `r-${seed}-${randomUUID()}`;
+      const episodes: Episode[] = Array.from({ length: EPISODES }, (_, i) =>
+        EpisodeSchema.parse({ run_id: runId, episode_id: `e${i}`, instance_id: `e${i}`, sandbox: { image: 'tiny' } }),
+      );
+      const labels = episodes.map((e) => `${runId}|${e.episode_id}|0`);
+      const events = new EventEmitter();
+      const held: Held[] = [];
+      const generationOf = new Map<string, number>();
+      let holding = true;
+      const hold =
+        (point: Held['point']) =>
+        (execution: Execution): Promise<void> => {
+          generationOf.set(`exec-${execution.serial}`, execution.generation);
+          if (!holding) return Promise.resolve();
+          return new Promise<void>((open) => {
+            held.push({ execution, point, open });
+            events.emit('progress');
+          });
+        };
+      const standIn = startStandInWorker({
+        redisUrl,
+        prefix,
+        redis,
+        keys,
+        concurrency: EPISODES,
+        hooks: { beforeCommit: hold('before-commit'), afterCommit: hold('after-commit') },
       });
-    };
-    const standIn = startStandInWorker({ redisUrl, prefix, redis, keys, concurrency: EPISODES, hooks: { beforeCommit: hold('before-commit'), afterCommit: hold('after-commit') } });
-    standIn.worker.on('completed', () => events.emit('progress'));
-    standIn.worker.on('failed', () => events.emit('progress'));
-    const progressed = async (): Promise<void> => {
-      await once(events, 'progress', { signal: AbortSignal.timeout(PROGRESS_TIMEOUT_MS) });
-    };
-    const inFlight: Array<Promise<unknown>> = [];
-    try {
-      const first = progressed();
-      await submitRun({ queue, redis, keys, runId, episodes });
-      await first;
-      for (let step = 0; step < STEPS; step += 1) {
-        const roll = random();
-        if (roll < 0.4 && held.length > 0) {
-          const [released] = held.splice(Math.floor(random() * held.length), 1);
-          const next = progressed();
-          released?.open();
-          await next;
-        } else if (roll < 0.75) {
-          const subset = episodes.filter(() => random() < 0.6);
-          const forced = subset.length > 0 ? subset : [pick(episodes)];
-          const how = random();
-          if (how < 0.2) {
-            const producer = dyingAt(1 + Math.floor(random() * (2 * forced.length + 2)));
-            inFlight.push(Promise.race([submitRun({ queue: producer.queue, redis, keys, runId, episodes: forced, force: true }), producer.died]));
+      standIn.worker.on('completed', () => events.emit('progress'));
+      standIn.worker.on('failed', () => events.emit('progress'));
+      const progressed = async (): Promise<void> => {
+        await once(events, 'progress', { signal: AbortSignal.timeout(PROGRESS_TIMEOUT_MS) });
+      };
+      const inFlight: Array<Promise<unknown>> = [];
+      try {
+        const first = progressed();
+        await submitRun({ queue, redis, keys, runId, episodes });
+        await first;
+        for (let step = 0; step < STEPS; step += 1) {
+          const roll = random();
+          if (roll < 0.4 && held.length > 0) {
+            const [released] = held.splice(Math.floor(random() * held.length), 1);
+            const next = progressed();
+            released?.open();
+            await next;
+          } else if (roll < 0.75) {
+            const subset = episodes.filter(() => random() < 0.6);
+            const forced = subset.length > 0 ? subset : [pick(episodes)];
+            const how = random();
+            if (how < 0.2) {
+              const producer = dyingAt(1 + Math.floor(random() * (2 * forced.length + 2)));
+              inFlight.push(
+                Promise.race([
+                  submitRun({ queue: producer.queue, redis, keys, runId, episodes: forced, force: true }),
+                  producer.died,
+                ]),
+              );
+            } else if (how < 0.6)
+              inFlight.push(submitRun({ queue, redis, keys, runId, episodes: forced, force: true }));
+            else await submitRun({ queue, redis, keys, runId, episodes: forced, force: true });
+          } else if (roll < 0.9) {
+            await requeuePendingReruns({ queue, redis, keys });
+          } else {
+            await Promise.all(inFlight.splice(0));
           }
-          else if (how < 0.6) inFlight.push(submitRun({ queue, redis, keys, runId, episodes: forced, force: true }));
-          else await submitRun({ queue, redis, keys, runId, episodes: forced, force: true });
-        } else if (roll < 0.9) {
-          await requeuePendingReruns({ queue, redis, keys });
-        } else {
-          await Promise.all(inFlight.splice(0));
         }
-      }
-      // Everything finishes now; the fleet's sweep keeps running (as it does every reaper interval).
-      holding = false;
-      for (const h of held.splice(0)) h.open();
-      await Promise.all(inFlight.splice(0));
-      await vi.waitFor(async () => {
-        await requeuePendingReruns({ queue, redis, keys });
-        for (const label of labels) expect(await queue.getJobState(label)).toBe('completed');
-        for (const e of episodes) expect(await store.get(runId, e.episode_id, 0)).toBeDefined();
-        expect(await redis.hmget(keys.reruns(), ...labels)).toEqual(labels.map(() => null));
-      }, { timeout: 20_000, interval: 50 });
+        // Everything finishes now; the fleet's sweep keeps running (as it does every reaper interval).
+        holding = false;
+        for (const h of held.splice(0)) h.open();
+        await Promise.all(inFlight.splice(0));
+        await vi.waitFor(
+          async () => {
+            await requeuePendingReruns({ queue, redis, keys });
+            for (const label of labels) expect(await queue.getJobState(label)).toBe('completed');
+            for (const e of episodes) expect(await store.get(runId, e.episode_id, 0)).toBeDefined();
+            expect(await redis.hmget(keys.reruns(), ...labels)).toEqual(labels.map(() => null));
+          },
+          { timeout: 20_000, interval: 50 },
+        );
 
-      expect((await redis.hkeys(keys.resultIndex(runId))).sort()).toEqual([...labels].sort());
-      expect(await redis.xlen(keys.results(runId))).toBe(EPISODES);
-      expect(await getRunStatus({ redis, keys, runId })).toMatchObject({ total: EPISODES, done: EPISODES, completed: EPISODES, failed: 0 });
-      expect(await store.recount(runId)).toEqual({ done: EPISODES, completed: EPISODES, failed: 0, resolved: EPISODES });
-      for (const e of episodes) {
-        const label = `${runId}|${e.episode_id}|0`;
-        const result = await store.get(runId, e.episode_id, 0);
-        // From an execution of the episode's latest generation: every force was followed by a run.
-        expect(generationOf.get(result?.worker_id ?? '')).toBe(Number((await redis.hget(keys.generations(runId), label)) ?? 0));
+        expect((await redis.hkeys(keys.resultIndex(runId))).sort()).toEqual([...labels].sort());
+        expect(await redis.xlen(keys.results(runId))).toBe(EPISODES);
+        expect(await getRunStatus({ redis, keys, runId })).toMatchObject({
+          total: EPISODES,
+          done: EPISODES,
+          completed: EPISODES,
+          failed: 0,
+        });
+        expect(await store.recount(runId)).toEqual({
+          done: EPISODES,
+          completed: EPISODES,
+          failed: 0,
+          resolved: EPISODES,
+        });
+        for (const e of episodes) {
+          const label = `${runId}|${e.episode_id}|0`;
+          const result = await store.get(runId, e.episode_id, 0);
+          // From an execution of the episode's latest generation: every force was followed by a run.
+          expect(generationOf.get(result?.worker_id ?? '')).toBe(
+            Number((await redis.hget(keys.generations(runId), label)) ?? 0),
+          );
+        }
+        expect(standIn.overlaps).toEqual([]);
+        expect(standIn.requeueErrors).toEqual([]);
+      } finally {
+        holding = false;
+        for (const h of held.splice(0)) h.open();
+        await standIn.close();
       }
-      expect(standIn.overlaps).toEqual([]);
-      expect(standIn.requeueErrors).toEqual([]);
-    } finally {
-      holding = false;
-      for (const h of held.splice(0)) h.open();
-      await standIn.close();
-    }
-  });
+    },
+  );
 });

@@ -55,7 +55,8 @@ describe('replaceEpisodes: a forced job that finishes meanwhile', () => {
     redis.disconnect();
   });
 
-  const episodeOf = (runId: string): Episode => EpisodeSchema.parse({ run_id: runId, episode_id: 'e', instance_id: 'e', sandbox: { image: 'tiny' } });
+  const episodeOf = (runId: string): Episode =>
+    EpisodeSchema.parse({ run_id: runId, episode_id: 'e', instance_id: 'e', sandbox: { image: 'tiny' } });
 
   /** The episode has exactly one current result, counted once, one stream line, nothing pending, no live job. */
   async function expectOneResult(runId: string): Promise<void> {
@@ -73,20 +74,35 @@ describe('replaceEpisodes: a forced job that finishes meanwhile', () => {
     const episode = episodeOf(runId);
     const finishing = gate();
     // The first execution commits, then waits to finish until the test says so.
-    standIn = startStandInWorker({ redisUrl, prefix, redis, keys, hooks: { afterCommit: (e) => (e.serial === 1 ? finishing.opened : Promise.resolve()) } });
+    standIn = startStandInWorker({
+      redisUrl,
+      prefix,
+      redis,
+      keys,
+      hooks: { afterCommit: (e) => (e.serial === 1 ? finishing.opened : Promise.resolve()) },
+    });
     await submitRun({ queue, redis, keys, runId, episodes: [episode] });
-    await vi.waitFor(async () => expect(await store.get(runId, 'e', 0)).toBeDefined(), { timeout: 10_000, interval: 20 });
+    await vi.waitFor(async () => expect(await store.get(runId, 'e', 0)).toBeDefined(), {
+      timeout: 10_000,
+      interval: 20,
+    });
 
     // Forced while its job is still active, after the commit; the job then completes.
     const forcing = submitRun({ queue, redis, keys, runId, episodes: [episode], force: true });
-    await vi.waitFor(async () => expect(await store.get(runId, 'e', 0)).toBeUndefined(), { timeout: 10_000, interval: 20 });
+    await vi.waitFor(async () => expect(await store.get(runId, 'e', 0)).toBeUndefined(), {
+      timeout: 10_000,
+      interval: 20,
+    });
     finishing.open();
     await forcing;
 
-    await vi.waitFor(async () => {
-      expect(standIn?.executions.get(`${runId}|e|0`)).toBe(2);
-      await expectOneResult(runId);
-    }, { timeout: 10_000, interval: 50 });
+    await vi.waitFor(
+      async () => {
+        expect(standIn?.executions.get(`${runId}|e|0`)).toBe(2);
+        await expectOneResult(runId);
+      },
+      { timeout: 10_000, interval: 50 },
+    );
   });
 
   it('is enqueued again when it completes only after the force has returned (no window is long enough)', async () => {
@@ -95,8 +111,17 @@ describe('replaceEpisodes: a forced job that finishes meanwhile', () => {
     const finishing = gate();
     const committed = gate();
     standIn = startStandInWorker({
-      redisUrl, prefix, redis, keys,
-      hooks: { afterCommit: (e) => { if (e.serial !== 1) return Promise.resolve(); committed.open(); return finishing.opened; } },
+      redisUrl,
+      prefix,
+      redis,
+      keys,
+      hooks: {
+        afterCommit: (e) => {
+          if (e.serial !== 1) return Promise.resolve();
+          committed.open();
+          return finishing.opened;
+        },
+      },
     });
     await submitRun({ queue, redis, keys, runId, episodes: [episode] });
     await committed.opened;
@@ -111,10 +136,13 @@ describe('replaceEpisodes: a forced job that finishes meanwhile', () => {
     finishing.open();
     await completed;
 
-    await vi.waitFor(async () => {
-      expect(standIn?.executions.get(`${runId}|e|0`)).toBe(2);
-      await expectOneResult(runId);
-    }, { timeout: 10_000, interval: 50 });
+    await vi.waitFor(
+      async () => {
+        expect(standIn?.executions.get(`${runId}|e|0`)).toBe(2);
+        await expectOneResult(runId);
+      },
+      { timeout: 10_000, interval: 50 },
+    );
     expect(standIn.requeueErrors).toEqual([]);
   });
 
@@ -123,13 +151,20 @@ describe('replaceEpisodes: a forced job that finishes meanwhile', () => {
     const episode = episodeOf(runId);
     standIn = startStandInWorker({ redisUrl, prefix, redis, keys });
     await submitRun({ queue, redis, keys, runId, episodes: [episode] });
-    await vi.waitFor(async () => expect(await queue.getJobState(`${runId}|e|0`)).toBe('completed'), { timeout: 10_000, interval: 20 });
+    await vi.waitFor(async () => expect(await queue.getJobState(`${runId}|e|0`)).toBe('completed'), {
+      timeout: 10_000,
+      interval: 20,
+    });
 
     // A producer whose enqueue never happens: its promise is abandoned once it gets there (as if killed).
     const reached = gate();
     const dying = new Proxy(queue, {
       get(target, key) {
-        if (key === 'addBulk') return () => { reached.open(); return new Promise(() => undefined); };
+        if (key === 'addBulk')
+          return () => {
+            reached.open();
+            return new Promise(() => undefined);
+          };
         const value: unknown = Reflect.get(target, key, target);
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       },
@@ -141,10 +176,13 @@ describe('replaceEpisodes: a forced job that finishes meanwhile', () => {
 
     // Any worker's sweep finds the episode with neither a result nor a job and puts its job back.
     expect(await requeuePendingReruns({ queue, redis, keys })).toBe(1);
-    await vi.waitFor(async () => {
-      expect(standIn?.executions.get(`${runId}|e|0`)).toBe(2);
-      await expectOneResult(runId);
-    }, { timeout: 10_000, interval: 50 });
+    await vi.waitFor(
+      async () => {
+        expect(standIn?.executions.get(`${runId}|e|0`)).toBe(2);
+        await expectOneResult(runId);
+      },
+      { timeout: 10_000, interval: 50 },
+    );
     // A second sweep has nothing to do.
     expect(await requeuePendingReruns({ queue, redis, keys })).toBe(0);
   });

@@ -80,7 +80,11 @@ const MISSING_KEY = -1;
  * Gives the episode's job, if there is one, the new payload. Another force or a worker's sweep may take the job
  * out and add it again between the look and the write: the write then misses, and the job is looked up again.
  */
-async function withPayload(queue: Queue<EpisodeJobData>, id: string, data: EpisodeJobData): Promise<Job<EpisodeJobData> | undefined> {
+async function withPayload(
+  queue: Queue<EpisodeJobData>,
+  id: string,
+  data: EpisodeJobData,
+): Promise<Job<EpisodeJobData> | undefined> {
   for (let look = 1; ; look += 1) {
     const job = await queue.getJob(id);
     if (!job) return undefined;

@@ -1,4 +1,12 @@
-import { GroupStore, ResultStore, type Keyspace, type RedisClient, type StreamPage, type StreamedGroup, type StreamedResult } from '@rollout-fleet/shared';
+import {
+  GroupStore,
+  ResultStore,
+  type Keyspace,
+  type RedisClient,
+  type StreamPage,
+  type StreamedGroup,
+  type StreamedResult,
+} from '@rollout-fleet/shared';
 
 export interface StreamResultsOptions {
   redis: RedisClient;
@@ -35,7 +43,13 @@ export function streamGroups(options: StreamResultsOptions): AsyncGenerator<Stre
  * unless the run is cancelled (then nothing will enqueue them).
  */
 export async function runFinished(redis: RedisClient, keys: Keyspace, runId: string): Promise<boolean> {
-  const [done, total, cancelled, notEnqueued] = await redis.hmget(keys.run(runId), 'done', 'total', 'cancelled', 'not_enqueued');
+  const [done, total, cancelled, notEnqueued] = await redis.hmget(
+    keys.run(runId),
+    'done',
+    'total',
+    'cancelled',
+    'not_enqueued',
+  );
   const never = cancelled === '1' ? Math.max(0, Number(notEnqueued ?? 0)) : 0;
   return Number(done ?? 0) >= Number(total ?? 0) - never;
 }
@@ -48,7 +62,11 @@ interface Followable<T> {
 async function* streamOf<T>(store: Followable<T>, options: StreamResultsOptions): AsyncGenerator<T> {
   const { redis, keys, runId } = options;
   if (!options.follow) {
-    for (let page = await store.page(runId, options.after ?? '0', 500); page.cursor !== undefined; page = await store.page(runId, page.cursor, 500)) {
+    for (
+      let page = await store.page(runId, options.after ?? '0', 500);
+      page.cursor !== undefined;
+      page = await store.page(runId, page.cursor, 500)
+    ) {
       yield* page.items;
       options.onCursor?.(page.cursor);
     }

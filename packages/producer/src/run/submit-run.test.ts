@@ -1,6 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import { announceDemand, createRedis, getRunStatus, readDemand, specKey, type RedisClient, EpisodeSchema, ResultStore, createKeyspace, type Episode, type EpisodeJobData, type EpisodeResult } from '@rollout-fleet/shared';
+import {
+  announceDemand,
+  createRedis,
+  getRunStatus,
+  readDemand,
+  specKey,
+  type RedisClient,
+  EpisodeSchema,
+  ResultStore,
+  createKeyspace,
+  type Episode,
+  type EpisodeJobData,
+  type EpisodeResult,
+} from '@rollout-fleet/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rewardedResult } from '@rollout-fleet/test-kit';
 import { cancelRun } from './cancel-run.js';
@@ -11,12 +24,21 @@ import { submitRun } from './submit-run.js';
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 function episode(runId: string, id: string, sample = 0): Episode {
-  return EpisodeSchema.parse({ run_id: runId, episode_id: id, instance_id: id, sample_index: sample, sandbox: { image: 'tiny' } });
+  return EpisodeSchema.parse({
+    run_id: runId,
+    episode_id: id,
+    instance_id: id,
+    sample_index: sample,
+    sandbox: { image: 'tiny' },
+  });
 }
 
 function resultFor(e: Episode, status: 'completed' | 'failed'): EpisodeResult {
   const { run_id, episode_id, instance_id, sample_index } = e;
-  return rewardedResult({ run_id, episode_id, instance_id, sample_index, worker_id: 'test', finished_at: new Date().toISOString() }, status === 'completed' ? 1 : null);
+  return rewardedResult(
+    { run_id, episode_id, instance_id, sample_index, worker_id: 'test', finished_at: new Date().toISOString() },
+    status === 'completed' ? 1 : null,
+  );
 }
 
 describe('submitRun', () => {
@@ -41,7 +63,15 @@ describe('submitRun', () => {
     const runId = `r-${randomUUID()}`;
     const episodes = [0, 1, 2, 3, 4].map((i) => episode(runId, `e${i}`));
     const progress: number[] = [];
-    const summary = await submitRun({ queue, redis, keys, runId, episodes, chunkSize: 2, onProgress: (p) => progress.push(p.done) });
+    const summary = await submitRun({
+      queue,
+      redis,
+      keys,
+      runId,
+      episodes,
+      chunkSize: 2,
+      onProgress: (p) => progress.push(p.done),
+    });
     expect(summary).toMatchObject({ total: 5, enqueued: 5, skippedDone: 0, skippedQueued: 0 });
     expect(progress).toEqual([2, 4, 5]);
     const job = await queue.getJob(`${runId}|e3|0`);
@@ -51,7 +81,7 @@ describe('submitRun', () => {
     expect(await redis.hget(keys.run(runId), 'total')).toBe('5');
   });
 
-  it('records each group\'s size (samples per episode) at submit, once however often the run is submitted', async () => {
+  it("records each group's size (samples per episode) at submit, once however often the run is submitted", async () => {
     const runId = `r-${randomUUID()}`;
     const episodes = ['a', 'b'].flatMap((id) => [0, 1, 2].map((sample) => episode(runId, id, sample)));
     await submitRun({ queue, redis, keys, runId, episodes });
@@ -93,11 +123,25 @@ describe('submitRun', () => {
     const runId = `r-${randomUUID()}`;
     const episodes = [0, 1, 2, 3, 4, 5, 6].map((i) => episode(runId, `e${i}`));
     const stop = new AbortController();
-    const first = await submitRun({ queue, redis, keys, runId, episodes, chunkSize: 3, signal: stop.signal, onProgress: () => stop.abort() });
+    const first = await submitRun({
+      queue,
+      redis,
+      keys,
+      runId,
+      episodes,
+      chunkSize: 3,
+      signal: stop.signal,
+      onProgress: () => stop.abort(),
+    });
     expect(first).toMatchObject({ interrupted: true, cancelled: false, enqueued: 3, run: { total: 7, enqueued: 3 } });
     expect(await redis.hmget(keys.run(runId), 'total', 'not_enqueued')).toEqual(['7', '4']);
     expect(await redis.exists(keys.submitting(runId))).toBe(0);
-    expect(await getRunStatus({ redis, keys, runId })).toMatchObject({ total: 7, waiting: 3, notEnqueued: 4, submitting: false });
+    expect(await getRunStatus({ redis, keys, runId })).toMatchObject({
+      total: 7,
+      waiting: 3,
+      notEnqueued: 4,
+      submitting: false,
+    });
     expect(await runFinished(redis, keys, runId)).toBe(false);
 
     const again = await submitRun({ queue, redis, keys, runId, episodes, chunkSize: 3 });
@@ -122,7 +166,12 @@ describe('submitRun', () => {
     const more = [0, 1, 2, 3, 4, 5].map((i) => episode(other, `e${i}`));
     let cancelling: Promise<unknown> | undefined;
     const stopped = await submitRun({
-      queue, redis, keys, runId: other, episodes: more, chunkSize: 2,
+      queue,
+      redis,
+      keys,
+      runId: other,
+      episodes: more,
+      chunkSize: 2,
       onProgress: (p) => {
         if (p.done === 2) cancelling = cancelRun({ queue, redis, keys, runId: other });
       },
@@ -137,12 +186,16 @@ describe('submitRun', () => {
     const runId = `known-${randomUUID().slice(0, 8)}`;
     await submitRun({ queue, redis, keys, runId, episodes: [episode(runId, 'e0')] });
     const typo = `${runId}x`;
-    await expect(cancelRun({ queue, redis, keys, runId: typo })).rejects.toMatchObject({ code: 'RUN_NOT_FOUND', message: `no run "${typo}"; did you mean "${runId}"?`, details: { didYouMean: [runId] } });
+    await expect(cancelRun({ queue, redis, keys, runId: typo })).rejects.toMatchObject({
+      code: 'RUN_NOT_FOUND',
+      message: `no run "${typo}"; did you mean "${runId}"?`,
+      details: { didYouMean: [runId] },
+    });
     await expect(retryFailed({ queue, redis, keys, runId: typo })).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
     expect(await redis.exists(keys.run(typo))).toBe(0);
   });
 
-  it('records each enqueued job\'s sandbox spec for the warm pool\'s lookahead, and retires the run\'s announcement', async () => {
+  it("records each enqueued job's sandbox spec for the warm pool's lookahead, and retires the run's announcement", async () => {
     const runId = `r-${randomUUID()}`;
     const episodes = [0, 1, 2].map((i) => episode(runId, `e${i}`));
     const key = specKey(episodes[0]!.sandbox, episodes[0]!.tools);
@@ -153,7 +206,10 @@ describe('submitRun', () => {
     const waiting = (await queue.getRanges(['wait'], 0, 100, true)).filter((id) => id.startsWith(`${runId}|`));
     expect(waiting).toHaveLength(3);
     expect(await readDemand({ redis, keys, waitingJobIds: waiting })).toEqual(new Map([[key, 3]]));
-    expect(JSON.parse((await redis.get(keys.spec(key)))!)).toMatchObject({ sandbox: { image: 'tiny' }, tools: episodes[0]!.tools });
+    expect(JSON.parse((await redis.get(keys.spec(key)))!)).toMatchObject({
+      sandbox: { image: 'tiny' },
+      tools: episodes[0]!.tools,
+    });
   });
 
   it('reports status with throughput and ETA, streams results, cancels and retries failures', async () => {
@@ -165,7 +221,15 @@ describe('submitRun', () => {
     await store.commit(resultFor(episodes[1] as Episode, 'failed'));
 
     const status = await getRunStatus({ redis, keys, runId });
-    expect(status).toMatchObject({ total: 3, done: 2, completed: 1, failed: 1, resolved: 1, waiting: 1, resolvedRate: 1 });
+    expect(status).toMatchObject({
+      total: 3,
+      done: 2,
+      completed: 1,
+      failed: 1,
+      resolved: 1,
+      waiting: 1,
+      resolvedRate: 1,
+    });
     expect(status.throughputPerS).toBeGreaterThan(0);
     expect(status.etaS).not.toBeNull();
 
@@ -175,7 +239,8 @@ describe('submitRun', () => {
 
     const followed: string[] = [];
     const following = (async () => {
-      for await (const item of streamResults({ redis, keys, runId, follow: true, after: '0' })) followed.push(item.result.episode_id);
+      for await (const item of streamResults({ redis, keys, runId, follow: true, after: '0' }))
+        followed.push(item.result.episode_id);
     })();
     await store.commit(resultFor(episodes[2] as Episode, 'completed'));
     await following;

@@ -99,32 +99,54 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmitSummar
   const chunkSize = options.chunkSize ?? 500;
   const policy = options.policy ?? DEFAULT_JOB_POLICY;
   const now = options.now ?? (() => new Date());
-  const summary: SubmitSummary = { runId, total: episodes.length, enqueued: 0, skippedDone: 0, skippedQueued: 0, resumed: 0, interrupted: false, cancelled: false, run: { total: 0, enqueued: 0 } };
+  const summary: SubmitSummary = {
+    runId,
+    total: episodes.length,
+    enqueued: 0,
+    skippedDone: 0,
+    skippedQueued: 0,
+    resumed: 0,
+    interrupted: false,
+    cancelled: false,
+    run: { total: 0, enqueued: 0 },
+  };
 
-  await redis
-    .multi()
-    .sadd(keys.runs(), runId)
-    .hsetnx(keys.run(runId), 'created_at', now().toISOString())
-    .exec();
+  await redis.multi().sadd(keys.runs(), runId).hsetnx(keys.run(runId), 'created_at', now().toISOString()).exec();
   if ((await redis.hget(keys.run(runId), 'cancelled')) === '1') {
     if (!options.resume) {
-      throw new RolloutError('RUN_CANCELLED', `run ${runId} was cancelled; nothing was enqueued (submit again with --resume to run it again)`, { details: { runId } });
+      throw new RolloutError(
+        'RUN_CANCELLED',
+        `run ${runId} was cancelled; nothing was enqueued (submit again with --resume to run it again)`,
+        { details: { runId } },
+      );
     }
     await redis.hdel(keys.run(runId), 'cancelled');
   }
 
   // From here on the run says a submit is at work and how much of its total is not in the queue yet: the total
   // grows as chunks are registered, never ahead of not_enqueued, so `done >= total` cannot read true meanwhile.
-  await redis.multi().hset(keys.run(runId), 'not_enqueued', 0).set(keys.submitting(runId), '1', 'PX', SUBMITTING_TTL_MS).exec();
+  await redis
+    .multi()
+    .hset(keys.run(runId), 'not_enqueued', 0)
+    .set(keys.submitting(runId), '1', 'PX', SUBMITTING_TTL_MS)
+    .exec();
   let examined = 0;
   try {
     // Every chunk is planned at once (their round trips overlap on the connection), then counted in one step:
     // the run's total and not_enqueued move together, after every job id is registered, before any is enqueued.
-    const plans = await Promise.all(chunkBounds(episodes.length, chunkSize).map(([start, end]) => planChunk(options, episodes.slice(start, end), now)));
+    const plans = await Promise.all(
+      chunkBounds(episodes.length, chunkSize).map(([start, end]) =>
+        planChunk(options, episodes.slice(start, end), now),
+      ),
+    );
     const total = await redis.scard(keys.runJobs(runId));
     await redis
       .multi()
-      .hincrby(keys.run(runId), 'not_enqueued', plans.reduce((sum, plan) => sum + plan.toAdd.length + plan.toReplace.length, 0))
+      .hincrby(
+        keys.run(runId),
+        'not_enqueued',
+        plans.reduce((sum, plan) => sum + plan.toAdd.length + plan.toReplace.length, 0),
+      )
       .hset(keys.run(runId), 'total', total)
       .pexpire(keys.submitting(runId), SUBMITTING_TTL_MS)
       .exec();
@@ -145,7 +167,12 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmitSummar
         .pexpire(keys.submitting(runId), SUBMITTING_TTL_MS)
         .hget(keys.run(runId), 'cancelled')
         .exec();
-      options.onProgress?.({ done: examined, total: episodes.length, enqueued: summary.enqueued, skipped: summary.skippedDone + summary.skippedQueued });
+      options.onProgress?.({
+        done: examined,
+        total: episodes.length,
+        enqueued: summary.enqueued,
+        skipped: summary.skippedDone + summary.skippedQueued,
+      });
       // A cancel while this submit runs: what is enqueued is being cancelled; enqueueing more would only add
       // jobs that end CANCELLED.
       if (answers?.[2]?.[1] === '1' && examined < episodes.length) {
@@ -158,7 +185,10 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmitSummar
     await redis.del(keys.submitting(runId));
   }
 
-  const [total, notEnqueued] = await Promise.all([redis.scard(keys.runJobs(runId)), redis.hget(keys.run(runId), 'not_enqueued')]);
+  const [total, notEnqueued] = await Promise.all([
+    redis.scard(keys.runJobs(runId)),
+    redis.hget(keys.run(runId), 'not_enqueued'),
+  ]);
   summary.run = { total, enqueued: total - Math.max(0, Number(notEnqueued ?? 0)) };
   if (summary.interrupted) return summary;
   // What was announced for this run is now enqueued: its jobs speak for themselves.
@@ -179,7 +209,7 @@ const FIRST_CHUNK = 64;
 
 function chunkBounds(length: number, chunkSize: number): Array<[number, number]> {
   const bounds: Array<[number, number]> = [];
-  for (let start = 0; start < length; ) {
+  for (let start = 0; start < length;) {
     const end = Math.min(length, start + (start === 0 ? Math.min(FIRST_CHUNK, chunkSize) : chunkSize));
     bounds.push([start, end]);
     start = end;
@@ -191,7 +221,10 @@ function chunkBounds(length: number, chunkSize: number): Array<[number, number]>
 async function planChunk(options: SubmitRunOptions, chunk: readonly Episode[], now: () => Date): Promise<ChunkPlan> {
   const { queue, redis, keys, runId } = options;
   const ids = chunk.map((e) => jobIdFor(runId, e.episode_id, e.sample_index));
-  await new GroupStore(redis, keys).registerJobs(runId, chunk.map((e, i) => ({ jobId: ids[i] as string, episodeId: e.episode_id })));
+  await new GroupStore(redis, keys).registerJobs(
+    runId,
+    chunk.map((e, i) => ({ jobId: ids[i] as string, episodeId: e.episode_id })),
+  );
   const plan: ChunkPlan = { size: chunk.length, toAdd: [], toReplace: [], skippedDone: 0, skippedQueued: 0 };
   if (options.force) {
     plan.toReplace = [...chunk];
@@ -218,10 +251,21 @@ async function planChunk(options: SubmitRunOptions, chunk: readonly Episode[], n
   return plan;
 }
 
-async function enqueueChunk(options: SubmitRunOptions, plan: ChunkPlan, policy: JobPolicy, now: () => Date): Promise<number> {
+async function enqueueChunk(
+  options: SubmitRunOptions,
+  plan: ChunkPlan,
+  policy: JobPolicy,
+  now: () => Date,
+): Promise<number> {
   const { queue, redis, keys, runId } = options;
   // The warm pool's lookahead reads each waiting job's sandbox spec from here (before the jobs can be taken).
-  await recordRunSpecs({ redis, keys, runId, episodes: [...plan.toAdd.map((job) => job.data.episode), ...plan.toReplace], ttlS: policy.retentionS });
+  await recordRunSpecs({
+    redis,
+    keys,
+    runId,
+    episodes: [...plan.toAdd.map((job) => job.data.episode), ...plan.toReplace],
+    ttlS: policy.retentionS,
+  });
   if (plan.toAdd.length > 0) await queue.addBulk(plan.toAdd);
   if (plan.toReplace.length === 0) return plan.toAdd.length;
   // Each replaced sample leaves its RL group in the retract script itself (result-store.ts), so the group waits.

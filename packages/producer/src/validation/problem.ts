@@ -46,7 +46,12 @@ function clipped(text: string): string {
 }
 
 export function problemAt(location: RecordLocation, init: ProblemInit): Problem {
-  const problem: Problem = { file: location.file, message: clipped(init.message), hint: init.hint, code: init.code ?? 'INPUT_INVALID' };
+  const problem: Problem = {
+    file: location.file,
+    message: clipped(init.message),
+    hint: init.hint,
+    code: init.code ?? 'INPUT_INVALID',
+  };
   if (location.line !== undefined) problem.line = location.line;
   if (location.path !== undefined) problem.path = clipped(location.path);
   if (init.field !== undefined && init.field !== '') problem.field = clipped(init.field);

@@ -7,9 +7,18 @@ import { importOpenAiMessages } from '../importers/openai-messages.js';
 import { readPolicyFile } from '../importers/policy-file.js';
 import { checkEpisode } from '../importers/schema-problems.js';
 import { importSweAgentTrajectory } from '../importers/swe-agent-traj.js';
-import { evalSpecForInstance, parseSweBenchInstances, type LocatedInstance, type SweBenchInstance } from '../importers/swebench-dataset.js';
+import {
+  evalSpecForInstance,
+  parseSweBenchInstances,
+  type LocatedInstance,
+  type SweBenchInstance,
+} from '../importers/swebench-dataset.js';
 import { importSweBenchPolicyEpisodes } from '../importers/swebench-policy.js';
-import { importSweBenchGold, importSweBenchPredictions, type SweBenchImportOptions } from '../importers/swebench-predictions.js';
+import {
+  importSweBenchGold,
+  importSweBenchPredictions,
+  type SweBenchImportOptions,
+} from '../importers/swebench-predictions.js';
 import { emptyResult, mergeInto, type ImportOptions, type ImportResult, type InputFile } from '../importers/types.js';
 import { formatLocation, problemAt, type Problem, type RecordLocation } from './problem.js';
 
@@ -80,18 +89,25 @@ export function validateInputs(files: readonly InputFile[], options: ValidationO
     const parsed = parseSweBenchInstances(file);
     imported.problems.push(...parsed.problems);
     if (parsed.instances.length === 0 && parsed.problems.length === 0) {
-      imported.problems.push(problemAt({ file: file.path }, { message: 'no instances in this file', hint: 'remove it from the inputs or add SWE-bench instances' }));
+      imported.problems.push(
+        problemAt(
+          { file: file.path },
+          { message: 'no instances in this file', hint: 'remove it from the inputs or add SWE-bench instances' },
+        ),
+      );
     }
     for (const located of parsed.instances) {
       const id = located.instance.instance_id;
       const first = instanceLocations.get(id);
       if (first !== undefined) {
-        imported.problems.push(problemAt(located.location, {
-          field: 'instance_id',
-          message: `instance "${id}" is also defined at ${formatLocation(first)}`,
-          hint: 'keep one definition per instance across dataset files',
-          code: 'INPUT_DUPLICATE',
-        }));
+        imported.problems.push(
+          problemAt(located.location, {
+            field: 'instance_id',
+            message: `instance "${id}" is also defined at ${formatLocation(first)}`,
+            hint: 'keep one definition per instance across dataset files',
+            code: 'INPUT_DUPLICATE',
+          }),
+        );
         continue;
       }
       instances.set(id, located.instance);
@@ -105,14 +121,24 @@ export function validateInputs(files: readonly InputFile[], options: ValidationO
     if (format === 'swebench-dataset') continue;
     const result = importFile(file, format, sweBenchOptions);
     if (result.episodes.length === 0 && result.problems.length === 0) {
-      result.problems.push(problemAt({ file: file.path }, { message: 'no episodes in this file', hint: 'remove it from the inputs or add records' }));
+      result.problems.push(
+        problemAt(
+          { file: file.path },
+          { message: 'no episodes in this file', hint: 'remove it from the inputs or add records' },
+        ),
+      );
     }
     mergeInto(imported, result);
   }
   if (policy !== undefined) attachPolicy(imported, policy, datasetInstances, sweBenchOptions);
   if (options.gold === true) {
     if (datasetInstances.length === 0) {
-      imported.problems.push(problemAt({ file: OPTIONS_FILE }, { field: 'gold', message: 'gold predictions need a SWE-bench dataset', hint: 'pass the dataset file too' }));
+      imported.problems.push(
+        problemAt(
+          { file: OPTIONS_FILE },
+          { field: 'gold', message: 'gold predictions need a SWE-bench dataset', hint: 'pass the dataset file too' },
+        ),
+      );
     }
     mergeInto(imported, importSweBenchGold(datasetInstances, sweBenchOptions));
   }
@@ -120,10 +146,15 @@ export function validateInputs(files: readonly InputFile[], options: ValidationO
   const datasetFile = [...formats].find(([, format]) => format === 'swebench-dataset')?.[0];
   if (datasetFile !== undefined && imported.episodes.length === 0 && imported.problems.length === 0) {
     // A dataset says how to grade, not what: alone it would be a run of nothing.
-    imported.problems.push(problemAt({ file: datasetFile.path }, {
-      message: 'a SWE-bench dataset alone makes no episodes',
-      hint: 'pass predictions to grade (--predictions preds.json), --gold, or trajectories of its instances',
-    }));
+    imported.problems.push(
+      problemAt(
+        { file: datasetFile.path },
+        {
+          message: 'a SWE-bench dataset alone makes no episodes',
+          hint: 'pass predictions to grade (--predictions preds.json), --gold, or trajectories of its instances',
+        },
+      ),
+    );
   }
   return checkAll(imported, { options, instances });
 }
@@ -132,7 +163,12 @@ export function validateInputs(files: readonly InputFile[], options: ValidationO
  * `--policy`: episodes without a policy block get this one; dataset instances that no other input covers become
  * policy episodes. A record that grades a given patch cannot also be written by a model: reported, not dropped.
  */
-function attachPolicy(imported: ImportResult, policy: PolicyInput, instances: readonly LocatedInstance[], options: SweBenchImportOptions): void {
+function attachPolicy(
+  imported: ImportResult,
+  policy: PolicyInput,
+  instances: readonly LocatedInstance[],
+  options: SweBenchImportOptions,
+): void {
   const covered = new Set<string>();
   const episodes: EpisodeInput[] = [];
   const locations: RecordLocation[] = [];
@@ -140,11 +176,13 @@ function attachPolicy(imported: ImportResult, policy: PolicyInput, instances: re
     const location = imported.locations[index] ?? { file: '(unknown)' };
     covered.add(episode.instance_id);
     if (episode.policy === undefined && episode.model_patch !== undefined) {
-      imported.problems.push(problemAt(location, {
-        field: 'model_patch',
-        message: 'this record grades a given patch; --policy lets the model write one',
-        hint: 'submit predictions in a run of their own, without --policy',
-      }));
+      imported.problems.push(
+        problemAt(location, {
+          field: 'model_patch',
+          message: 'this record grades a given patch; --policy lets the model write one',
+          hint: 'submit predictions in a run of their own, without --policy',
+        }),
+      );
       return;
     }
     episodes.push(episode.policy === undefined ? { ...episode, policy } : episode);
@@ -152,10 +190,20 @@ function attachPolicy(imported: ImportResult, policy: PolicyInput, instances: re
   });
   imported.episodes = episodes;
   imported.locations = locations;
-  mergeInto(imported, importSweBenchPolicyEpisodes(instances.filter((located) => !covered.has(located.instance.instance_id)), { ...options, policy }));
+  mergeInto(
+    imported,
+    importSweBenchPolicyEpisodes(
+      instances.filter((located) => !covered.has(located.instance.instance_id)),
+      { ...options, policy },
+    ),
+  );
 }
 
-function importFile(file: InputFile, format: Exclude<InputFormat, 'swebench-dataset'>, options: SweBenchImportOptions): ImportResult {
+function importFile(
+  file: InputFile,
+  format: Exclude<InputFormat, 'swebench-dataset'>,
+  options: SweBenchImportOptions,
+): ImportResult {
   switch (format) {
     case 'native':
       return importNativeEpisodes(file, options);
@@ -174,22 +222,47 @@ function checkOptions(options: ValidationOptions): Problem[] {
   const problems: Problem[] = [];
   const at = { file: OPTIONS_FILE };
   if (!IdSchema.safeParse(options.runId).success) {
-    problems.push(problemAt(at, { field: 'runId', message: `invalid run id "${options.runId}"`, hint: 'ids may use letters, digits and . _ @ + - / only (at most 200 characters)' }));
+    problems.push(
+      problemAt(at, {
+        field: 'runId',
+        message: `invalid run id "${options.runId}"`,
+        hint: 'ids may use letters, digits and . _ @ + - / only (at most 200 characters)',
+      }),
+    );
   }
   if (options.samples !== undefined && !(Number.isInteger(options.samples) && options.samples >= 1)) {
-    problems.push(problemAt(at, { field: 'samples', message: `expected a whole number ≥ 1, got ${options.samples}`, hint: 'pass --samples 1 or more' }));
+    problems.push(
+      problemAt(at, {
+        field: 'samples',
+        message: `expected a whole number ≥ 1, got ${options.samples}`,
+        hint: 'pass --samples 1 or more',
+      }),
+    );
   }
   for (const field of ['maxEpisodeBytes', 'maxSteps'] as const) {
     const value = options[field];
     if (value !== undefined && !(Number.isInteger(value) && value >= 1)) {
-      problems.push(problemAt(at, { field, message: `expected a whole number ≥ 1, got ${value}`, hint: 'raise the limit or leave it at its default' }));
+      problems.push(
+        problemAt(at, {
+          field,
+          message: `expected a whole number ≥ 1, got ${value}`,
+          hint: 'raise the limit or leave it at its default',
+        }),
+      );
     }
   }
   if (options.gold === true && options.policyFile !== undefined) {
-    problems.push(problemAt(at, { field: 'gold', message: '--gold grades the dataset\'s own patches, --policy has a model write them', hint: 'use one of them per run' }));
+    problems.push(
+      problemAt(at, {
+        field: 'gold',
+        message: "--gold grades the dataset's own patches, --policy has a model write them",
+        hint: 'use one of them per run',
+      }),
+    );
   }
   const templateError = options.imageTemplate === undefined ? undefined : imageTemplateError(options.imageTemplate);
-  if (templateError !== undefined) problems.push(problemAt(at, { field: 'imageTemplate', message: templateError, hint: 'fix --image-template' }));
+  if (templateError !== undefined)
+    problems.push(problemAt(at, { field: 'imageTemplate', message: templateError, hint: 'fix --image-template' }));
   return problems;
 }
 
@@ -228,31 +301,37 @@ function checkAll(imported: ImportResult, context: CheckContext): ValidationResu
     let ok = true;
     if (episode.trajectory.length > maxSteps) {
       ok = false;
-      report(problemAt(location, {
-        field: 'trajectory',
-        message: `${episode.trajectory.length} steps exceed the limit of ${maxSteps}`,
-        hint: 'split or shorten the trajectory, or raise the step limit (maxSteps)',
-        code: 'INPUT_TOO_LARGE',
-      }));
+      report(
+        problemAt(location, {
+          field: 'trajectory',
+          message: `${episode.trajectory.length} steps exceed the limit of ${maxSteps}`,
+          hint: 'split or shorten the trajectory, or raise the step limit (maxSteps)',
+          code: 'INPUT_TOO_LARGE',
+        }),
+      );
     }
     const bytes = Buffer.byteLength(JSON.stringify(episode), 'utf8');
     if (bytes > maxBytes) {
       ok = false;
-      report(problemAt(location, {
-        message: `episode is ${bytes} bytes serialized, over the limit of ${maxBytes}`,
-        hint: 'shrink the payload (long recorded observations are the usual cause) or raise the size limit (maxEpisodeBytes)',
-        code: 'INPUT_TOO_LARGE',
-      }));
+      report(
+        problemAt(location, {
+          message: `episode is ${bytes} bytes serialized, over the limit of ${maxBytes}`,
+          hint: 'shrink the payload (long recorded observations are the usual cause) or raise the size limit (maxEpisodeBytes)',
+          code: 'INPUT_TOO_LARGE',
+        }),
+      );
     }
     const key = `${episode.run_id}\u0000${episode.episode_id}\u0000${episode.sample_index}`;
     const first = seen.get(key);
     if (first !== undefined) {
-      report(problemAt(location, {
-        field: 'episode_id',
-        message: `duplicate episode (run ${episode.run_id}, episode ${episode.episode_id}, sample ${episode.sample_index}); first at ${formatLocation(first)}`,
-        hint: 'give one of them another episode_id or sample_index, or remove it',
-        code: 'INPUT_DUPLICATE',
-      }));
+      report(
+        problemAt(location, {
+          field: 'episode_id',
+          message: `duplicate episode (run ${episode.run_id}, episode ${episode.episode_id}, sample ${episode.sample_index}); first at ${formatLocation(first)}`,
+          hint: 'give one of them another episode_id or sample_index, or remove it',
+          code: 'INPUT_DUPLICATE',
+        }),
+      );
       return;
     }
     seen.set(key, location);

@@ -168,19 +168,21 @@ export class AgentEnv implements AsyncDisposable {
     if (this.#closing) throw new RolloutError('INTERNAL', 'AgentEnv.start() called after close()');
     const started = performance.now();
     const start = buildStartCommand(sandbox.command);
-    const creating = target.vefaas.createSandbox(
-      createSandboxRequest({
-        functionId: target.functionId,
-        sandbox,
-        command: start.command,
-        metadata: { ...this.#o.metadata, [AGENT_ENV_LABEL_KEY]: this.#label },
-      }),
-      signal ? { signal } : {},
-    ).then((result) => {
-      // Set inside the call's own promise so a concurrent close() that awaits it sees the id.
-      this.#sandboxId = result.SandboxId;
-      return result;
-    });
+    const creating = target.vefaas
+      .createSandbox(
+        createSandboxRequest({
+          functionId: target.functionId,
+          sandbox,
+          command: start.command,
+          metadata: { ...this.#o.metadata, [AGENT_ENV_LABEL_KEY]: this.#label },
+        }),
+        signal ? { signal } : {},
+      )
+      .then((result) => {
+        // Set inside the call's own promise so a concurrent close() that awaits it sees the id.
+        this.#sandboxId = result.SandboxId;
+        return result;
+      });
     this.#creating = creating;
     const created = await creating;
     const createMs = performance.now() - started;
@@ -211,7 +213,9 @@ export class AgentEnv implements AsyncDisposable {
       // Nothing of the model's has run yet: a shell that will not start is the sandbox's fault.
       const err = coerceError(thrown);
       if (!(thrown instanceof SwerexRuntimeError) && err.code !== 'SESSION_SETUP_AMBIGUOUS') throw err;
-      throw new RolloutError('SANDBOX_START_FAILED', `the bash session did not start: ${err.message}`, { cause: thrown });
+      throw new RolloutError('SANDBOX_START_FAILED', `the bash session did not start: ${err.message}`, {
+        cause: thrown,
+      });
     }
     this.#ready = true;
   }
@@ -233,9 +237,15 @@ export class AgentEnv implements AsyncDisposable {
       await this.#openSession({ first: false, ...(options.setup ? { setup: options.setup } : {}) });
     } catch (thrown) {
       const err = coerceError(thrown);
-      const modelSide = thrown instanceof SwerexRuntimeError || err.code === 'SESSION_SETUP_AMBIGUOUS' || err.code === 'SANDBOX_START_FAILED' || err.class === 'model';
+      const modelSide =
+        thrown instanceof SwerexRuntimeError ||
+        err.code === 'SESSION_SETUP_AMBIGUOUS' ||
+        err.code === 'SANDBOX_START_FAILED' ||
+        err.class === 'model';
       if (!modelSide) throw err;
-      throw new RolloutError('SESSION_RESTART_FAILED', `a new bash session would not start: ${err.message}`, { cause: thrown });
+      throw new RolloutError('SESSION_RESTART_FAILED', `a new bash session would not start: ${err.message}`, {
+        cause: thrown,
+      });
     }
   }
 
@@ -259,14 +269,18 @@ export class AgentEnv implements AsyncDisposable {
         await swerex.createSession({ session: this.#session, startup_timeout: 10 }, signal ? { signal } : {});
         await this.#mustSetUp(this.#envExports(), 'the session environment');
         // The tools stay installed in the sandbox; a new shell only needs them on its PATH.
-        if (!o.first) await this.#mustSetUp(`if [ -d ${TOOL_INSTALL_DIR} ]; then ${TOOL_PATH_EXPORT}; fi`, 'the tools on PATH');
+        if (!o.first)
+          await this.#mustSetUp(`if [ -d ${TOOL_INSTALL_DIR} ]; then ${TOOL_PATH_EXPORT}; fi`, 'the tools on PATH');
         await o.setup?.();
         return;
       } catch (thrown) {
         const err = coerceError(thrown);
         const unknown = thrown instanceof SwerexRuntimeError || err.code === 'SESSION_SETUP_AMBIGUOUS';
         if (!unknown || attempt >= SESSION_ATTEMPTS || signal?.aborted) throw thrown;
-        this.#o.logger?.warn({ err, session: this.#session, attempt }, 'a new bash session could not be set up; trying a fresh one');
+        this.#o.logger?.warn(
+          { err, session: this.#session, attempt },
+          'a new bash session could not be set up; trying a fresh one',
+        );
       }
     }
   }
@@ -285,7 +299,9 @@ export class AgentEnv implements AsyncDisposable {
   #envExports(): string {
     const env = { ...DEFAULT_SESSION_ENV, ...this.#o.sandbox.env };
     // One line (one prompt): see session-setup.ts.
-    return Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)}`).join(' && ');
+    return Object.entries(env)
+      .map(([k, v]) => `export ${k}=${shellQuote(v)}`)
+      .join(' && ');
   }
 
   /**
@@ -302,7 +318,13 @@ export class AgentEnv implements AsyncDisposable {
     const marked = markCommand(':');
     try {
       const observation = await this.#client().runInSession(
-        { action_type: 'bash', session: this.#session, command: marked.command, timeout: Math.max(1, Math.ceil(timeoutMs / SECOND_MS)), check: 'ignore' },
+        {
+          action_type: 'bash',
+          session: this.#session,
+          command: marked.command,
+          timeout: Math.max(1, Math.ceil(timeoutMs / SECOND_MS)),
+          check: 'ignore',
+        },
         { timeoutMs, retries: 0, signal },
       );
       const read = marked.read(observation.output);
@@ -330,7 +352,10 @@ export class AgentEnv implements AsyncDisposable {
    */
   async runSetup(command: string, options: { timeoutS?: number } = {}): Promise<SetupOutcome> {
     const marked = markCommand(command);
-    const result = await this.#runIn(marked.command, { timeoutS: options.timeoutS ?? SETUP_TIMEOUT_S, check: 'ignore' });
+    const result = await this.#runIn(marked.command, {
+      timeoutS: options.timeoutS ?? SETUP_TIMEOUT_S,
+      check: 'ignore',
+    });
     if (result.timedOut || result.sessionLost) return { ran: false, output: result.output };
     return marked.read(result.output);
   }
@@ -375,7 +400,10 @@ export class AgentEnv implements AsyncDisposable {
   async communicate(command: string, options: { timeoutS?: number } = {}): Promise<string> {
     const result = await this.run(command, options);
     if (result.timedOut) {
-      throw new RolloutError('SWEREX_COMMAND_TIMEOUT', `command timed out after ${options.timeoutS ?? this.#defaultTimeoutS()} s`);
+      throw new RolloutError(
+        'SWEREX_COMMAND_TIMEOUT',
+        `command timed out after ${options.timeoutS ?? this.#defaultTimeoutS()} s`,
+      );
     }
     return result.output;
   }
@@ -396,17 +424,29 @@ export class AgentEnv implements AsyncDisposable {
         { action_type: 'bash', session: this.#session, command, timeout: timeoutS, check: o.check },
         { retries: 1, signal },
       );
-      const result: RunResult = { output: observation.output, exitCode: observation.exit_code, durationMs: performance.now() - started, timedOut: false };
+      const result: RunResult = {
+        output: observation.output,
+        exitCode: observation.exit_code,
+        durationMs: performance.now() - started,
+        timedOut: false,
+      };
       const outputBytes = observation.truncated?.['output']?.totalBytes;
       if (outputBytes !== undefined) result.outputBytes = outputBytes;
       return result;
     } catch (thrown) {
       const err = coerceError(thrown);
       const durationMs = (): number => performance.now() - started;
-      if (err.code === 'SWEREX_SESSION_ENDED') return { output: '', exitCode: null, durationMs: durationMs(), timedOut: false, sessionLost: 'ended' };
+      if (err.code === 'SWEREX_SESSION_ENDED')
+        return { output: '', exitCode: null, durationMs: durationMs(), timedOut: false, sessionLost: 'ended' };
       if (err.code !== 'SWEREX_COMMAND_TIMEOUT') throw err;
       const interrupted = await this.#interrupt();
-      return { output: '', exitCode: null, durationMs: durationMs(), timedOut: true, ...(interrupted ? {} : { sessionLost: 'unresponsive' as const }) };
+      return {
+        output: '',
+        exitCode: null,
+        durationMs: durationMs(),
+        timedOut: true,
+        ...(interrupted ? {} : { sessionLost: 'unresponsive' as const }),
+      };
     }
   }
 
@@ -465,7 +505,10 @@ export class AgentEnv implements AsyncDisposable {
   /** CreateSandbox failed or was aborted: a sandbox may exist all the same; find it by our label and kill it. */
   async #killUnnamed(): Promise<void> {
     const { vefaas, functionId } = this.#o.target;
-    const strays = await vefaas.listAllSandboxes({ FunctionId: functionId, Metadata: { [AGENT_ENV_LABEL_KEY]: this.#label } });
+    const strays = await vefaas.listAllSandboxes({
+      FunctionId: functionId,
+      Metadata: { [AGENT_ENV_LABEL_KEY]: this.#label },
+    });
     for (const stray of strays) {
       if (stray.Status === 'Terminating') continue;
       this.#o.logger?.warn({ sandboxId: stray.Id }, 'killing a sandbox whose CreateSandbox call did not complete');
@@ -491,21 +534,31 @@ export class AgentEnv implements AsyncDisposable {
       nextCheck = performance.now() + gapMs;
       gapMs = Math.min(10 * SECOND_MS, gapMs * 2);
       const described = await this.#o.target.vefaas
-        .describeSandbox({ FunctionId: this.#o.target.functionId, SandboxId: sandboxId }, this.#o.signal ? { signal: this.#o.signal } : {})
+        .describeSandbox(
+          { FunctionId: this.#o.target.functionId, SandboxId: sandboxId },
+          this.#o.signal ? { signal: this.#o.signal } : {},
+        )
         .catch(() => undefined);
       if (described?.Status !== 'Failed') return;
       const reason = [described.ErrorCode, described.ErrorMessage].filter(Boolean).join(': ') || 'no reason given';
-      throw new RolloutError(errorCodeForFailedStart(described.ErrorCode), `sandbox ${sandboxId} failed to start (${reason})`, {
-        cause: error,
-        details: { sandboxId, errorCode: described.ErrorCode },
-      });
+      throw new RolloutError(
+        errorCodeForFailedStart(described.ErrorCode),
+        `sandbox ${sandboxId} failed to start (${reason})`,
+        {
+          cause: error,
+          details: { sandboxId, errorCode: described.ErrorCode },
+        },
+      );
     };
   }
 
   /** Ctrl-C after a timeout; false when the session would not come back (a model-side failure: see run()). */
   async #interrupt(): Promise<boolean> {
     try {
-      await this.#client().interrupt(this.#session, { retries: 1, ...(this.#o.signal ? { signal: this.#o.signal } : {}) });
+      await this.#client().interrupt(this.#session, {
+        retries: 1,
+        ...(this.#o.signal ? { signal: this.#o.signal } : {}),
+      });
       return true;
     } catch (thrown) {
       const err = coerceError(thrown);
@@ -527,7 +580,10 @@ export class AgentEnv implements AsyncDisposable {
     if (!outcome.ran && (await this.#resync())) outcome = await this.runSetup(command);
     const status = setupStatus(outcome, what);
     if (status !== 0) {
-      throw new RolloutError('SANDBOX_START_FAILED', `${what} failed (exit ${status}): ${outcome.output.slice(0, 500)}`);
+      throw new RolloutError(
+        'SANDBOX_START_FAILED',
+        `${what} failed (exit ${status}): ${outcome.output.slice(0, 500)}`,
+      );
     }
     return outcome.output;
   }

@@ -13,7 +13,10 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export function checkSandboxEnvNames(sandbox: Pick<SandboxSpec, 'env'>): void {
   const badNames = Object.keys(sandbox.env).filter((name) => !ENV_NAME.test(name));
   if (badNames.length > 0) {
-    throw new RolloutError('INPUT_INVALID', `sandbox env names must be shell identifiers: ${badNames.map((n) => JSON.stringify(n)).join(', ')}`);
+    throw new RolloutError(
+      'INPUT_INVALID',
+      `sandbox env names must be shell identifiers: ${badNames.map((n) => JSON.stringify(n)).join(', ')}`,
+    );
   }
 }
 

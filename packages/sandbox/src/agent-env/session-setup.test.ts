@@ -36,7 +36,11 @@ describe('markCommand: a set-up command read from a marker only the shell can pr
   it('setupStatus: the status, or SESSION_SETUP_AMBIGUOUS (infra) when no marker came back', () => {
     expect(setupStatus({ ran: true, status: 3, output: '' }, 'x')).toBe(3);
     expect(() => setupStatus({ ran: false, output: 'SHELLPS1PREFIX' }, 'the session environment')).toThrow(
-      expect.objectContaining({ code: 'SESSION_SETUP_AMBIGUOUS', class: 'infra', message: expect.stringContaining('the session environment') }),
+      expect.objectContaining({
+        code: 'SESSION_SETUP_AMBIGUOUS',
+        class: 'infra',
+        message: expect.stringContaining('the session environment'),
+      }),
     );
   });
 });

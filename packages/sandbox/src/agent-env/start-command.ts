@@ -17,8 +17,12 @@ export interface StartCommand {
  * (kept, and X is the token); otherwise the fresh token is appended as the trailing argument, which is
  * how install-script launchers (seed.md) take it.
  */
-export function buildStartCommand(template: string = DEFAULT_START_COMMAND, token: string = randomUUID()): StartCommand {
-  if (template.includes('{auth_token}')) return { command: template.replaceAll('{auth_token}', token), authToken: token };
+export function buildStartCommand(
+  template: string = DEFAULT_START_COMMAND,
+  token: string = randomUUID(),
+): StartCommand {
+  if (template.includes('{auth_token}'))
+    return { command: template.replaceAll('{auth_token}', token), authToken: token };
   const explicit = /--auth-token(?:=|\s+)(?:'([^']*)'|"([^"]*)"|(\S+))/.exec(template);
   if (explicit) return { command: template, authToken: explicit[1] ?? explicit[2] ?? explicit[3] ?? '' };
   return { command: `${template} ${token}`, authToken: token };

@@ -29,7 +29,15 @@ describe('the purge behind the reaper re-checks the lease itself', () => {
     const slot = async (): Promise<{ ticket: string; owner: string }> => {
       const ticket = randomUUID();
       const owner = randomUUID();
-      const outcome = await store.reserve({ ticket, owner, target: 'default', spec: 's', maxLive: 10, maxStarting: 10, fields: { worker: 'w', job: 'j', role: 'main' } });
+      const outcome = await store.reserve({
+        ticket,
+        owner,
+        target: 'default',
+        spec: 's',
+        maxLive: 10,
+        maxStarting: 10,
+        fields: { worker: 'w', job: 'j', role: 'main' },
+      });
       expect(outcome.ok).toBe(true);
       await store.update(ticket, owner, { target: 'default', sandbox: `sb-${ticket}`, spec: 's', leaveStarting: true });
       return { ticket, owner };
@@ -40,7 +48,15 @@ describe('the purge behind the reaper re-checks the lease itself', () => {
     await redis.zadd(keys.leases(), 1, renewed.ticket, 1, expired.ticket);
     await redis.del(keys.lease(expired.ticket));
     // Any reservation runs the purge.
-    await store.reserve({ ticket: randomUUID(), owner: 'probe', target: 'default', spec: 's', maxLive: 10, maxStarting: 10, fields: { worker: 'w', job: 'j', role: 'main' } });
+    await store.reserve({
+      ticket: randomUUID(),
+      owner: 'probe',
+      target: 'default',
+      spec: 's',
+      maxLive: 10,
+      maxStarting: 10,
+      fields: { worker: 'w', job: 'j', role: 'main' },
+    });
     expect(await store.takeDoomed()).toEqual([{ target: 'default', sandboxId: `sb-${expired.ticket}` }]);
     expect(await store.renew(renewed.ticket, renewed.owner)).toBe(true);
   });

@@ -6,7 +6,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createKeyspace, createRedis, deleteKeysMatching, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
+import {
+  createKeyspace,
+  createRedis,
+  deleteKeysMatching,
+  type Keyspace,
+  type RedisClient,
+} from '@rollout-fleet/shared';
 import { LeaseStore } from './lease-store.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -44,7 +50,10 @@ function connection(): RedisClient {
 
 const caps = { maxLive: 3, maxStarting: 2 };
 
-async function reserve(store: LeaseStore, o: { owner?: string; warm?: boolean; spec?: string; maxLive?: number; maxStarting?: number } = {}) {
+async function reserve(
+  store: LeaseStore,
+  o: { owner?: string; warm?: boolean; spec?: string; maxLive?: number; maxStarting?: number } = {},
+) {
   const ticket = randomUUID();
   const owner = o.owner ?? randomUUID();
   const outcome = await store.reserve({
@@ -64,7 +73,12 @@ async function reserve(store: LeaseStore, o: { owner?: string; warm?: boolean; s
 async function started(store: LeaseStore, o: { spec?: string; warm?: boolean } = {}) {
   const slot = await reserve(store, { ...o, maxLive: 100, maxStarting: 100 });
   expect(slot.outcome.ok).toBe(true);
-  await store.update(slot.ticket, slot.owner, { target: 'default', sandbox: `sb-${slot.ticket}`, spec: o.spec ?? 'spec-a', leaveStarting: true });
+  await store.update(slot.ticket, slot.owner, {
+    target: 'default',
+    sandbox: `sb-${slot.ticket}`,
+    spec: o.spec ?? 'spec-a',
+    leaveStarting: true,
+  });
   return slot;
 }
 
@@ -76,7 +90,14 @@ describe('LeaseStore caps', () => {
     expect([a.outcome.ok, b.outcome.ok]).toEqual([true, true]);
     // Two are starting: the starting cap (2) is full although the live cap (3) is not.
     expect((await reserve(store)).outcome).toMatchObject({ ok: false, reason: 'starting', live: 2, starting: 2 });
-    expect(await store.update(a.ticket, a.owner, { target: 'default', sandbox: 'sb-a', spec: 'spec-a', leaveStarting: true })).toBe(true);
+    expect(
+      await store.update(a.ticket, a.owner, {
+        target: 'default',
+        sandbox: 'sb-a',
+        spec: 'spec-a',
+        leaveStarting: true,
+      }),
+    ).toBe(true);
     const c = await reserve(store);
     expect(c.outcome).toMatchObject({ ok: true, live: 3, starting: 2 });
     expect((await reserve(store)).outcome).toMatchObject({ ok: false, reason: 'live', live: 3 });
@@ -88,7 +109,9 @@ describe('LeaseStore caps', () => {
   it('lets exactly maxLive of 40 racing reservations on four connections through', async () => {
     const keys = keyspace();
     const stores = Array.from({ length: 4 }, () => storeOn(keys, 60_000, connection()));
-    const outcomes = await Promise.all(stores.flatMap((s) => Array.from({ length: 10 }, () => reserve(s, { maxLive: 10, maxStarting: 100 }))));
+    const outcomes = await Promise.all(
+      stores.flatMap((s) => Array.from({ length: 10 }, () => reserve(s, { maxLive: 10, maxStarting: 100 }))),
+    );
     expect(outcomes.filter((o) => o.outcome.ok)).toHaveLength(10);
     expect(await stores[0]!.counts()).toMatchObject({ live: 10, starting: 10 });
   });
@@ -189,14 +212,17 @@ describe('LeaseStore expiry (liveness is Redis key expiry)', () => {
     const keys = keyspace();
     const store = storeOn(keys, 200);
     const slot = await started(store);
-    await vi.waitFor(async () => expect(await redis.exists(keys.lease(slot.ticket))).toBe(0), { timeout: 5_000, interval: 20 });
+    await vi.waitFor(async () => expect(await redis.exists(keys.lease(slot.ticket))).toBe(0), {
+      timeout: 5_000,
+      interval: 20,
+    });
     expect(await store.renew(slot.ticket, slot.owner)).toBe(false);
     expect(await redis.exists(keys.lease(slot.ticket))).toBe(0);
     expect((await store.counts()).live).toBe(0);
     expect(await redis.zscore(keys.leases(), slot.ticket)).toBeNull();
   });
 
-  it('renewal racing expiry and the reaper\'s purge: a lease is either renewed (kept) or gone (doomed), never both', async () => {
+  it("renewal racing expiry and the reaper's purge: a lease is either renewed (kept) or gone (doomed), never both", async () => {
     const keys = keyspace();
     const stores = [storeOn(keys, 60, connection()), storeOn(keys, 60, connection())];
     let seed = 42;
@@ -237,14 +263,32 @@ describe('LeaseStore warm pool', () => {
     const keys = keyspace();
     const store = storeOn(keys);
     const warm = await started(store, { warm: true, spec: 'img-x' });
-    expect(await store.update(warm.ticket, warm.owner, { target: 'default', sandbox: `sb-${warm.ticket}`, spec: 'img-x', fields: { auth: 'token' } })).toBe(true);
+    expect(
+      await store.update(warm.ticket, warm.owner, {
+        target: 'default',
+        sandbox: `sb-${warm.ticket}`,
+        spec: 'img-x',
+        fields: { auth: 'token' },
+      }),
+    ).toBe(true);
     expect(await store.offer(warm.ticket, warm.owner, 'img-x')).toBe(true);
     expect(await store.counts()).toMatchObject({ ready: 1, warming: 0 });
-    const claimers = Array.from({ length: 6 }, () => ({ owner: randomUUID(), store: storeOn(keys, 60_000, connection()) }));
-    const claims = await Promise.all(claimers.map((c) => c.store.claim('img-x', c.owner, { job: 'job-1', role: 'main' })));
+    const claimers = Array.from({ length: 6 }, () => ({
+      owner: randomUUID(),
+      store: storeOn(keys, 60_000, connection()),
+    }));
+    const claims = await Promise.all(
+      claimers.map((c) => c.store.claim('img-x', c.owner, { job: 'job-1', role: 'main' })),
+    );
     const won = claims.filter((c) => c !== undefined);
     expect(won).toHaveLength(1);
-    expect(won[0]).toMatchObject({ ticket: warm.ticket, sandbox: `sb-${warm.ticket}`, auth: 'token', job: 'job-1', role: 'main' });
+    expect(won[0]).toMatchObject({
+      ticket: warm.ticket,
+      sandbox: `sb-${warm.ticket}`,
+      auth: 'token',
+      job: 'job-1',
+      role: 'main',
+    });
     const winner = claimers[claims.findIndex((c) => c !== undefined)]!;
     // The warmer no longer holds it; the claimer does.
     expect(await store.renew(warm.ticket, warm.owner)).toBe(false);
@@ -253,7 +297,7 @@ describe('LeaseStore warm pool', () => {
     expect(await store.claim('img-x', randomUUID())).toBeUndefined();
   });
 
-  it('keeps a warm sandbox\'s lifetime as a point in server time and hands a claimer what is left of it', async () => {
+  it("keeps a warm sandbox's lifetime as a point in server time and hands a claimer what is left of it", async () => {
     const keys = keyspace();
     const store = storeOn(keys);
     const serverMs = async (): Promise<number> => {
@@ -262,7 +306,12 @@ describe('LeaseStore warm pool', () => {
     };
     const warm = await started(store, { warm: true, spec: 'img-t' });
     const before = await serverMs();
-    await store.update(warm.ticket, warm.owner, { target: 'default', sandbox: 'sb-t', spec: 'img-t', fields: { lifetime_left_ms: '600000' } });
+    await store.update(warm.ticket, warm.owner, {
+      target: 'default',
+      sandbox: 'sb-t',
+      spec: 'img-t',
+      fields: { lifetime_left_ms: '600000' },
+    });
     const after = await serverMs();
     const endsAt = Number((await store.get(warm.ticket))?.lifetime_ends_at);
     expect(endsAt).toBeGreaterThanOrEqual(before + 600_000);
@@ -287,7 +336,10 @@ describe('LeaseStore warm pool', () => {
       const store = storeOn(keys, 60_000, connection());
       const warm = await started(store, { warm: true, spec: 'img-y' });
       await store.offer(warm.ticket, warm.owner, 'img-y');
-      const [claimed, withdrawn] = await Promise.all([storeOn(keys, 60_000, connection()).claim('img-y', randomUUID()), store.withdraw(warm.ticket, warm.owner)]);
+      const [claimed, withdrawn] = await Promise.all([
+        storeOn(keys, 60_000, connection()).claim('img-y', randomUUID()),
+        store.withdraw(warm.ticket, warm.owner),
+      ]);
       expect(Number(claimed !== undefined) + Number(withdrawn)).toBe(1);
     }
   });
@@ -300,7 +352,10 @@ describe('LeaseStore warm pool', () => {
     await short.offer(stale.ticket, stale.owner, 'img-z');
     const fresh = await started(long, { warm: true, spec: 'img-z' });
     await long.offer(fresh.ticket, fresh.owner, 'img-z');
-    await vi.waitFor(async () => expect(await redis.exists(keys.lease(stale.ticket))).toBe(0), { timeout: 5_000, interval: 20 });
+    await vi.waitFor(async () => expect(await redis.exists(keys.lease(stale.ticket))).toBe(0), {
+      timeout: 5_000,
+      interval: 20,
+    });
     const claimed = await long.claim('img-z', randomUUID());
     expect(claimed?.ticket).toBe(fresh.ticket);
     expect((await long.takeDoomed()).map((d) => d.sandboxId)).toEqual([`sb-${stale.ticket}`]);
@@ -314,10 +369,19 @@ describe('LeaseStore warm pool', () => {
     await store.unwait(waiter);
     const warm = await reserve(store, { warm: true, spec: 'img-q', maxLive: 1 });
     expect(warm.outcome.ok).toBe(true);
-    await store.update(warm.ticket, warm.owner, { target: 'default', sandbox: 'sb-q', spec: 'img-q', leaveStarting: true });
+    await store.update(warm.ticket, warm.owner, {
+      target: 'default',
+      sandbox: 'sb-q',
+      spec: 'img-q',
+      leaveStarting: true,
+    });
     await store.offer(warm.ticket, warm.owner, 'img-q');
     // Live cap 1 is full with an idle warm sandbox of another spec: the refusal says so, and '*' claims it.
-    expect((await reserve(store, { spec: 'img-other', maxLive: 1 })).outcome).toMatchObject({ ok: false, reason: 'live', ready: 1 });
+    expect((await reserve(store, { spec: 'img-other', maxLive: 1 })).outcome).toMatchObject({
+      ok: false,
+      reason: 'live',
+      ready: 1,
+    });
     const evictor = randomUUID();
     expect((await store.claim('*', evictor))?.sandbox).toBe('sb-q');
     expect(await store.release(warm.ticket, evictor)).toBe(true);
@@ -329,20 +393,38 @@ describe('LeaseStore reserve in one round trip', () => {
   it('claims a ready warm sandbox of the spec before taking a slot, even with the caps full', async () => {
     const store = storeOn(keyspace());
     const warm = await started(store, { warm: true, spec: 'img-c' });
-    await store.update(warm.ticket, warm.owner, { target: 'default', sandbox: 'sb-c', spec: 'img-c', fields: { auth: 'token' } });
+    await store.update(warm.ticket, warm.owner, {
+      target: 'default',
+      sandbox: 'sb-c',
+      spec: 'img-c',
+      fields: { auth: 'token' },
+    });
     await store.offer(warm.ticket, warm.owner, 'img-c');
     const owner = randomUUID();
-    const base = { ticket: randomUUID(), owner, target: 'default', maxLive: 1, maxStarting: 1, claim: true, fields: { job: 'j2', role: 'main' as const } };
+    const base = {
+      ticket: randomUUID(),
+      owner,
+      target: 'default',
+      maxLive: 1,
+      maxStarting: 1,
+      claim: true,
+      fields: { job: 'j2', role: 'main' as const },
+    };
     // Another spec: nothing to claim, and the live cap (1) is full.
     expect(await store.reserve({ ...base, spec: 'img-other' })).toMatchObject({ ok: false, reason: 'live', ready: 1 });
     const claimed = await store.reserve({ ...base, spec: 'img-c' });
-    expect(claimed).toMatchObject({ ok: true, claimed: { ticket: warm.ticket, sandbox: 'sb-c', auth: 'token', owner, job: 'j2', role: 'main' } });
+    expect(claimed).toMatchObject({
+      ok: true,
+      claimed: { ticket: warm.ticket, sandbox: 'sb-c', auth: 'token', owner, job: 'j2', role: 'main' },
+    });
     expect(await store.renew(warm.ticket, owner)).toBe(true);
     expect(await store.counts()).toMatchObject({ live: 1, ready: 0 });
     // Without `claim` a ready warm sandbox is left alone.
     const again = await started(store, { warm: true, spec: 'img-c' });
     await store.offer(again.ticket, again.owner, 'img-c');
-    expect(await store.reserve({ ...base, ticket: randomUUID(), spec: 'img-c', claim: false, maxLive: 10, maxStarting: 10 })).toMatchObject({ ok: true, live: 3 });
+    expect(
+      await store.reserve({ ...base, ticket: randomUUID(), spec: 'img-c', claim: false, maxLive: 10, maxStarting: 10 }),
+    ).toMatchObject({ ok: true, live: 3 });
     expect(await store.counts()).toMatchObject({ ready: 1 });
   });
 
@@ -351,7 +433,15 @@ describe('LeaseStore reserve in one round trip', () => {
     const holder = await reserve(store, { maxLive: 1 });
     expect(holder.outcome.ok).toBe(true);
     const waiter = { id: randomUUID(), ttlMs: 10_000 };
-    const attempt = { owner: waiter.id, target: 'default', spec: 'spec-a', maxLive: 1, maxStarting: 1, claim: true, waiter };
+    const attempt = {
+      owner: waiter.id,
+      target: 'default',
+      spec: 'spec-a',
+      maxLive: 1,
+      maxStarting: 1,
+      claim: true,
+      waiter,
+    };
     expect(await store.reserve({ ...attempt, ticket: randomUUID() })).toMatchObject({ ok: false, reason: 'live' });
     expect((await store.counts()).waiters).toBe(1);
     expect((await reserve(store, { warm: true })).outcome).toMatchObject({ ok: false, reason: 'yield' });
@@ -386,7 +476,16 @@ describe('LeaseStore warm pool order', () => {
   it('a warm fill over its spec\'s demand is refused as "spec" (try the next spec), over the pool\'s bound as "pool"', async () => {
     const store = storeOn(keyspace());
     const fill = (spec: string, poolMax: number, specTarget: number) =>
-      store.reserve({ ticket: randomUUID(), owner: randomUUID(), target: 'default', spec, maxLive: 100, maxStarting: 100, warm: { poolMax, specTarget }, fields: { role: 'warm' } });
+      store.reserve({
+        ticket: randomUUID(),
+        owner: randomUUID(),
+        target: 'default',
+        spec,
+        maxLive: 100,
+        maxStarting: 100,
+        warm: { poolMax, specTarget },
+        fields: { role: 'warm' },
+      });
     expect((await fill('img-a', 3, 2)).ok).toBe(true);
     expect((await fill('img-a', 3, 2)).ok).toBe(true);
     expect(await fill('img-a', 3, 2)).toMatchObject({ ok: false, reason: 'spec' });
@@ -417,7 +516,14 @@ describe('LeaseStore randomized interleavings', () => {
         } else if (roll < 0.55) {
           await store.renew(slot.ticket, slot.owner);
         } else if (roll < 0.7) {
-          if (await store.update(slot.ticket, slot.owner, { target: 'default', sandbox: `sb-${slot.ticket}`, spec: 'a', leaveStarting: true })) {
+          if (
+            await store.update(slot.ticket, slot.owner, {
+              target: 'default',
+              sandbox: `sb-${slot.ticket}`,
+              spec: 'a',
+              leaveStarting: true,
+            })
+          ) {
             slot.ready = (await store.offer(slot.ticket, slot.owner, 'a')) || slot.ready;
           }
         } else if (roll < 0.85) {

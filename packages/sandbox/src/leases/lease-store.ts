@@ -63,7 +63,13 @@ export type ReserveOutcome =
   | { ok: true; live: number; starting: number; claimed?: undefined }
   /** A ready warm sandbox of the spec was claimed instead (`claim`): its slot and lease are the caller's now. */
   | { ok: true; claimed: Lease }
-  | { ok: false; reason: 'live' | 'starting' | 'yield' | 'pool' | 'spec'; live: number; starting: number; ready: number };
+  | {
+      ok: false;
+      reason: 'live' | 'starting' | 'yield' | 'pool' | 'spec';
+      live: number;
+      starting: number;
+      ready: number;
+    };
 
 export interface SlotCounts {
   live: number;
@@ -157,7 +163,13 @@ export class LeaseStore {
     const [ok, reason, live, starting, ready] = reply;
     if (ok === 2) return { ok: true, claimed: pairsToObject(live as string[]) as unknown as Lease };
     if (ok === 1) return { ok: true, live: live as number, starting };
-    return { ok: false, reason: reason as 'live' | 'starting' | 'yield' | 'pool' | 'spec', live: live as number, starting, ready };
+    return {
+      ok: false,
+      reason: reason as 'live' | 'starting' | 'yield' | 'pool' | 'spec',
+      live: live as number,
+      starting,
+      ready,
+    };
   }
 
   /** Extends the lease by one TTL; false when it has expired or someone else holds it (never resurrects). */
@@ -193,7 +205,11 @@ export class LeaseStore {
 
   /** Takes the oldest ready warm sandbox of `spec` ('*' = any spec) and makes `owner` its holder. */
   async claim(spec: string, owner: string, fields?: LeaseFields): Promise<Lease | undefined> {
-    const reply = (await this.#run(SLOTS.claim, [spec, owner, this.#ttlMs, JSON.stringify(fieldTable(fields))])) as [number, string?, string[]?];
+    const reply = (await this.#run(SLOTS.claim, [spec, owner, this.#ttlMs, JSON.stringify(fieldTable(fields))])) as [
+      number,
+      string?,
+      string[]?,
+    ];
     if (reply[0] !== 1) return undefined;
     return pairsToObject(reply[2] ?? []) as unknown as Lease;
   }
@@ -214,7 +230,13 @@ export class LeaseStore {
 
   async counts(): Promise<SlotCounts> {
     const [live, starting, waiters, ready, warming] = (await this.#run(SLOTS.counts, [])) as number[];
-    return { live: live ?? 0, starting: starting ?? 0, waiters: waiters ?? 0, ready: ready ?? 0, warming: warming ?? 0 };
+    return {
+      live: live ?? 0,
+      starting: starting ?? 0,
+      waiters: waiters ?? 0,
+      ready: ready ?? 0,
+      warming: warming ?? 0,
+    };
   }
 
   async pool(): Promise<PoolEntry[]> {
@@ -235,7 +257,10 @@ export class LeaseStore {
    * flight), and seen unowned for at least the grace (`unlabelledGraceMs` for sandboxes without a ticket).
    * Pass every listed sandbox of the fleet at once: records of sandboxes no longer listed are dropped.
    */
-  async orphans(listed: readonly ListedSandbox[], o: { graceMs: number; unlabelledGraceMs: number }): Promise<string[]> {
+  async orphans(
+    listed: readonly ListedSandbox[],
+    o: { graceMs: number; unlabelledGraceMs: number },
+  ): Promise<string[]> {
     const args: ScriptArg[] = [o.graceMs, o.unlabelledGraceMs];
     for (const s of listed) args.push(s.sandboxId, s.ticket, s.label);
     return (await this.#run(SLOTS.orphans, args)) as string[];

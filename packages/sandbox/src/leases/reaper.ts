@@ -60,8 +60,15 @@ export function reaperPlatformFor(target: VefaasTarget, fleetId: string, id = 'd
       await target.vefaas.killSandbox({ FunctionId: target.functionId, SandboxId: sandboxId });
     },
     listFleet: async () => {
-      const items = await target.vefaas.listAllSandboxes({ FunctionId: target.functionId, Metadata: { [FLEET_LABEL_KEY]: fleetId } });
-      return items.map((item) => ({ sandboxId: item.Id, status: item.Status ?? '', label: item.Metadata?.[AGENT_ENV_LABEL_KEY] ?? '' }));
+      const items = await target.vefaas.listAllSandboxes({
+        FunctionId: target.functionId,
+        Metadata: { [FLEET_LABEL_KEY]: fleetId },
+      });
+      return items.map((item) => ({
+        sandboxId: item.Id,
+        status: item.Status ?? '',
+        label: item.Metadata?.[AGENT_ENV_LABEL_KEY] ?? '',
+      }));
     },
   };
 }
@@ -126,7 +133,10 @@ export class Reaper {
         where.set(item.sandboxId, platform);
       }
     }
-    const kill = await this.#o.leases.orphans(listed, { graceMs: this.#o.graceMs, unlabelledGraceMs: this.#o.unlabelledGraceMs });
+    const kill = await this.#o.leases.orphans(listed, {
+      graceMs: this.#o.graceMs,
+      unlabelledGraceMs: this.#o.unlabelledGraceMs,
+    });
     for (const sandboxId of kill) {
       const platform = where.get(sandboxId);
       if (platform && (await this.#kill(platform, sandboxId, 'orphan')) === 'killed') report.orphans.push(sandboxId);
@@ -135,11 +145,16 @@ export class Reaper {
 
   #platform(id: string): ReaperPlatform | undefined {
     const platform = this.#o.platforms.find((p) => p.id === id);
-    if (!platform) this.#o.logger.warn({ target: id }, 'a doomed sandbox of an unknown target; left to its platform lifetime');
+    if (!platform)
+      this.#o.logger.warn({ target: id }, 'a doomed sandbox of an unknown target; left to its platform lifetime');
     return platform;
   }
 
-  async #kill(platform: ReaperPlatform, sandboxId: string, reason: 'lease-expired' | 'orphan'): Promise<'killed' | 'gone' | 'failed'> {
+  async #kill(
+    platform: ReaperPlatform,
+    sandboxId: string,
+    reason: 'lease-expired' | 'orphan',
+  ): Promise<'killed' | 'gone' | 'failed'> {
     try {
       await platform.kill(sandboxId);
       this.#o.onKill?.(reason);

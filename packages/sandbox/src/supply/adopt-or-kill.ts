@@ -15,7 +15,12 @@ export interface AdoptOutcome {
   killed: string[];
 }
 
-export async function adoptOrKill(o: { target: VefaasTarget; label: string; logger: Logger; adopt: boolean }): Promise<AdoptOutcome> {
+export async function adoptOrKill(o: {
+  target: VefaasTarget;
+  label: string;
+  logger: Logger;
+  adopt: boolean;
+}): Promise<AdoptOutcome> {
   const { vefaas, functionId } = o.target;
   const made = await vefaas.listAllSandboxes({ FunctionId: functionId, Metadata: { [AGENT_ENV_LABEL_KEY]: o.label } });
   const usable = made.filter((s) => s.Status === 'Ready' || s.Status === 'Starting');
@@ -28,9 +33,11 @@ export async function adoptOrKill(o: { target: VefaasTarget; label: string; logg
       killed.push(sandbox.Id);
     } catch (thrown) {
       const err = coerceError(thrown);
-      if (err.code !== 'VEFAAS_NOT_FOUND') o.logger.warn({ err, sandboxId: sandbox.Id }, 'could not kill a sandbox of a failed create; the reaper will');
+      if (err.code !== 'VEFAAS_NOT_FOUND')
+        o.logger.warn({ err, sandboxId: sandbox.Id }, 'could not kill a sandbox of a failed create; the reaper will');
     }
   }
-  if (adopted || killed.length > 0) o.logger.info({ label: o.label, adopted, killed }, 'found what a failed CreateSandbox made');
+  if (adopted || killed.length > 0)
+    o.logger.info({ label: o.label, adopted, killed }, 'found what a failed CreateSandbox made');
   return { ...(adopted ? { adopted } : {}), killed };
 }

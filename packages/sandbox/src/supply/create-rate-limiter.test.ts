@@ -5,7 +5,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createKeyspace, createRedis, deleteKeysMatching, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
+import {
+  createKeyspace,
+  createRedis,
+  deleteKeysMatching,
+  type Keyspace,
+  type RedisClient,
+} from '@rollout-fleet/shared';
 import { CreateRateLimiter, type CreateRateOptions, type TakeOutcome } from './create-rate-limiter.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -31,7 +37,11 @@ function keyspace(): Keyspace {
   return createKeyspace(prefix);
 }
 
-function limiterOn(keys: Keyspace, options: Partial<CreateRateOptions> = {}, client: RedisClient = redis): CreateRateLimiter {
+function limiterOn(
+  keys: Keyspace,
+  options: Partial<CreateRateOptions> = {},
+  client: RedisClient = redis,
+): CreateRateLimiter {
   return new CreateRateLimiter(client, keys, { ratePerS: 10, burst: 3, recoverS: 60, ...options });
 }
 
@@ -79,7 +89,10 @@ describe('CreateRateLimiter (GCRA)', () => {
       expect(o.at).toBeGreaterThanOrEqual(slot - 1);
       expect(o.at).toBeLessThanOrEqual(Math.max(calledAt, slot) + 1);
     }
-    expectConforming(outcomes.map((o) => o.at), { ratePerS: 10, burst: 3 });
+    expectConforming(
+      outcomes.map((o) => o.at),
+      { ratePerS: 10, burst: 3 },
+    );
   });
 
   it('books nothing beyond the horizon, and says when to come back', async () => {
@@ -111,7 +124,9 @@ describe('CreateRateLimiter (GCRA)', () => {
 
   it('racing callers on four connections get a conforming schedule with no double booking', async () => {
     const keys = keyspace();
-    const limiters = Array.from({ length: 4 }, () => limiterOn(keys, { ratePerS: 50, burst: 5, horizonMs: 60_000 }, connection()));
+    const limiters = Array.from({ length: 4 }, () =>
+      limiterOn(keys, { ratePerS: 50, burst: 5, horizonMs: 60_000 }, connection()),
+    );
     const outcomes = await Promise.all(limiters.flatMap((l) => Array.from({ length: 25 }, () => l.take('t'))));
     expect(outcomes.every((o) => o.booked)).toBe(true);
     const at = outcomes.map((o) => o.at);
@@ -127,7 +142,9 @@ describe('CreateRateLimiter (AIMD)', () => {
   it('halves the rate on a 429, once per cooldown however many 429s arrive together', async () => {
     const keys = keyspace();
     const limiter = limiterOn(keys, { ratePerS: 16, dropCooldownMs: 60_000 });
-    const others = Array.from({ length: 3 }, () => limiterOn(keys, { ratePerS: 16, dropCooldownMs: 60_000 }, connection()));
+    const others = Array.from({ length: 3 }, () =>
+      limiterOn(keys, { ratePerS: 16, dropCooldownMs: 60_000 }, connection()),
+    );
     const rates = await Promise.all([limiter, ...others].map((l) => l.drop('t')));
     // One decrease (16 → 8); the others, inside the cooldown, only see it (plus a hair of recovery).
     for (const rate of rates) expect(rate).toBeCloseTo(8, 1);
@@ -166,7 +183,9 @@ describe('CreateRateLimiter (AIMD)', () => {
       seed = (seed * 1103515245 + 12345) % 2 ** 31;
       return seed / 2 ** 31;
     };
-    const limiters = Array.from({ length: 3 }, () => limiterOn(keys, { ratePerS: 40, floorPerS: 2.5, burst: 4, dropCooldownMs: 5, horizonMs: 60_000 }, connection()));
+    const limiters = Array.from({ length: 3 }, () =>
+      limiterOn(keys, { ratePerS: 40, floorPerS: 2.5, burst: 4, dropCooldownMs: 5, horizonMs: 60_000 }, connection()),
+    );
     for (let round = 0; round < 15; round++) {
       const ops = Array.from({ length: 8 }, () => {
         const l = limiters[Math.floor(random() * limiters.length)]!;

@@ -57,7 +57,12 @@ export class CreateRateLimiter {
 
   /** Books the next create slot of `target` (or says when to ask again). `ratePerS` overrides the ceiling. */
   async take(target: string, o: { horizonMs?: number; ratePerS?: number } = {}): Promise<TakeOutcome> {
-    const reply = (await this.#call('take', target, o.ratePerS, o.horizonMs ?? this.#o.horizonMs)) as [number, number, string, string];
+    const reply = (await this.#call('take', target, o.ratePerS, o.horizonMs ?? this.#o.horizonMs)) as [
+      number,
+      number,
+      string,
+      string,
+    ];
     const [booked, ms, rate, at] = reply;
     return booked === 1
       ? { booked: true, waitMs: ms, ratePerS: Number(rate), at: Number(at) }
@@ -80,6 +85,10 @@ export class CreateRateLimiter {
     const rate = ceiling ?? this.#o.ratePerS;
     const floor = Math.min(rate, ceiling === undefined ? this.#o.floorPerS : ceiling / 16);
     const recovery = (rate - floor) / this.#o.recoverS;
-    return SCRIPTS[op].run(this.#redis, [this.#keys.createRate(target)], [rate, this.#o.burst, floor, recovery, ...rest]);
+    return SCRIPTS[op].run(
+      this.#redis,
+      [this.#keys.createRate(target)],
+      [rate, this.#o.burst, floor, recovery, ...rest],
+    );
   }
 }

@@ -42,7 +42,17 @@ describe('LeaseKeeper lifetime', () => {
       asked.push(seconds);
       return new Date(clock + 2 * 60 * MINUTE + seconds * 1000).toISOString();
     };
-    const keeper = new LeaseKeeper({ leases, ticket, owner, logger: silent, expiresAt: t0 + MINUTE, deadline: t0 + 60 * MINUTE, extendLifetime, onLost: () => undefined, now: () => clock });
+    const keeper = new LeaseKeeper({
+      leases,
+      ticket,
+      owner,
+      logger: silent,
+      expiresAt: t0 + MINUTE,
+      deadline: t0 + 60 * MINUTE,
+      extendLifetime,
+      onLost: () => undefined,
+      now: () => clock,
+    });
     try {
       await keeper.beat();
       expect(asked).toEqual([(60 * MINUTE + LIFETIME_MARGIN_MS) / 1000]);

@@ -42,14 +42,17 @@ export class LeaseKeeper {
     this.#o = options;
     this.#expiresAt = options.expiresAt;
     this.#deadline = options.deadline;
-    this.#timer = setInterval(() => {
-      // A slow Redis must not stack heartbeats.
-      if (this.#busy || this.#stopped) return;
-      this.#busy = true;
-      void this.beat().finally(() => {
-        this.#busy = false;
-      });
-    }, Math.max(250, Math.floor(options.leases.ttlMs / 3)));
+    this.#timer = setInterval(
+      () => {
+        // A slow Redis must not stack heartbeats.
+        if (this.#busy || this.#stopped) return;
+        this.#busy = true;
+        void this.beat().finally(() => {
+          this.#busy = false;
+        });
+      },
+      Math.max(250, Math.floor(options.leases.ttlMs / 3)),
+    );
     this.#timer.unref();
   }
 
@@ -70,7 +73,9 @@ export class LeaseKeeper {
       if (!(await this.#o.leases.renew(this.#o.ticket, this.#o.owner))) {
         if (this.#stopped) return;
         this.stop();
-        this.#o.onLost(new RolloutError('LEASE_LOST', `the lease of sandbox slot ${this.#o.ticket} expired or was taken over`));
+        this.#o.onLost(
+          new RolloutError('LEASE_LOST', `the lease of sandbox slot ${this.#o.ticket} expired or was taken over`),
+        );
         return;
       }
       const margin = LIFETIME_MARGIN_MS;

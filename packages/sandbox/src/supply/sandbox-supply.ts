@@ -19,7 +19,17 @@ import { randomUUID } from 'node:crypto';
 import { AGENT_ENV_LABEL_KEY, AgentEnv } from '../agent-env/agent-env.js';
 import { buildStartCommand } from '../agent-env/start-command.js';
 import { checkSandboxEnvNames, createSandboxRequest } from '../agent-env/create-request.js';
-import { RolloutError, abortableDelay, coerceError, specKey, type Keyspace, type Logger, type RedisClient, type SandboxSpec, type ToolName } from '@rollout-fleet/shared';
+import {
+  RolloutError,
+  abortableDelay,
+  coerceError,
+  specKey,
+  type Keyspace,
+  type Logger,
+  type RedisClient,
+  type SandboxSpec,
+  type ToolName,
+} from '@rollout-fleet/shared';
 import type { Gauge, Histogram } from 'prom-client';
 import { LeaseStore, type Lease, type LeaseFields, type SandboxRole } from '../leases/lease-store.js';
 import { adoptOrKill, type AdoptOutcome } from './adopt-or-kill.js';
@@ -140,7 +150,11 @@ export class SandboxSupply {
       recoverS: limits.createRecoverS,
     });
     this.targets = new TargetPool(options.redis, options.keys, options.targets, options.targetHealth);
-    this.#waker = new SlotWaker({ redis: options.redis, channel: this.leases.slotFreedChannel, logger: options.logger });
+    this.#waker = new SlotWaker({
+      redis: options.redis,
+      channel: this.leases.slotFreedChannel,
+      logger: options.logger,
+    });
   }
 
   get workerId(): string {
@@ -171,7 +185,14 @@ export class SandboxSupply {
   }
 
   /** Warm claim, else a slot (waiting for one while the caps are full), then the create: `acquire` minus clean-up. */
-  async #acquireLoop(o: { request: SandboxRequest; logger: Logger; started: number; giveUpAt: number; spec: string; owner: string }): Promise<SuppliedSandbox> {
+  async #acquireLoop(o: {
+    request: SandboxRequest;
+    logger: Logger;
+    started: number;
+    giveUpAt: number;
+    spec: string;
+    owner: string;
+  }): Promise<SuppliedSandbox> {
     const { request, logger, started, giveUpAt, spec, owner } = o;
     let slotPauseMs = this.#o.slotPollMs?.first ?? 100;
     let waiting = false;
@@ -216,7 +237,8 @@ export class SandboxSupply {
       // for a slot, and wastes a create. The acquirer counts as waiting already (the reserve said so), so no warm
       // fill takes the slot the eviction frees (evict, refill, evict… wastes creates).
       if (reserved.reason === 'live' && reserved.ready > 0 && waiting && (await this.#evictOne(logger))) continue;
-      if (Date.now() + slotPauseMs > giveUpAt) throw this.#timeout(logger, started, `the fleet's sandbox caps stayed full (${reserved.reason})`);
+      if (Date.now() + slotPauseMs > giveUpAt)
+        throw this.#timeout(logger, started, `the fleet's sandbox caps stayed full (${reserved.reason})`);
       waiting = true;
       const waited = performance.now();
       // Until a release anywhere in the fleet wakes this waiter (slot-waker.ts), or the poll comes round.
@@ -243,7 +265,11 @@ export class SandboxSupply {
   async createInSlot(
     slot: HeldSlot,
     request: SandboxRequest,
-    o: { logger: Logger; giveUpAt: number; /** a create slot is already booked for the first call */ preBooked?: boolean },
+    o: {
+      logger: Logger;
+      giveUpAt: number;
+      /** a create slot is already booked for the first call */ preBooked?: boolean;
+    },
   ): Promise<SuppliedSandbox> {
     return this.#createHeld(slot, request, { ...o, started: performance.now() });
   }
@@ -255,9 +281,13 @@ export class SandboxSupply {
   #timeout(logger: Logger, started: number, why: string): RolloutError {
     const waitedS = Math.round((performance.now() - started) / SECOND);
     logger.warn({ waitedS }, `no sandbox: ${why}`);
-    return new RolloutError('SANDBOX_ACQUIRE_TIMEOUT', `no sandbox within ${this.#o.limits.acquireTimeoutMs / SECOND} s: ${why}`, {
-      details: { waitedS },
-    });
+    return new RolloutError(
+      'SANDBOX_ACQUIRE_TIMEOUT',
+      `no sandbox within ${this.#o.limits.acquireTimeoutMs / SECOND} s: ${why}`,
+      {
+        details: { waitedS },
+      },
+    );
   }
 
   /** Holds the slot while creating; on any failure the slot is freed (and whatever was created killed). */
@@ -298,8 +328,17 @@ export class SandboxSupply {
       await env.ready();
       await env.installTools(request.tools);
       this.#o.metrics?.sandboxCreateSeconds.observe((performance.now() - created.createdAt) / SECOND);
-      const fields: LeaseFields = request.role === 'warm' ? { auth: created.authToken, lifetime_left_ms: String(Math.max(0, expiresAt - Date.now())) } : {};
-      await this.leases.update(slot.ticket, slot.owner, { target: slot.target.id, sandbox: sandboxId, spec: slot.spec, leaveStarting: true, fields });
+      const fields: LeaseFields =
+        request.role === 'warm'
+          ? { auth: created.authToken, lifetime_left_ms: String(Math.max(0, expiresAt - Date.now())) }
+          : {};
+      await this.leases.update(slot.ticket, slot.owner, {
+        target: slot.target.id,
+        sandbox: sandboxId,
+        spec: slot.spec,
+        leaveStarting: true,
+        fields,
+      });
       signal.throwIfAborted();
       this.#o.metrics?.supply.acquireSeconds.observe({ source: 'cold' }, (performance.now() - o.started) / SECOND);
       return this.#hold({ slot, env, sandboxId, keeper, lost, request, warm: false, started: o.started });
@@ -325,7 +364,14 @@ export class SandboxSupply {
       const { target } = slot.target;
       const due = call > 1 || !o.preBooked ? await this.#createSlot(slot.target, o) : undefined;
       const label = `${slot.ticket}.${call}`;
-      if (!(await this.leases.update(slot.ticket, slot.owner, { target: slot.target.id, sandbox: '', spec: slot.spec, fields: { label } }))) {
+      if (
+        !(await this.leases.update(slot.ticket, slot.owner, {
+          target: slot.target.id,
+          sandbox: '',
+          spec: slot.spec,
+          fields: { label },
+        }))
+      ) {
         throw new RolloutError('LEASE_LOST', `the lease of sandbox slot ${slot.ticket} expired before its create`);
       }
       const start = buildStartCommand(request.sandbox.command);
@@ -362,29 +408,41 @@ export class SandboxSupply {
           metrics?.creates.inc({ outcome: 'throttled' });
           const rate = await this.limiter.drop(slot.target.id, rateOf(slot.target));
           metrics?.createRate.set({ target: slot.target.id }, rate);
-          o.logger.info({ ratePerS: rate }, 'CreateSandbox throttled (429): the fleet create rate is lowered; waiting for the next create slot');
+          o.logger.info(
+            { ratePerS: rate },
+            'CreateSandbox throttled (429): the fleet create rate is lowered; waiting for the next create slot',
+          );
           continue;
         }
         if (!err.retryable) throw err;
         metrics?.creates.inc({ outcome: err.code === 'VEFAAS_TIMEOUT' ? 'timeout' : 'error' });
         // The platform may have made the sandbox all the same: adopt it, never create a second one blindly.
-        const found = await adoptOrKill({ target, label, logger: o.logger, adopt: true }).catch((listErr: unknown): AdoptOutcome => {
-          o.logger.warn({ err: coerceError(listErr) }, 'could not look up what a failed CreateSandbox made; the reaper will find it');
-          return { killed: [] };
-        });
+        const found = await adoptOrKill({ target, label, logger: o.logger, adopt: true }).catch(
+          (listErr: unknown): AdoptOutcome => {
+            o.logger.warn(
+              { err: coerceError(listErr) },
+              'could not look up what a failed CreateSandbox made; the reaper will find it',
+            );
+            return { killed: [] };
+          },
+        );
         metrics?.createRecovered.inc({ action: 'killed' }, found.killed.length);
         if (found.adopted) {
           metrics?.createRecovered.inc({ action: 'adopted' });
           return { sandboxId: found.adopted, authToken: start.authToken, createdAt };
         }
         o.logger.warn({ err, target: slot.target.id }, 'CreateSandbox failed; trying again in the same slot');
-        if (Date.now() > o.giveUpAt) throw this.#timeout(o.logger, createdAt, `CreateSandbox kept failing (${err.code})`);
+        if (Date.now() > o.giveUpAt)
+          throw this.#timeout(o.logger, createdAt, `CreateSandbox kept failing (${err.code})`);
       }
     }
   }
 
   /** Waits for this target's next create slot in the fleet-wide schedule; returns when it was due (performance.now()). */
-  async #createSlot(target: SupplyTarget, o: { logger: Logger; giveUpAt: number; signal: AbortSignal }): Promise<number> {
+  async #createSlot(
+    target: SupplyTarget,
+    o: { logger: Logger; giveUpAt: number; signal: AbortSignal },
+  ): Promise<number> {
     const waited = performance.now();
     try {
       let rebooked = false;
@@ -393,7 +451,8 @@ export class SandboxSupply {
         const outcome = await this.limiter.take(target.id, rateOf(target));
         this.#o.metrics?.supply.createRate.set({ target: target.id }, outcome.ratePerS);
         const pause = outcome.booked ? outcome.waitMs : outcome.retryMs;
-        if (Date.now() + pause > o.giveUpAt) throw this.#timeout(o.logger, waited, 'the fleet create rate left no create slot in time');
+        if (Date.now() + pause > o.giveUpAt)
+          throw this.#timeout(o.logger, waited, 'the fleet create rate left no create slot in time');
         const due = performance.now() + pause;
         if (pause > 0) await abortableDelay(pause, o.signal);
         if (!outcome.booked) continue;
@@ -413,12 +472,22 @@ export class SandboxSupply {
   }
 
   /** A ready warm sandbox of this spec, claimed by the reserve, checked alive; 'retry' when it was dead. */
-  async #useWarm(o: { lease: Lease; request: SandboxRequest; spec: string; owner: string; logger: Logger; started: number }): Promise<SuppliedSandbox | 'retry'> {
+  async #useWarm(o: {
+    lease: Lease;
+    request: SandboxRequest;
+    spec: string;
+    owner: string;
+    logger: Logger;
+    started: number;
+  }): Promise<SuppliedSandbox | 'retry'> {
     const { request, lease } = o;
     const target = this.targets.byId(lease.target);
     if (!target) {
       // Made by a process configured with another target list: it cannot be reached from here.
-      o.logger.warn({ target: lease.target, sandboxId: lease.sandbox }, 'a warm sandbox of an unknown target; left to its lease expiry');
+      o.logger.warn(
+        { target: lease.target, sandboxId: lease.sandbox },
+        'a warm sandbox of an unknown target; left to its lease expiry',
+      );
       return 'retry';
     }
     const slot: HeldSlot = { ticket: lease.ticket, owner: o.owner, target, spec: o.spec };
@@ -480,15 +549,23 @@ export class SandboxSupply {
   }
 
   /** Kills what a slot holds (if anything) and frees the slot; when the kill fails, the lease is left to expire. */
-  async #discard(slot: HeldSlot, o: { env?: AgentEnv | undefined; sandboxId?: string | undefined; logger: Logger }): Promise<void> {
+  async #discard(
+    slot: HeldSlot,
+    o: { env?: AgentEnv | undefined; sandboxId?: string | undefined; logger: Logger },
+  ): Promise<void> {
     try {
       if (o.env) await o.env.close();
       else if (o.sandboxId) await killQuietly(slot.target, o.sandboxId);
     } catch (err) {
-      o.logger.warn({ err, sandboxId: o.sandboxId }, 'could not kill sandbox; its lease will expire and the reaper kill it');
+      o.logger.warn(
+        { err, sandboxId: o.sandboxId },
+        'could not kill sandbox; its lease will expire and the reaper kill it',
+      );
       return;
     }
-    await this.leases.release(slot.ticket, slot.owner).catch((err: unknown) => o.logger.warn({ err }, 'could not free a sandbox slot; it expires with its lease'));
+    await this.leases
+      .release(slot.ticket, slot.owner)
+      .catch((err: unknown) => o.logger.warn({ err }, 'could not free a sandbox slot; it expires with its lease'));
   }
 
   #hold(o: {
@@ -563,7 +640,10 @@ class Holder implements SuppliedSandbox {
     if (idleMs === undefined || this.#releasing) return;
     if (this.#idle) clearTimeout(this.#idle);
     this.#idle = setTimeout(() => {
-      const err = new RolloutError('SANDBOX_IDLE', `sandbox ${this.sandboxId} idle for ${Math.round(idleMs / SECOND)} s; released`);
+      const err = new RolloutError(
+        'SANDBOX_IDLE',
+        `sandbox ${this.sandboxId} idle for ${Math.round(idleMs / SECOND)} s; released`,
+      );
       void this.release().finally(() => this.#o.request.onLost?.(err));
     }, idleMs);
     this.#idle.unref();

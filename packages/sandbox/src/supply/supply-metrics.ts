@@ -29,7 +29,12 @@ export interface SupplyMetrics {
 export function createSupplyMetrics(registry: Registry): SupplyMetrics {
   const registers = [registry];
   return {
-    creates: new Counter({ name: 'rf_sandbox_creates_total', help: 'CreateSandbox calls by outcome', labelNames: ['outcome'], registers }),
+    creates: new Counter({
+      name: 'rf_sandbox_creates_total',
+      help: 'CreateSandbox calls by outcome',
+      labelNames: ['outcome'],
+      registers,
+    }),
     createRecovered: new Counter({
       name: 'rf_sandbox_create_recovered_total',
       help: 'Sandboxes found by label after a failed create: adopted, or killed as extras',
@@ -43,7 +48,12 @@ export function createSupplyMetrics(registry: Registry): SupplyMetrics {
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900],
       registers,
     }),
-    waitSeconds: new Counter({ name: 'rf_sandbox_wait_seconds_total', help: 'Seconds acquirers waited, for a slot (caps) or for the create rate', labelNames: ['reason'], registers }),
+    waitSeconds: new Counter({
+      name: 'rf_sandbox_wait_seconds_total',
+      help: 'Seconds acquirers waited, for a slot (caps) or for the create rate',
+      labelNames: ['reason'],
+      registers,
+    }),
     createSlotsMissed: new Counter({
       name: 'rf_sandbox_create_slots_missed_total',
       help: 'Create slots given up because the process woke too late to use them (stalled event loop); booked again',
@@ -55,7 +65,17 @@ export function createSupplyMetrics(registry: Registry): SupplyMetrics {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
       registers,
     }),
-    warm: new Counter({ name: 'rf_warm_pool_total', help: 'Warm pool events: hit, discarded (dead on claim), filled, expired (idle), evicted', labelNames: ['event'], registers }),
-    createRate: new Gauge({ name: 'rf_fleet_create_rate', help: 'Fleet-wide CreateSandbox rate (creates/s) last seen, by target', labelNames: ['target'], registers }),
+    warm: new Counter({
+      name: 'rf_warm_pool_total',
+      help: 'Warm pool events: hit, discarded (dead on claim), filled, expired (idle), evicted',
+      labelNames: ['event'],
+      registers,
+    }),
+    createRate: new Gauge({
+      name: 'rf_fleet_create_rate',
+      help: 'Fleet-wide CreateSandbox rate (creates/s) last seen, by target',
+      labelNames: ['target'],
+      registers,
+    }),
   };
 }

@@ -7,7 +7,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createKeyspace, createRedis, deleteKeysMatching, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
+import {
+  createKeyspace,
+  createRedis,
+  deleteKeysMatching,
+  type Keyspace,
+  type RedisClient,
+} from '@rollout-fleet/shared';
 import { createVefaasClient } from '../vefaas/create-vefaas-client.js';
 import { type VefaasTarget } from '../agent-env/agent-env.js';
 import { TargetPool, type SupplyTarget, type TargetHealthOptions } from './target-pool.js';
@@ -17,7 +23,11 @@ let redis: RedisClient;
 const clients: RedisClient[] = [];
 const prefixes: string[] = [];
 // The pool never calls a target; these only name an endpoint nothing listens on.
-const vefaas = createVefaasClient({ endpoint: 'http://127.0.0.1:9', region: 'cn-beijing', credentials: { accessKeyId: 'AK', secretAccessKey: 'SK' } });
+const vefaas = createVefaasClient({
+  endpoint: 'http://127.0.0.1:9',
+  region: 'cn-beijing',
+  credentials: { accessKeyId: 'AK', secretAccessKey: 'SK' },
+});
 const target: VefaasTarget = { vefaas, functionId: 'fn', gatewayUrl: 'http://127.0.0.1:9' };
 
 beforeAll(() => {
@@ -49,7 +59,14 @@ const TARGETS: SupplyTarget[] = [
 ];
 
 function poolOn(keys: Keyspace, options: TargetHealthOptions = {}, client: RedisClient = redis): TargetPool {
-  return new TargetPool(client, keys, TARGETS, { threshold: 3, windowMs: 60_000, firstDrainMs: 300, maxDrainMs: 1_000, cacheMs: 0, ...options });
+  return new TargetPool(client, keys, TARGETS, {
+    threshold: 3,
+    windowMs: 60_000,
+    firstDrainMs: 300,
+    maxDrainMs: 1_000,
+    cacheMs: 0,
+    ...options,
+  });
 }
 
 async function picks(pool: TargetPool, n: number): Promise<Set<string>> {
@@ -90,7 +107,10 @@ describe('TargetPool health (target-health/*.lua)', () => {
     expect(await windowed.failure('east')).toBe(0);
     expect(await windowed.failure('east')).toBe(0);
     // The window lapses (a key TTL on Redis's clock): the count starts over, so a third failure drains nothing.
-    await vi.waitFor(async () => expect(await redis.exists(windowedKeys.targetHealth('east').failures)).toBe(0), { timeout: 5_000, interval: 10 });
+    await vi.waitFor(async () => expect(await redis.exists(windowedKeys.targetHealth('east').failures)).toBe(0), {
+      timeout: 5_000,
+      interval: 10,
+    });
     expect(await windowed.failure('east')).toBe(0);
     expect(await windowed.drained()).toEqual(new Set());
   });
@@ -103,14 +123,19 @@ describe('TargetPool health (target-health/*.lua)', () => {
       drains.push(await pool.failure('east'));
       // While drained, more failures start no further drain.
       expect(await pool.failure('east')).toBe(0);
-      await vi.waitFor(async () => expect(await redis.exists(keys.targetHealth('east').drained)).toBe(0), { timeout: 5_000, interval: 10 });
+      await vi.waitFor(async () => expect(await redis.exists(keys.targetHealth('east').drained)).toBe(0), {
+        timeout: 5_000,
+        interval: 10,
+      });
     }
     expect(drains).toEqual([100, 200, 350, 350]);
   });
 
   it('racing failures from four connections start exactly one drain per threshold crossing', async () => {
     const keys = keyspace();
-    const pools = Array.from({ length: 4 }, () => poolOn(keys, { threshold: 5, firstDrainMs: 60_000, maxDrainMs: 60_000 }, connection()));
+    const pools = Array.from({ length: 4 }, () =>
+      poolOn(keys, { threshold: 5, firstDrainMs: 60_000, maxDrainMs: 60_000 }, connection()),
+    );
     const outcomes = await Promise.all(Array.from({ length: 40 }, (_, i) => pools[i % pools.length]!.failure('west')));
     expect(outcomes.filter((ms) => ms > 0)).toEqual([60_000]);
     expect(await redis.get(keys.targetHealth('west').drains)).toBe('1');
@@ -127,7 +152,9 @@ describe('TargetPool health (target-health/*.lua)', () => {
     for (let trial = 0; trial < 6; trial++) {
       const keys = keyspace();
       const threshold = 2 + Math.floor(random() * 3);
-      const pools = Array.from({ length: 3 }, () => poolOn(keys, { threshold, firstDrainMs: 40, maxDrainMs: 150 }, connection()));
+      const pools = Array.from({ length: 3 }, () =>
+        poolOn(keys, { threshold, firstDrainMs: 40, maxDrainMs: 150 }, connection()),
+      );
       let failures = 0;
       const drains: number[] = [];
       for (let round = 0; round < 12; round++) {

@@ -51,7 +51,8 @@ export class TargetPool {
     if (targets.length === 0) throw new Error('a sandbox supply needs at least one target');
     const ids = new Set<string>();
     for (const t of targets) {
-      if (!TARGET_ID.test(t.id)) throw new Error(`sandbox target id ${JSON.stringify(t.id)}: use letters, digits and . _ - only`);
+      if (!TARGET_ID.test(t.id))
+        throw new Error(`sandbox target id ${JSON.stringify(t.id)}: use letters, digits and . _ - only`);
       if (ids.has(t.id)) throw new Error(`sandbox target id ${t.id} is given twice`);
       if ((t.weight ?? 1) <= 0) throw new Error(`sandbox target ${t.id}: weight must be > 0`);
       ids.add(t.id);
@@ -59,7 +60,14 @@ export class TargetPool {
     this.#redis = redis;
     this.#keys = keys;
     this.#targets = targets;
-    this.#o = { threshold: 5, windowMs: 60 * SECOND, firstDrainMs: 30 * SECOND, maxDrainMs: 600 * SECOND, cacheMs: SECOND, ...options };
+    this.#o = {
+      threshold: 5,
+      windowMs: 60 * SECOND,
+      firstDrainMs: 30 * SECOND,
+      maxDrainMs: 600 * SECOND,
+      cacheMs: SECOND,
+      ...options,
+    };
   }
 
   get all(): readonly SupplyTarget[] {
@@ -83,7 +91,9 @@ export class TargetPool {
     if (performance.now() - this.#drained.at < this.#o.cacheMs) return this.#drained.ids;
     this.#reading ??= (async () => {
       try {
-        const flags = await Promise.all(this.#targets.map((t) => this.#redis.exists(this.#keys.targetHealth(t.id).drained)));
+        const flags = await Promise.all(
+          this.#targets.map((t) => this.#redis.exists(this.#keys.targetHealth(t.id).drained)),
+        );
         const ids = new Set(this.#targets.filter((_, i) => flags[i] === 1).map((t) => t.id));
         this.#drained = { at: performance.now(), ids };
         return ids;
@@ -99,7 +109,11 @@ export class TargetPool {
     if (this.#targets.length === 1) return 0;
     const k = this.#keys.targetHealth(id);
     const drained = Number(
-      await HEALTH.failure.run(this.#redis, [k.failures, k.drained, k.drains], [this.#o.threshold, this.#o.windowMs, this.#o.firstDrainMs, this.#o.maxDrainMs]),
+      await HEALTH.failure.run(
+        this.#redis,
+        [k.failures, k.drained, k.drains],
+        [this.#o.threshold, this.#o.windowMs, this.#o.firstDrainMs, this.#o.maxDrainMs],
+      ),
     );
     if (drained > 0) this.#drained = { at: -Infinity, ids: new Set() };
     return drained;

@@ -97,7 +97,9 @@ export class WarmPool {
   /** One round: take back idle or surplus sandboxes, then fill where demand exceeds the pool. */
   async tick(): Promise<void> {
     const { supply, redis, keys, maxSize } = this.#o;
-    const waiting = this.#o.queue ? await this.#o.queue.getRanges(['wait', 'prioritized'], 0, this.#o.lookahead - 1, true) : [];
+    const waiting = this.#o.queue
+      ? await this.#o.queue.getRanges(['wait', 'prioritized'], 0, this.#o.lookahead - 1, true)
+      : [];
     const demand = await readDemand({ redis, keys, waitingJobIds: waiting });
     const pool = await supply.leases.pool();
     const inPool = new Map<string, number>();
@@ -112,16 +114,22 @@ export class WarmPool {
       const unwantedFor = now - (this.#unwantedSince.get(offered.spec) ?? now);
       // Idle too long; or nothing wants this spec any more (the batch is over, the announcement lapsed) for a
       // while — long enough that jobs just taken from the queue have claimed what they need.
-      if (now - offered.readyAt > this.#o.idleMs || unwantedFor > 10 * this.#o.intervalMs) await this.#takeBack(ticket, 'expired');
+      if (now - offered.readyAt > this.#o.idleMs || unwantedFor > 10 * this.#o.intervalMs)
+        await this.#takeBack(ticket, 'expired');
     }
-    for (const spec of this.#unwantedSince.keys()) if (![...this.#offered.values()].some((o) => o.spec === spec)) this.#unwantedSince.delete(spec);
+    for (const spec of this.#unwantedSince.keys())
+      if (![...this.#offered.values()].some((o) => o.spec === spec)) this.#unwantedSince.delete(spec);
 
     // In the order the demand comes (the queue's order, then announcements in their episodes' order), each spec
     // up to its demand before the next: the sandboxes made first are the ones the next jobs claim. Spread over
     // every spec instead, each would be partly warm and the cold creates its jobs still need would find the cap
     // full of warm sandboxes wanted only later (and evict them: creates wasted).
     const short = [...demand.entries()]
-      .map(([spec, wanted]) => ({ spec, target: Math.min(wanted, maxSize), missing: Math.min(wanted, maxSize) - (inPool.get(spec) ?? 0) }))
+      .map(([spec, wanted]) => ({
+        spec,
+        target: Math.min(wanted, maxSize),
+        missing: Math.min(wanted, maxSize) - (inPool.get(spec) ?? 0),
+      }))
       .filter((d) => d.missing > 0);
     for (const { spec, target, missing } of short) {
       for (let i = 0; i < missing && this.#inflight < this.#o.maxInflight && !this.#stopping; i++) {

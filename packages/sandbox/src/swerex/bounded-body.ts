@@ -78,7 +78,10 @@ export class BoundedBodyCollector {
   finish(): BoundedBody {
     if (this.#reader) return this.#reader.finish();
     const chunks = this.#chunks;
-    const text = chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks, this.#length).toString('utf8');
+    const text =
+      chunks.length === 1
+        ? (chunks[0] as Buffer).toString('utf8')
+        : Buffer.concat(chunks, this.#length).toString('utf8');
     return { text, truncated: {} };
   }
 }
@@ -167,7 +170,8 @@ export class BoundedJsonReader {
 
   finish(): BoundedBody {
     let text = Buffer.concat(this.#out).toString('utf8');
-    if (!this.#json && this.#rawTotal > this.#rawKept) text += truncationMarker(this.#rawTotal, this.#rawTotal - this.#rawKept);
+    if (!this.#json && this.#rawTotal > this.#rawKept)
+      text += truncationMarker(this.#rawTotal, this.#rawTotal - this.#rawKept);
     return { text, truncated: this.truncated };
   }
 
@@ -305,7 +309,7 @@ export class BoundedJsonReader {
 /** Decoded UTF-8 bytes of escape-complete JSON string content. */
 function decodedLength(raw: Buffer): number {
   let n = 0;
-  for (let i = 0; i < raw.length; ) {
+  for (let i = 0; i < raw.length;) {
     if (raw[i] !== BACKSLASH) {
       const next = raw.indexOf(BACKSLASH, i);
       const end = next < 0 ? raw.length : next;

@@ -76,9 +76,16 @@ function bashObservation(json: Json): BashObservation | undefined {
   const failureReason = str(json['failure_reason'], '');
   const expectString = str(json['expect_string'], '');
   const sessionType = json['session_type'];
-  if (output === undefined || exitCode === false || failureReason === undefined || expectString === undefined) return undefined;
+  if (output === undefined || exitCode === false || failureReason === undefined || expectString === undefined)
+    return undefined;
   if (sessionType !== undefined && sessionType !== 'bash') return undefined;
-  return { output, exit_code: exitCode, failure_reason: failureReason, expect_string: expectString, session_type: 'bash' };
+  return {
+    output,
+    exit_code: exitCode,
+    failure_reason: failureReason,
+    expect_string: expectString,
+    session_type: 'bash',
+  };
 }
 
 function commandResponse(json: Json): CommandResponse | undefined {
@@ -91,7 +98,9 @@ function commandResponse(json: Json): CommandResponse | undefined {
 
 function isAlive(json: Json): IsAliveResponse | undefined {
   const message = str(json['message'], '');
-  return typeof json['is_alive'] === 'boolean' && message !== undefined ? { is_alive: json['is_alive'], message } : undefined;
+  return typeof json['is_alive'] === 'boolean' && message !== undefined
+    ? { is_alive: json['is_alive'], message }
+    : undefined;
 }
 
 function sessionType(json: Json): { session_type: 'bash' } | undefined {

@@ -21,6 +21,9 @@ export interface ProbeSchedule {
  * holds and thousands of starting sandboxes still do not probe in lock-step.
  */
 export function probePauseMs(waitedMs: number, schedule: ProbeSchedule, random = Math.random()): number {
-  const pause = Math.min(schedule.maxIntervalMs, Math.max(schedule.minIntervalMs, schedule.overshoot * Math.max(0, waitedMs)));
+  const pause = Math.min(
+    schedule.maxIntervalMs,
+    Math.max(schedule.minIntervalMs, schedule.overshoot * Math.max(0, waitedMs)),
+  );
   return pause * (0.8 + 0.2 * random);
 }

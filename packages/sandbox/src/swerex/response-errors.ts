@@ -56,16 +56,28 @@ export function errorForResponse(input: {
   const detail = json?.['detail'];
   const detailText = typeof detail === 'string' ? detail : snippet(body);
   if (status === 401 || status === 403) {
-    return new RolloutError('SWEREX_AUTH', `SWE-ReX rejected the API key on ${context.path}: ${detailText}`, { details });
+    return new RolloutError('SWEREX_AUTH', `SWE-ReX rejected the API key on ${context.path}: ${detailText}`, {
+      details,
+    });
   }
   return new RolloutError('SWEREX_HTTP', `SWE-ReX answered HTTP ${status} on ${context.path}: ${detailText}`, {
     details,
   });
 }
 
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+const TIMEOUT_CODES = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'ETIMEDOUT',
+]);
 /** Errors that are our own bugs (bad arguments), not the network's; never retried. */
-const PROGRAMMING_CODES = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_NOT_SUPPORTED', 'ERR_INVALID_ARG_TYPE', 'ERR_INVALID_URL']);
+const PROGRAMMING_CODES = new Set([
+  'UND_ERR_INVALID_ARG',
+  'UND_ERR_NOT_SUPPORTED',
+  'ERR_INVALID_ARG_TYPE',
+  'ERR_INVALID_URL',
+]);
 
 /** Maps a thrown transport error (undici/Node) to SWEREX_TIMEOUT, SWEREX_NETWORK or INTERNAL. */
 export function errorForTransportFailure(thrown: unknown, context: CallContext): RolloutError {
@@ -80,9 +92,15 @@ export function errorForTransportFailure(thrown: unknown, context: CallContext):
     });
   }
   if (code !== undefined && PROGRAMMING_CODES.has(code)) {
-    return new RolloutError('INTERNAL', `invalid SWE-ReX request on ${context.path}: ${text}`, { cause: thrown, details });
+    return new RolloutError('INTERNAL', `invalid SWE-ReX request on ${context.path}: ${text}`, {
+      cause: thrown,
+      details,
+    });
   }
-  return new RolloutError('SWEREX_NETWORK', `cannot reach SWE-ReX on ${context.path}: ${text}`, { cause: thrown, details });
+  return new RolloutError('SWEREX_NETWORK', `cannot reach SWE-ReX on ${context.path}: ${text}`, {
+    cause: thrown,
+    details,
+  });
 }
 
 /** The Node/undici error code of a thrown transport error (or of its cause). */

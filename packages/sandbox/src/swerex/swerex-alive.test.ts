@@ -58,7 +58,9 @@ describe('waitUntilAlive', () => {
   });
 
   it('asks onDead while the instance is unknown, and stops waiting when it throws', async () => {
-    const client = await clientAnswering((_req, res) => sendJson(res, 404, { error: { code: 'InstanceNotFound', message: 'gone' } }));
+    const client = await clientAnswering((_req, res) =>
+      sendJson(res, 404, { error: { code: 'InstanceNotFound', message: 'gone' } }),
+    );
     const seen: string[] = [];
     const failed = new RolloutError('SANDBOX_START_FAILED', 'sandbox Failed');
     const onDead = async (err: RolloutError): Promise<void> => {
@@ -76,7 +78,9 @@ describe('waitUntilAlive', () => {
     expect(err).toBeInstanceOf(RolloutError);
     const rollout = err as RolloutError;
     expect(rollout.code).toBe('SANDBOX_START_TIMEOUT');
-    expect(rollout.message).toMatch(/^Runtime did not start within 0\.15s \(tried to connect \d+ times\)\. The last await response was:\n/);
+    expect(rollout.message).toMatch(
+      /^Runtime did not start within 0\.15s \(tried to connect \d+ times\)\. The last await response was:\n/,
+    );
     expect(rollout.message).toContain('Status code 503');
     expect(rollout.message).toContain('no healthy upstream');
     expect(server!.requests.length).toBeGreaterThan(1);

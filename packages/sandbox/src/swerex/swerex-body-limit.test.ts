@@ -24,10 +24,14 @@ function randomText(random: () => number, length: number): string {
   return out;
 }
 
-function readInChunks(json: string, max: number, random: () => number): { value: Record<string, unknown>; truncated: Record<string, unknown> } {
+function readInChunks(
+  json: string,
+  max: number,
+  random: () => number,
+): { value: Record<string, unknown>; truncated: Record<string, unknown> } {
   const bytes = Buffer.from(json, 'utf8');
   const reader = new BoundedJsonReader(max);
-  for (let i = 0; i < bytes.length; ) {
+  for (let i = 0; i < bytes.length;) {
     const size = 1 + Math.floor(random() * 97);
     reader.push(bytes.subarray(i, i + size));
     i += size;
@@ -42,7 +46,13 @@ describe('BoundedJsonReader', () => {
     const max = 600;
     for (let round = 0; round < 300; round++) {
       const output = randomText(random, Math.floor(random() * 2000));
-      const body = { output, exit_code: round % 7, failure_reason: '', expect_string: 'SHELLPS1PREFIX', session_type: 'bash' };
+      const body = {
+        output,
+        exit_code: round % 7,
+        failure_reason: '',
+        expect_string: 'SHELLPS1PREFIX',
+        session_type: 'bash',
+      };
       const { value, truncated } = readInChunks(JSON.stringify(body), max, random);
       expect({ ...value, output: '' }).toEqual({ ...body, output: '' });
       const total = Buffer.byteLength(output, 'utf8');
@@ -76,11 +86,12 @@ describe('BoundedJsonReader', () => {
     let cut = 0;
     for (let round = 0; round < 400; round++) {
       const output = randomText(random, Math.floor(random() * 500));
-      const json = round % 10 === 9 ? `<html>${output}` : JSON.stringify({ output, exit_code: 0, session_type: 'bash' });
+      const json =
+        round % 10 === 9 ? `<html>${output}` : JSON.stringify({ output, exit_code: 0, session_type: 'bash' });
       const bytes = Buffer.from(json, 'utf8');
       const reader = new BoundedJsonReader(max);
       const collector = new BoundedBodyCollector(max);
-      for (let i = 0; i < bytes.length; ) {
+      for (let i = 0; i < bytes.length;) {
         const size = 1 + Math.floor(random() * 97);
         reader.push(bytes.subarray(i, i + size));
         collector.push(bytes.subarray(i, i + size));
@@ -154,7 +165,10 @@ describe('SwerexClient reads a 500 MB answer with bounded memory', () => {
     let peak = before;
     const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10);
     try {
-      const observation = await client.runInSession({ action_type: 'bash', command: 'yes', timeout: 600 }, { retries: 0 });
+      const observation = await client.runInSession(
+        { action_type: 'bash', command: 'yes', timeout: 600 },
+        { retries: 0 },
+      );
       peak = Math.max(peak, process.memoryUsage().rss);
       const info = observation.truncated?.['output'];
       // Decoded bytes: each line's `\\n` escape is one byte.

@@ -3,7 +3,14 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { RolloutError } from '@rollout-fleet/shared';
 import { POOLS_PER_ORIGIN, closeSharedDispatchers, dispatcherFor } from './dispatcher-registry.js';
 import { SwerexClient, type SwerexClientOptions, type SwerexLogger } from './swerex-client.js';
-import { jsonOf, sendJson, startWireServer, type RecordedRequest, type WireHandler, type WireServer } from '@rollout-fleet/test-kit';
+import {
+  jsonOf,
+  sendJson,
+  startWireServer,
+  type RecordedRequest,
+  type WireHandler,
+  type WireServer,
+} from '@rollout-fleet/test-kit';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -13,7 +20,13 @@ const happy: WireHandler = (req, res) => {
   const bodies: Record<string, unknown> = {
     '/is_alive': { is_alive: true, message: '' },
     '/create_session': { output: '', session_type: 'bash' },
-    '/run_in_session': { output: 'hi\n', exit_code: 0, failure_reason: '', expect_string: 'SHELLPS1PREFIX', session_type: 'bash' },
+    '/run_in_session': {
+      output: 'hi\n',
+      exit_code: 0,
+      failure_reason: '',
+      expect_string: 'SHELLPS1PREFIX',
+      session_type: 'bash',
+    },
     '/close_session': { session_type: 'bash' },
     '/execute': { stdout: 'out\n', stderr: '', exit_code: 0 },
     '/read_file': { content: 'text' },
@@ -71,7 +84,12 @@ describe('SwerexClient wire format', () => {
     await client.close();
 
     const byPath = (p: string): RecordedRequest[] => srv.requests.filter((r) => r.url.pathname === `/route/${p}`);
-    expect(jsonOf(byPath('create_session')[0]!)).toEqual({ startup_source: [], session: 'default', session_type: 'bash', startup_timeout: 1 });
+    expect(jsonOf(byPath('create_session')[0]!)).toEqual({
+      startup_source: [],
+      session: 'default',
+      session_type: 'bash',
+      startup_timeout: 1,
+    });
     const [run, interrupt] = byPath('run_in_session');
     expect(jsonOf(run!)).toEqual({
       command: 'echo hi',
@@ -84,7 +102,13 @@ describe('SwerexClient wire format', () => {
       expect: [],
       action_type: 'bash',
     });
-    expect(jsonOf(interrupt!)).toEqual({ session: 's1', timeout: 0.2, n_retry: 3, expect: [], action_type: 'bash_interrupt' });
+    expect(jsonOf(interrupt!)).toEqual({
+      session: 's1',
+      timeout: 0.2,
+      n_retry: 3,
+      expect: [],
+      action_type: 'bash_interrupt',
+    });
     expect(jsonOf(byPath('close_session')[0]!)).toEqual({ session: 'default', session_type: 'bash' });
     expect(jsonOf(byPath('execute')[0]!)).toEqual({
       command: 'ls',
@@ -133,7 +157,9 @@ describe('SwerexClient wire format', () => {
 
 describe('SwerexClient retries', () => {
   it('reuses the X-Request-ID when it retries after a gateway 503', async () => {
-    const srv = await serve((req, res) => (req.index === 0 ? sendJson(res, 503, { message: 'no healthy upstream' }) : happy(req, res)));
+    const srv = await serve((req, res) =>
+      req.index === 0 ? sendJson(res, 503, { message: 'no healthy upstream' }) : happy(req, res),
+    );
     const warnings: object[] = [];
     const logger: SwerexLogger = { debug: () => undefined, warn: (obj) => warnings.push(obj) };
     const client = clientFor(srv, { logger, gatewayKey: 'gw-secret' });
@@ -241,14 +267,20 @@ describe('SwerexClient HTTP timeouts', () => {
   it('logs one debug record per exchange when the logger has debug on, none (not even built) when it is off', async () => {
     const srv = await serve(happy);
     const records: object[] = [];
-    const loggerAt = (debug: boolean): SwerexLogger => ({ debug: (obj) => records.push(obj), warn: () => undefined, isLevelEnabled: (level) => debug || level !== 'debug' });
+    const loggerAt = (debug: boolean): SwerexLogger => ({
+      debug: (obj) => records.push(obj),
+      warn: () => undefined,
+      isLevelEnabled: (level) => debug || level !== 'debug',
+    });
     await clientFor(srv, { logger: loggerAt(false) }).runInSession({ command: 'true' });
     expect(records).toHaveLength(0);
     await clientFor(srv, { logger: loggerAt(true) }).runInSession({ command: 'true' });
-    expect(records).toEqual([expect.objectContaining({ path: '/run_in_session', instanceName: 'sb-123', status: 200 })]);
+    expect(records).toEqual([
+      expect.objectContaining({ path: '/run_in_session', instanceName: 'sb-123', status: 200 }),
+    ]);
   });
 
-  it('leaves no listener on the caller\'s signal after a call, answered, failed or timed out', async () => {
+  it("leaves no listener on the caller's signal after a call, answered, failed or timed out", async () => {
     let n = 0;
     const srv = await serve((req, res) => {
       n += 1;
@@ -259,7 +291,9 @@ describe('SwerexClient HTTP timeouts', () => {
     const client = clientFor(srv, { timeoutMarginMs: 0, retries: 0 });
     const controller = new AbortController();
     for (let i = 0; i < 6; i++) {
-      await client.runInSession({ command: 'true', timeout: 0.05 }, { signal: controller.signal }).catch(() => undefined);
+      await client
+        .runInSession({ command: 'true', timeout: 0.05 }, { signal: controller.signal })
+        .catch(() => undefined);
     }
     expect(n).toBe(6);
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
@@ -274,7 +308,9 @@ describe('shared dispatchers', () => {
     // The same sandbox always gets the same pool; an origin has at most POOLS_PER_ORIGIN of them.
     expect(clientFor(srv, { instanceName: 'sb-a' }).dispatcher).toBe(a.dispatcher);
     expect(a.dispatcher).toBe(dispatcherFor(srv.url, { shardKey: 'sb-a' }));
-    const many = new Set(Array.from({ length: 2000 }, (_, i) => clientFor(srv, { instanceName: `sb-${i}` }).dispatcher));
+    const many = new Set(
+      Array.from({ length: 2000 }, (_, i) => clientFor(srv, { instanceName: `sb-${i}` }).dispatcher),
+    );
     expect(many.size).toBe(POOLS_PER_ORIGIN);
     expect(many.has(dispatcherFor(srv.url))).toBe(true);
     expect(new SwerexClient({ baseUrl: 'http://127.0.0.2:1', apiKey: '' }).dispatcher).not.toBe(a.dispatcher);
@@ -283,7 +319,14 @@ describe('shared dispatchers', () => {
       await a.readFile({ path: '/a' });
       await b.readFile({ path: '/b' });
     }
-    expect(srv.requests.map((r) => r.headers['x-faas-instance-name'])).toEqual(['sb-a', 'sb-b', 'sb-a', 'sb-b', 'sb-a', 'sb-b']);
+    expect(srv.requests.map((r) => r.headers['x-faas-instance-name'])).toEqual([
+      'sb-a',
+      'sb-b',
+      'sb-a',
+      'sb-b',
+      'sb-a',
+      'sb-b',
+    ]);
     // Keep-alive sockets are reused across both clients (undici may open a second one while the first drains).
     expect(new Set(srv.requests.map((r) => r.remotePort)).size).toBeLessThanOrEqual(2);
   });

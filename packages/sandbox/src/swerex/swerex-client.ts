@@ -177,7 +177,10 @@ export class SwerexClient {
       ...(options.maxResponseBytes === undefined ? {} : { maxResponseBytes: options.maxResponseBytes }),
       // A client lives for one sandbox: whether debug records are wanted is decided when it is made (pino's
       // isLevelEnabled on every call was ~1 % of a busy worker's CPU).
-      onExchange: logger === undefined || logger.isLevelEnabled?.('debug') === false ? undefined : (record) => logger.debug(record, 'SWE-ReX call'),
+      onExchange:
+        logger === undefined || logger.isLevelEnabled?.('debug') === false
+          ? undefined
+          : (record) => logger.debug(record, 'SWE-ReX call'),
     });
     this.#marginMs = options.timeoutMarginMs ?? 30 * SECOND;
     this.#defaultTimeoutMs = options.defaultTimeoutMs ?? 60 * SECOND;
@@ -239,14 +242,23 @@ export class SwerexClient {
           { details: { instanceName: this.instanceName, tries, lastMessage } },
         );
       }
-      await abortableDelay(Math.min(probePauseMs(now - started, { minIntervalMs, maxIntervalMs, overshoot }), left), options.signal);
+      await abortableDelay(
+        Math.min(probePauseMs(now - started, { minIntervalMs, maxIntervalMs, overshoot }), left),
+        options.signal,
+      );
     }
   }
 
-  async createSession(request: CreateBashSessionRequestInput = {}, options: CallOptions = {}): Promise<CreateBashSessionResponse> {
+  async createSession(
+    request: CreateBashSessionRequestInput = {},
+    options: CallOptions = {},
+  ): Promise<CreateBashSessionResponse> {
     const body = parseRequest(CreateBashSessionRequestSchema, request);
     const httpTimeoutMs = this.#commandTimeout(body.startup_timeout);
-    return this.#postJson({ endpoint: 'create_session', body, schema: CreateBashSessionResponseSchema, httpTimeoutMs }, options);
+    return this.#postJson(
+      { endpoint: 'create_session', body, schema: CreateBashSessionResponseSchema, httpTimeoutMs },
+      options,
+    );
   }
 
   /** `POST /run_in_session`. HTTP timeout = command timeout + margin; none for `timeout: null`. */
@@ -266,7 +278,10 @@ export class SwerexClient {
   async closeSession(session = 'default', options: CallOptions = {}): Promise<CloseBashSessionResponse> {
     const body = parseRequest(CloseBashSessionRequestSchema, { session });
     const httpTimeoutMs = this.#defaultTimeoutMs;
-    return this.#postJson({ endpoint: 'close_session', body, schema: CloseBashSessionResponseSchema, httpTimeoutMs }, options);
+    return this.#postJson(
+      { endpoint: 'close_session', body, schema: CloseBashSessionResponseSchema, httpTimeoutMs },
+      options,
+    );
   }
 
   /** `POST /execute`: one subprocess outside any session. */
@@ -293,7 +308,17 @@ export class SwerexClient {
     // Built once: a FormData of Blobs (or the encoded bytes) can be re-sent as-is on a retry.
     const { body, contentType } = await buildUploadForm(request);
     const httpTimeoutMs = this.#defaultTimeoutMs;
-    return this.#call({ method: 'POST', endpoint: 'upload', body, ...(contentType ? { contentType } : {}), schema: EmptyResponseSchema, httpTimeoutMs }, options);
+    return this.#call(
+      {
+        method: 'POST',
+        endpoint: 'upload',
+        body,
+        ...(contentType ? { contentType } : {}),
+        schema: EmptyResponseSchema,
+        httpTimeoutMs,
+      },
+      options,
+    );
   }
 
   /** `POST /close`: closes every session's shell on the server (the sandbox keeps running). */
@@ -318,7 +343,16 @@ export class SwerexClient {
     call: { endpoint: string; body: unknown; schema: S; httpTimeoutMs: number },
     options: CallOptions,
   ): Promise<z.output<S> & Truncation> {
-    return this.#call({ method: 'POST', endpoint: call.endpoint, body: JSON.stringify(call.body), schema: call.schema, httpTimeoutMs: call.httpTimeoutMs }, options);
+    return this.#call(
+      {
+        method: 'POST',
+        endpoint: call.endpoint,
+        body: JSON.stringify(call.body),
+        schema: call.schema,
+        httpTimeoutMs: call.httpTimeoutMs,
+      },
+      options,
+    );
   }
 
   /** One logical call: a single request id for all its attempts, so a retry is replayed rather than re-run. */
@@ -344,7 +378,8 @@ export class SwerexClient {
       () =>
         this.#transport.send(request).then((response) => {
           const json = this.#transport.expectOk(response, context);
-          const parsed = (fastResponse(call.schema, json) ?? parseResponse(call.schema, json, context())) as z.output<S> & Truncation;
+          const parsed = (fastResponse(call.schema, json) ??
+            parseResponse(call.schema, json, context())) as z.output<S> & Truncation;
           if (Object.keys(response.truncated).length > 0) parsed.truncated = response.truncated;
           return parsed;
         }),
@@ -355,7 +390,10 @@ export class SwerexClient {
         signal: options.signal,
         sleep: abortableDelay,
         onRetry: ({ error, retry, delayMs }) =>
-          this.#logger?.warn({ ...context(), code: codeOf(error), attempt: retry, delayMs, reason: messageOf(error) }, 'retrying SWE-ReX call'),
+          this.#logger?.warn(
+            { ...context(), code: codeOf(error), attempt: retry, delayMs, reason: messageOf(error) },
+            'retrying SWE-ReX call',
+          ),
       },
     );
   }
@@ -380,7 +418,9 @@ export class SwerexClient {
     }
     if (response.status === 200) {
       const json = parseJsonObject(response.text);
-      return { response: fastResponse(IsAliveResponseSchema, json) ?? parseResponse(IsAliveResponseSchema, json, context) };
+      return {
+        response: fastResponse(IsAliveResponseSchema, json) ?? parseResponse(IsAliveResponseSchema, json, context),
+      };
     }
     const error = this.#transport.errorFor(response, context);
     // As the reference client: a runtime exception is raised, every other status only means "not alive".
@@ -396,7 +436,9 @@ export class SwerexClient {
 function parseRequest<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
-    throw new RolloutError('INPUT_INVALID', `invalid SWE-ReX request: ${parsed.error.message}`, { cause: parsed.error });
+    throw new RolloutError('INPUT_INVALID', `invalid SWE-ReX request: ${parsed.error.message}`, {
+      cause: parsed.error,
+    });
   }
   return parsed.data;
 }
@@ -404,10 +446,14 @@ function parseRequest<S extends z.ZodType>(schema: S, value: unknown): z.output<
 function parseResponse<S extends z.ZodType>(schema: S, json: unknown, context: CallContext): z.output<S> {
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
-    throw new RolloutError('SWEREX_HTTP', `unexpected SWE-ReX response body on ${context.path}: ${parsed.error.message}`, {
-      cause: parsed.error,
-      details: { ...context },
-    });
+    throw new RolloutError(
+      'SWEREX_HTTP',
+      `unexpected SWE-ReX response body on ${context.path}: ${parsed.error.message}`,
+      {
+        cause: parsed.error,
+        details: { ...context },
+      },
+    );
   }
   return parsed.data;
 }

@@ -31,8 +31,16 @@ async function rejectionOf(promise: Promise<unknown>): Promise<RolloutError> {
 
 describe('511 swerexception mapping', () => {
   it.each([
-    ['swerex.exceptions.CommandTimeoutError', "timeout after 0.5 seconds while running command 'sleep 3'", 'SWEREX_COMMAND_TIMEOUT'],
-    ['swerex.exceptions.BashIncorrectSyntaxError', "Error (exit code 2) while checking bash command \n'(a'", 'SWEREX_BASH_SYNTAX'],
+    [
+      'swerex.exceptions.CommandTimeoutError',
+      "timeout after 0.5 seconds while running command 'sleep 3'",
+      'SWEREX_COMMAND_TIMEOUT',
+    ],
+    [
+      'swerex.exceptions.BashIncorrectSyntaxError',
+      "Error (exit code 2) while checking bash command \n'(a'",
+      'SWEREX_BASH_SYNTAX',
+    ],
     ['swerex.exceptions.NonZeroExitCodeError', 'Command failed with exit code 1', 'SWEREX_NONZERO_EXIT'],
     ['swerex.exceptions.NoExitCodeError', 'no exit code', 'SWEREX_NO_EXIT_CODE'],
     ['swerex.exceptions.SessionDoesNotExistError', "session 'nope' does not exist", 'SWEREX_SESSION_MISSING'],
@@ -43,7 +51,9 @@ describe('511 swerexception mapping', () => {
   ] as const)('%s → %s', async (classPath, message, code) => {
     const extraInfo = { bash_stdout: 'o', bash_stderr: 'e' };
     const client = await clientAnswering((_req, res) =>
-      sendJson(res, 511, { swerexception: { message, class_path: classPath, traceback: 'Traceback ...', extra_info: extraInfo } }),
+      sendJson(res, 511, {
+        swerexception: { message, class_path: classPath, traceback: 'Traceback ...', extra_info: extraInfo },
+      }),
     );
     const err = await rejectionOf(client.runInSession({ command: 'x' }));
     expect(err).toBeInstanceOf(SwerexRuntimeError);
@@ -53,7 +63,13 @@ describe('511 swerexception mapping', () => {
     expect(runtime.classPath).toBe(classPath);
     expect(runtime.extraInfo).toEqual(extraInfo);
     expect(runtime.traceback).toBe('Traceback ...');
-    expect(runtime.details).toMatchObject({ status: 511, classPath, extraInfo, instanceName: 'sb-9', path: '/run_in_session' });
+    expect(runtime.details).toMatchObject({
+      status: 511,
+      classPath,
+      extraInfo,
+      instanceName: 'sb-9',
+      path: '/run_in_session',
+    });
     expect(server?.requests).toHaveLength(1);
   });
 
@@ -98,7 +114,12 @@ describe('gateway and HTTP status mapping', () => {
     const { port } = probe.address() as { port: number };
     probe.close();
     await once(probe, 'close');
-    const client = new SwerexClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: '', retries: 1, backoff: { minDelayMs: 1 } });
+    const client = new SwerexClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      apiKey: '',
+      retries: 1,
+      backoff: { minDelayMs: 1 },
+    });
     const err = await rejectionOf(client.writeFile({ path: '/x', content: '' }));
     expect(err.code).toBe('SWEREX_NETWORK');
     expect(err.retryable).toBe(true);

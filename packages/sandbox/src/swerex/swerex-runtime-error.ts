@@ -46,5 +46,7 @@ const CODE_BY_CLASS_PATH: Readonly<Record<string, ErrorCode>> = {
 
 /** The error code for a server exception class; unknown classes (FileNotFoundError, ...) are SWEREX_RUNTIME. */
 export function codeForClassPath(classPath: string): ErrorCode {
-  return Object.hasOwn(CODE_BY_CLASS_PATH, classPath) ? (CODE_BY_CLASS_PATH[classPath] ?? 'SWEREX_RUNTIME') : 'SWEREX_RUNTIME';
+  return Object.hasOwn(CODE_BY_CLASS_PATH, classPath)
+    ? (CODE_BY_CLASS_PATH[classPath] ?? 'SWEREX_RUNTIME')
+    : 'SWEREX_RUNTIME';
 }

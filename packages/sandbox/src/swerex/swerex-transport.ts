@@ -123,17 +123,26 @@ export class SwerexTransport {
     }
     return exchange.done.then(
       (response) => {
-        if (this.#onExchange) this.#onExchange({ ...this.context(request.endpoint, request.requestId), status: response.status, ms: Date.now() - startedAt });
+        if (this.#onExchange)
+          this.#onExchange({
+            ...this.context(request.endpoint, request.requestId),
+            status: response.status,
+            ms: Date.now() - startedAt,
+          });
         return response;
       },
       (thrown: unknown) => {
         if (caller?.aborted) throw caller.reason;
         const context = this.context(request.endpoint, request.requestId);
         if (exchange.timedOut) {
-          throw new RolloutError('SWEREX_TIMEOUT', `no answer from SWE-ReX on ${context.path} within ${request.timeoutMs} ms`, {
-            cause: thrown,
-            details: { ...context, timeoutMs: request.timeoutMs },
-          });
+          throw new RolloutError(
+            'SWEREX_TIMEOUT',
+            `no answer from SWE-ReX on ${context.path} within ${request.timeoutMs} ms`,
+            {
+              cause: thrown,
+              details: { ...context, timeoutMs: request.timeoutMs },
+            },
+          );
         }
         throw errorForTransportFailure(thrown, context);
       },
@@ -212,7 +221,8 @@ class Exchange implements Dispatcher.DispatchHandler {
     }
     if (caller) {
       this.#caller = caller;
-      this.#onAbort = () => this.#stop(caller.reason instanceof Error ? caller.reason : new Error(String(caller.reason)));
+      this.#onAbort = () =>
+        this.#stop(caller.reason instanceof Error ? caller.reason : new Error(String(caller.reason)));
       caller.addEventListener('abort', this.#onAbort, { once: true });
     }
   }

@@ -72,7 +72,14 @@ describe('upload', () => {
     expect(form.get('unzip')).toBe('true');
     const entries = unzipSync(new Uint8Array(await part.arrayBuffer()));
     const text = (name: string): string => new TextDecoder().decode(entries[name]);
-    expect(Object.keys(entries).sort()).toEqual(['empty/', 'link.txt', 'pkg/', 'pkg/sub/', 'pkg/sub/deep.py', 'top.txt']);
+    expect(Object.keys(entries).sort()).toEqual([
+      'empty/',
+      'link.txt',
+      'pkg/',
+      'pkg/sub/',
+      'pkg/sub/deep.py',
+      'top.txt',
+    ]);
     expect(text('top.txt')).toBe('top');
     expect(text('link.txt')).toBe('top');
     expect(text('pkg/sub/deep.py')).toBe('print(1)\n');
@@ -93,12 +100,12 @@ describe('upload', () => {
     expect(await sent()).toBe('v1');
     // The encoded body a reused zip is sent as has the parts the FormData has.
     const form = await formOf(server!.requests.at(-1)!);
-    expect([(form.get('file') as File).name, (form.get('file') as File).type, form.get('target_path'), form.get('unzip')]).toEqual([
-      'zipped_transfer.zip',
-      'application/zip',
-      '/t',
-      'true',
-    ]);
+    expect([
+      (form.get('file') as File).name,
+      (form.get('file') as File).type,
+      form.get('target_path'),
+      form.get('unzip'),
+    ]).toEqual(['zipped_transfer.zip', 'application/zip', '/t', 'true']);
     // Within the revalidation interval the zip is reused as it was.
     await writeFile(join(src, 'tool'), 'v2 (longer)');
     await client.upload({ source: src, targetPath: '/t', reuseZip: true, revalidateMs: hour });
@@ -119,7 +126,9 @@ describe('upload', () => {
 
   it('rejects a missing source before sending anything', async () => {
     const client = await uploadClient();
-    await expect(client.upload({ source: join(dir, 'nope'), targetPath: '/x' })).rejects.toMatchObject({ code: 'INPUT_INVALID' });
+    await expect(client.upload({ source: join(dir, 'nope'), targetPath: '/x' })).rejects.toMatchObject({
+      code: 'INPUT_INVALID',
+    });
     expect(server!.requests).toHaveLength(0);
   });
 });

@@ -98,7 +98,11 @@ export async function buildUploadForm(request: UploadRequest): Promise<UploadBod
       }
       return encoded;
     }
-    form.append('file', new Blob([zipSync(await zippableTree(request.source))], { type: 'application/zip' }), 'zipped_transfer.zip');
+    form.append(
+      'file',
+      new Blob([zipSync(await zippableTree(request.source))], { type: 'application/zip' }),
+      'zipped_transfer.zip',
+    );
     form.append('target_path', request.targetPath);
     form.append('unzip', 'true');
   } else {
@@ -121,7 +125,11 @@ export function encodeMultipart(parts: readonly Part[]): { body: Buffer; content
       'filename' in part
         ? `--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"; filename="${part.filename}"\r\nContent-Type: ${part.type}\r\n\r\n`
         : `--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"\r\n\r\n`;
-    chunks.push(Buffer.from(head, 'utf8'), 'filename' in part ? Buffer.from(part.bytes) : Buffer.from(part.value, 'utf8'), Buffer.from('\r\n'));
+    chunks.push(
+      Buffer.from(head, 'utf8'),
+      'filename' in part ? Buffer.from(part.bytes) : Buffer.from(part.value, 'utf8'),
+      Buffer.from('\r\n'),
+    );
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
@@ -144,12 +152,15 @@ async function zippableTree(dir: string): Promise<Zippable> {
 /** Every entry under `dir` with its size and modification time, in a stable order: what a zip of it depends on. */
 async function listingOf(dir: string, prefix = ''): Promise<string> {
   const lines: string[] = [];
-  const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+  );
   for (const entry of entries) {
     const path = join(dir, entry.name);
     const info = await stat(path).catch(() => undefined);
     if (info === undefined) continue;
-    if (info.isDirectory() && !entry.isSymbolicLink()) lines.push(`${prefix}${entry.name}/`, await listingOf(path, `${prefix}${entry.name}/`));
+    if (info.isDirectory() && !entry.isSymbolicLink())
+      lines.push(`${prefix}${entry.name}/`, await listingOf(path, `${prefix}${entry.name}/`));
     else lines.push(`${prefix}${entry.name} ${info.size} ${info.mtimeMs}`);
   }
   return lines.join('\n');

@@ -23,8 +23,11 @@ describe('execute_bash', () => {
     expect(runTool('execute_bash', args, { scratch })).toEqual({ code: 3, stdout: 'out 42\n', stderr: 'err\n' });
   });
 
-  it('runs in the caller\'s working directory and environment, with bash semantics', () => {
-    const result = runTool('execute_bash', ['[[ -n "$HOME" ]] && pwd && echo "$MARK"'], { scratch, env: { MARK: 'inherited' } });
+  it("runs in the caller's working directory and environment, with bash semantics", () => {
+    const result = runTool('execute_bash', ['[[ -n "$HOME" ]] && pwd && echo "$MARK"'], {
+      scratch,
+      env: { MARK: 'inherited' },
+    });
     expect(result).toEqual({ code: 0, stdout: `${scratch.dir}\ninherited\n`, stderr: '' });
   });
 

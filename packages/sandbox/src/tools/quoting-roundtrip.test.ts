@@ -66,7 +66,9 @@ describe('quoting round trip', () => {
     let current = 'START';
     for (const text of HOSTILE.filter((candidate) => candidate !== '' && !candidate.includes('\t'))) {
       const command = mustCommand('str_replace_editor', {
-        ...(JSON.parse(JSON.stringify({ command: 'str_replace', path, old_str: current, new_str: `<${text}>` })) as Record<string, unknown>),
+        ...(JSON.parse(
+          JSON.stringify({ command: 'str_replace', path, old_str: current, new_str: `<${text}>` }),
+        ) as Record<string, unknown>),
       });
       expect(runShell(command, { scratch }).code).toBe(0);
       current = `<${text}>`;

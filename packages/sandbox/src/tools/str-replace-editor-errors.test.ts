@@ -24,7 +24,11 @@ function editor(...args: string[]) {
 
 /** stdout carries the one message plus print()'s newline; nothing on stderr. */
 function expectMessage(result: ReturnType<typeof editor>, code: number, message: string): void {
-  expect({ code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({ code, stdout: `${message}\n`, stderr: '' });
+  expect({ code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({
+    code,
+    stdout: `${message}\n`,
+    stderr: '',
+  });
 }
 
 describe('str_replace_editor messages and exit codes (spec §3.3)', () => {
@@ -33,7 +37,11 @@ describe('str_replace_editor messages and exit codes (spec §3.3)', () => {
   });
 
   it('2: str_replace without old_str', () => {
-    expectMessage(editor('str_replace', five, '--new_str', 'x'), 2, 'Parameter `old_str` is required for command: str_replace');
+    expectMessage(
+      editor('str_replace', five, '--new_str', 'x'),
+      2,
+      'Parameter `old_str` is required for command: str_replace',
+    );
   });
 
   it('2: usage errors go to stderr with exit 2 (wrong view_range count, non-integer, missing positional)', () => {
@@ -51,8 +59,16 @@ describe('str_replace_editor messages and exit codes (spec §3.3)', () => {
   });
 
   it('3 and 4: insert without insert_line, then without new_str', () => {
-    expectMessage(editor('insert', five, '--new_str', 'x'), 3, 'Parameter `insert_line` is required for command: insert');
-    expectMessage(editor('insert', five, '--insert_line', '1'), 4, 'Parameter `new_str` is required for command: insert');
+    expectMessage(
+      editor('insert', five, '--new_str', 'x'),
+      3,
+      'Parameter `insert_line` is required for command: insert',
+    );
+    expectMessage(
+      editor('insert', five, '--insert_line', '1'),
+      4,
+      'Parameter `new_str` is required for command: insert',
+    );
   });
 
   it('5: unknown command on an existing path; 7 when the path is missing (validation order)', () => {
@@ -61,7 +77,11 @@ describe('str_replace_editor messages and exit codes (spec §3.3)', () => {
       5,
       'Unrecognized command frobnicate. The allowed commands for the str_replace_editor tool are: "view", "create", "str_replace", "insert", "undo_edit"',
     );
-    expectMessage(editor('frobnicate', join(D, 'missing')), 7, `The path ${D}/missing does not exist. Please provide a valid path.`);
+    expectMessage(
+      editor('frobnicate', join(D, 'missing')),
+      7,
+      `The path ${D}/missing does not exist. Please provide a valid path.`,
+    );
   });
 
   it('6: relative path, with the normalised suggestion', () => {
@@ -73,11 +93,19 @@ describe('str_replace_editor messages and exit codes (spec §3.3)', () => {
   });
 
   it('7: missing path, printed pathlib-normalised', () => {
-    expectMessage(editor('view', `${D}//nope/./x.txt/`), 7, `The path ${D}/nope/x.txt does not exist. Please provide a valid path.`);
+    expectMessage(
+      editor('view', `${D}//nope/./x.txt/`),
+      7,
+      `The path ${D}/nope/x.txt does not exist. Please provide a valid path.`,
+    );
   });
 
   it('8: create on an existing path', () => {
-    expectMessage(editor('create', five, '--file_text', 'x'), 8, `File already exists at: ${five}. Cannot overwrite files using command \`create\`.`);
+    expectMessage(
+      editor('create', five, '--file_text', 'x'),
+      8,
+      `File already exists at: ${five}. Cannot overwrite files using command \`create\`.`,
+    );
   });
 
   it('9: a non-view command on a directory (trailing slash normalised away)', () => {
@@ -89,12 +117,20 @@ describe('str_replace_editor messages and exit codes (spec §3.3)', () => {
   });
 
   it('10: view_range on a directory', () => {
-    expectMessage(editor('view', D, '--view_range', '1', '2'), 10, 'The `view_range` parameter is not allowed when `path` points to a directory.');
+    expectMessage(
+      editor('view', D, '--view_range', '1', '2'),
+      10,
+      'The `view_range` parameter is not allowed when `path` points to a directory.',
+    );
   });
 
   it('11: a one-argument view_range that is not two integers', () => {
     for (const range of ['[1]', 'a,b', '[1, 2, 3]', '[]']) {
-      expectMessage(editor('view', five, '--view_range', range), 11, 'Invalid `view_range`. It should be a list of two integers.');
+      expectMessage(
+        editor('view', five, '--view_range', range),
+        11,
+        'Invalid `view_range`. It should be a list of two integers.',
+      );
     }
   });
 
@@ -204,7 +240,15 @@ describe('str_replace_editor messages and exit codes (spec §3.3)', () => {
 
   it('create on a missing path is not reported as 7, and a directory target is 8', () => {
     mkdirSync(join(D, 'sub'));
-    expectMessage(editor('create', join(D, 'sub'), '--file_text', 'x'), 8, `File already exists at: ${D}/sub. Cannot overwrite files using command \`create\`.`);
-    expectMessage(editor('create', join(D, 'sub', 'ok.txt'), '--file_text', 'x'), 0, `File created successfully at: ${D}/sub/ok.txt`);
+    expectMessage(
+      editor('create', join(D, 'sub'), '--file_text', 'x'),
+      8,
+      `File already exists at: ${D}/sub. Cannot overwrite files using command \`create\`.`,
+    );
+    expectMessage(
+      editor('create', join(D, 'sub', 'ok.txt'), '--file_text', 'x'),
+      0,
+      `File created successfully at: ${D}/sub/ok.txt`,
+    );
   });
 });

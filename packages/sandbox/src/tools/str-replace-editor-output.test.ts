@@ -155,7 +155,9 @@ describe('str_replace snippets (spec §3.7)', () => {
     const path = file('tabbed.txt', 'a\tb\nc\nd');
     const result = editor('str_replace', path, '--old_str', 'c\n');
     expect(result.code).toBe(0);
-    expect(result.stdout).toBe(`The file ${path} has been edited. ` + specBlock('a       b\nd', `a snippet of ${path}`, 1) + `${EDITED_TAIL}\n`);
+    expect(result.stdout).toBe(
+      `The file ${path} has been edited. ` + specBlock('a       b\nd', `a snippet of ${path}`, 1) + `${EDITED_TAIL}\n`,
+    );
     expect(readFileSync(path, 'utf8')).toBe('a       b\nd');
   });
 
@@ -190,7 +192,11 @@ describe('insert snippets (spec §3.8)', () => {
     const result = editor('insert', path, '--insert_line', '10', '--new_str', 'n1\n\tn2');
     expect(result.stdout).toBe(
       `The file ${path} has been edited. ` +
-        specBlock([...lines.slice(6, 10), 'n1', '        n2', ...lines.slice(10, 14)].join('\n'), 'a snippet of the edited file', 7) +
+        specBlock(
+          [...lines.slice(6, 10), 'n1', '        n2', ...lines.slice(10, 14)].join('\n'),
+          'a snippet of the edited file',
+          7,
+        ) +
         `${INSERTED_TAIL}\n`,
     );
     expect(readFileSync(path, 'utf8')).toBe([...lines.slice(0, 10), 'n1', '        n2', ...lines.slice(10)].join('\n'));
@@ -199,7 +205,9 @@ describe('insert snippets (spec §3.8)', () => {
   it('insert_line 0 inserts at the top', () => {
     const path = file('zero.txt', 'x\ny');
     expect(editor('insert', path, '--insert_line', '0', '--new_str', 'top').stdout).toBe(
-      `The file ${path} has been edited. ` + specBlock('top\nx\ny', 'a snippet of the edited file', 1) + `${INSERTED_TAIL}\n`,
+      `The file ${path} has been edited. ` +
+        specBlock('top\nx\ny', 'a snippet of the edited file', 1) +
+        `${INSERTED_TAIL}\n`,
     );
   });
 });
@@ -237,7 +245,11 @@ describe('argument forms (spec §2.2 recommendation)', () => {
   it('edits through --path behave like the positional form, values may start with dashes', () => {
     const path = file('dash.txt', 'alpha\nbeta');
     const result = editor('str_replace', '--path', path, '--old_str', 'beta', '--new_str', '--not-an-option');
-    expect(result.stdout).toBe(`The file ${path} has been edited. ` + specBlock('alpha\n--not-an-option', `a snippet of ${path}`, 1) + `${EDITED_TAIL}\n`);
+    expect(result.stdout).toBe(
+      `The file ${path} has been edited. ` +
+        specBlock('alpha\n--not-an-option', `a snippet of ${path}`, 1) +
+        `${EDITED_TAIL}\n`,
+    );
     const errors = editor('insert', '--path', path, '--insert_line', '0', '--new_str', '-x');
     expect(errors.code).toBe(0);
     expect(readFileSync(path, 'utf8')).toBe('-x\nalpha\n--not-an-option');

@@ -37,9 +37,15 @@ describe('undo_edit', () => {
     expect(secondUndo.code).toBe(0);
     // The bytes written by `create`, CRLF and tab included; the message shows them as read_text would.
     expect(readFileSync(path, 'utf8')).toBe('first\r\n\tsecond\r\n');
-    expect(secondUndo.stdout).toBe(`Last edit to ${path} undone successfully. ${specBlock('first\n\tsecond\n', path)}\n`);
+    expect(secondUndo.stdout).toBe(
+      `Last edit to ${path} undone successfully. ${specBlock('first\n\tsecond\n', path)}\n`,
+    );
 
-    expect(editor(['undo_edit', path])).toEqual({ code: 18, stdout: `No edit history found for ${path}.\n`, stderr: '' });
+    expect(editor(['undo_edit', path])).toEqual({
+      code: 18,
+      stdout: `No edit history found for ${path}.\n`,
+      stderr: '',
+    });
     expect(existsSync(join(scratch.home, '.rollout-fleet', 'editor-history.json'))).toBe(true);
   });
 
@@ -55,7 +61,9 @@ describe('undo_edit', () => {
     expect(editor(['undo_edit', a], env).code).toBe(0);
     expect(readFileSync(a, 'utf8')).toBe('a0');
     expect(readFileSync(b, 'utf8')).toBe('b1');
-    expect(Object.keys((JSON.parse(readFileSync(state, 'utf8')) as { files: Record<string, unknown> }).files)).toEqual([b]);
+    expect(Object.keys((JSON.parse(readFileSync(state, 'utf8')) as { files: Record<string, unknown> }).files)).toEqual([
+      b,
+    ]);
     // The default location knows nothing about these edits.
     expect(editor(['undo_edit', b]).code).toBe(18);
   });

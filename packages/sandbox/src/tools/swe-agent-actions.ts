@@ -14,7 +14,10 @@ const END_MARKERS: Readonly<Record<string, string>> = { edit: 'end_of_edit' };
  * ` << 'end_of_edit'`. Upstream slices the matched block by its offset in the *remaining* text, so text before an
  * edit cuts as many characters off the edit (`ls\nedit 1:2…` runs `t 1:2…`); kept, since recordings show it.
  */
-export function guardMultilineAction(action: string, endMarkers: Readonly<Record<string, string>> = END_MARKERS): string {
+export function guardMultilineAction(
+  action: string,
+  endMarkers: Readonly<Record<string, string>> = END_MARKERS,
+): string {
   const patterns = Object.entries(endMarkers).map(
     ([name, end]) => new RegExp(`^\\s*(${escapeRegExp(name)})\\s*(.*?)^(${escapeRegExp(end)})\\s*$`, 'ms'),
   );
@@ -86,7 +89,10 @@ export const SWE_AGENT_SIGNATURES: Readonly<Record<string, WindowedSignature>> =
 };
 
 const EDIT_REPLACE: WindowedSignature = { signature: 'edit <search> <replace> [<replace-all>]' };
-const EDIT_LINTING: WindowedSignature = { signature: 'edit <start_line>:<end_line>\n<replacement_text>\nend_of_edit', endName: 'end_of_edit' };
+const EDIT_LINTING: WindowedSignature = {
+  signature: 'edit <start_line>:<end_line>\n<replacement_text>\nend_of_edit',
+  endName: 'end_of_edit',
+};
 
 /** Names the bundles provide (the `bash` tool runs its command as it is). */
 export function sweAgentToolNames(bundles: readonly SweAgentBundle[]): string[] {
@@ -105,17 +111,25 @@ export function sweAgentToolNames(bundles: readonly SweAgentBundle[]): string[] 
  * prints them; absent ones empty), then stripped. So `open "<path>"` around a path that needs quotes gains
  * literal quotes and fails, as it did. Undefined for a name the bundles do not provide.
  */
-export function sweAgentActionFor(name: string, args: Readonly<Record<string, unknown>>, bundles: readonly SweAgentBundle[]): string | undefined {
+export function sweAgentActionFor(
+  name: string,
+  args: Readonly<Record<string, unknown>>,
+  bundles: readonly SweAgentBundle[],
+): string | undefined {
   if (!sweAgentToolNames(bundles).includes(name)) return undefined;
-  const spec = name === 'edit' ? (bundles.includes('edit_replace') ? EDIT_REPLACE : EDIT_LINTING) : SWE_AGENT_SIGNATURES[name];
+  const spec =
+    name === 'edit' ? (bundles.includes('edit_replace') ? EDIT_REPLACE : EDIT_LINTING) : SWE_AGENT_SIGNATURES[name];
   if (spec === undefined) return undefined;
-  const filled = spec.signature.replace(/\[<([\w-]+)>\]|<([\w-]+)>/g, (_match, optional: string | undefined, required: string | undefined) => {
-    const key = optional ?? required ?? '';
-    if (!Object.hasOwn(args, key)) return '';
-    const value = args[key];
-    if (value === null || value === undefined) return '';
-    if (typeof value === 'string') return spec.endName === undefined ? shellQuote(value) : value;
-    return pyStr(value);
-  });
+  const filled = spec.signature.replace(
+    /\[<([\w-]+)>\]|<([\w-]+)>/g,
+    (_match, optional: string | undefined, required: string | undefined) => {
+      const key = optional ?? required ?? '';
+      if (!Object.hasOwn(args, key)) return '';
+      const value = args[key];
+      if (value === null || value === undefined) return '';
+      if (typeof value === 'string') return spec.endName === undefined ? shellQuote(value) : value;
+      return pyStr(value);
+    },
+  );
   return pyStrip(filled);
 }

@@ -19,13 +19,19 @@ type Difference = 'state-suffix' | 'empty-line-tabs' | 'snippet-one-line-later';
 const KNOWN_DIFFERENCES: Record<Difference, string> = {
   'state-suffix':
     'the older next_step_template printed the output without its trailing newlines, then "\\n(Open file: )\\n(Current directory: )\\nbash-$"',
-  'empty-line-tabs': 'the YAML dump dropped trailing whitespace, so empty numbered lines read "     2" instead of "     2\\t"',
-  'snippet-one-line-later': 'the older str_replace snippet ended one line later than §3.7 computes (min(k + 4 + newlines, L))',
+  'empty-line-tabs':
+    'the YAML dump dropped trailing whitespace, so empty numbered lines read "     2" instead of "     2\\t"',
+  'snippet-one-line-later':
+    'the older str_replace snippet ended one line later than §3.7 computes (min(k + 4 + newlines, L))',
 };
 
 /** Exactly the differences each recorded step shows, in call order. */
 const EXPECTED: ReadonlyArray<{ id: string; command: string; differences: readonly Difference[] }> = [
-  { id: 'call_ggIm89M8rcBQorveMgkIrL7G', command: 'str_replace_editor view /swe-agent-test-repo', differences: ['state-suffix'] },
+  {
+    id: 'call_ggIm89M8rcBQorveMgkIrL7G',
+    command: 'str_replace_editor view /swe-agent-test-repo',
+    differences: ['state-suffix'],
+  },
   {
     id: 'call_QbSqph4VzA951X9eMEgsvyOm',
     command: 'str_replace_editor view /swe-agent-test-repo/src/testpkg/missing_colon.py',
@@ -121,7 +127,8 @@ function applyDifferences(output: string, differences: readonly Difference[], ed
     text = text.slice(0, at) + extra + text.slice(at);
   }
   if (differences.includes('empty-line-tabs')) text = text.replace(/^( *\d+)\t$/gm, '$1');
-  if (differences.includes('state-suffix')) text = `${text.replace(/\n+$/, '')}\n(Open file: )\n(Current directory: )\nbash-$`;
+  if (differences.includes('state-suffix'))
+    text = `${text.replace(/\n+$/, '')}\n(Open file: )\n(Current directory: )\nbash-$`;
   return text;
 }
 
@@ -143,7 +150,12 @@ afterAll(() => scratch.cleanup());
 describeWith([sharedDataNeed(DEMO)], 'replay of str_replace_anthropic_demo.yaml', () => {
   it('holds the expected calls: three str_replace_editor calls, then submit (not one of our tools)', () => {
     const calls = recordedCalls();
-    expect(calls.map((call) => call.name)).toEqual(['str_replace_editor', 'str_replace_editor', 'str_replace_editor', 'submit']);
+    expect(calls.map((call) => call.name)).toEqual([
+      'str_replace_editor',
+      'str_replace_editor',
+      'str_replace_editor',
+      'submit',
+    ]);
     expect(calls.slice(0, 3).map((call) => call.id)).toEqual(EXPECTED.map((step) => step.id));
     const submit = toolCallToCommand({ name: 'submit', arguments: calls[3]?.arguments ?? '' });
     expect(submit.ok).toBe(false);
@@ -153,7 +165,10 @@ describeWith([sharedDataNeed(DEMO)], 'replay of str_replace_anthropic_demo.yaml'
     recordedCalls()
       .slice(0, 3)
       .forEach((call, index) => {
-        expect(toolCallToCommand({ name: call.name, arguments: call.arguments })).toEqual({ ok: true, command: EXPECTED[index]?.command });
+        expect(toolCallToCommand({ name: call.name, arguments: call.arguments })).toEqual({
+          ok: true,
+          command: EXPECTED[index]?.command,
+        });
       });
   });
 
@@ -172,14 +187,25 @@ describeWith([sharedDataNeed(DEMO)], 'replay of str_replace_anthropic_demo.yaml'
       const edited = readFileSync(editedPath, 'utf8');
 
       // Format of the current reference: what §3.4–3.7 say the tool prints.
-      if (index === 0) expect(output).toMatch(/^Here's the files and directories up to 2 levels deep in \S+, excluding hidden items:\n(\/\S*\n)+\n\n$/);
-      else if (index === 1) expect(output).toMatch(/^Here's the result of running `cat -n` on \S+:\n( {0,5}\d+\t[^\n]*\n)+\n$/);
-      else expect(output).toMatch(/^The file (\S+) has been edited\. Here's the result of running `cat -n` on a snippet of \1:\n( {0,5}\d+\t[^\n]*\n)+Review the changes and make sure they are as expected\. Edit the file again if necessary\.\n$/);
+      if (index === 0)
+        expect(output).toMatch(
+          /^Here's the files and directories up to 2 levels deep in \S+, excluding hidden items:\n(\/\S*\n)+\n\n$/,
+        );
+      else if (index === 1)
+        expect(output).toMatch(/^Here's the result of running `cat -n` on \S+:\n( {0,5}\d+\t[^\n]*\n)+\n$/);
+      else
+        expect(output).toMatch(
+          /^The file (\S+) has been edited\. Here's the result of running `cat -n` on a snippet of \1:\n( {0,5}\d+\t[^\n]*\n)+Review the changes and make sure they are as expected\. Edit the file again if necessary\.\n$/,
+        );
 
       expect(canonicalListing(applyDifferences(output, step.differences, edited))).toBe(recorded);
       for (const difference of step.differences) {
         const without = step.differences.filter((other) => other !== difference);
-        expect({ step: index, difference, reproduces: canonicalListing(applyDifferences(output, without, edited)) === recorded }).toEqual({
+        expect({
+          step: index,
+          difference,
+          reproduces: canonicalListing(applyDifferences(output, without, edited)) === recorded,
+        }).toEqual({
           step: index,
           difference,
           reproduces: false,

@@ -24,7 +24,9 @@ function lines(from: number, to: number, prefix = 'l'): string[] {
 
 /** `n:<line>` for lines from..to of f.txt. */
 function shown(from: number, to: number): string {
-  return lines(from, to).map((line, i) => `${from + i}:${line}`).join('\n');
+  return lines(from, to)
+    .map((line, i) => `${from + i}:${line}`)
+    .join('\n');
 }
 
 function run(command: string, version = '1.1', bundles?: string[]) {
@@ -33,21 +35,33 @@ function run(command: string, version = '1.1', bundles?: string[]) {
 
 describe('window display and navigation (1.x)', () => {
   it('open shows the typed path, the first W lines and how many are below; goto puts the line a sixth down', () => {
-    expect(run('open f.txt')).toEqual({ code: 0, output: `[File: f.txt (25 lines total)]\n${shown(1, 10)}\n(15 more lines below)\n` });
+    expect(run('open f.txt')).toEqual({
+      code: 0,
+      output: `[File: f.txt (25 lines total)]\n${shown(1, 10)}\n(15 more lines below)\n`,
+    });
     // goto 12 → top = trunc(11 - 10/6) = 9: lines 10..19; other tools show the registry's absolute path.
-    expect(run('goto 12')).toEqual({ code: 0, output: `[File: ${F} (25 lines total)]\n(9 more lines above)\n${shown(10, 19)}\n(6 more lines below)\n` });
+    expect(run('goto 12')).toEqual({
+      code: 0,
+      output: `[File: ${F} (25 lines total)]\n(9 more lines above)\n${shown(10, 19)}\n(6 more lines below)\n`,
+    });
   });
 
   it('last window: 1.0/1.1 clamp at T-1-W and hide the last line; main shows it', () => {
     run('open f.txt');
-    expect(run('goto 25').output).toBe(`[File: ${F} (25 lines total)]\n(14 more lines above)\n${shown(15, 24)}\n(1 more lines below)\n`);
+    expect(run('goto 25').output).toBe(
+      `[File: ${F} (25 lines total)]\n(14 more lines above)\n${shown(15, 24)}\n(1 more lines below)\n`,
+    );
     run('open f.txt', 'main');
-    expect(run('goto 25', 'main').output).toBe(`[File: ${F} (25 lines total)]\n(15 more lines above)\n${shown(16, 25)}\n`);
+    expect(run('goto 25', 'main').output).toBe(
+      `[File: ${F} (25 lines total)]\n(15 more lines above)\n${shown(16, 25)}\n`,
+    );
   });
 
   it('scrolls by W - OVERLAP and stops at the top', () => {
     run('open f.txt');
-    expect(run('scroll_down').output).toBe(`[File: ${F} (25 lines total)]\n(8 more lines above)\n${shown(9, 18)}\n(7 more lines below)\n`);
+    expect(run('scroll_down').output).toBe(
+      `[File: ${F} (25 lines total)]\n(8 more lines above)\n${shown(9, 18)}\n(7 more lines below)\n`,
+    );
     expect(run('scroll_up').output).toBe(`[File: ${F} (25 lines total)]\n${shown(1, 10)}\n(15 more lines below)\n`);
     expect(run('scroll_up').output).toBe(`[File: ${F} (25 lines total)]\n${shown(1, 10)}\n(15 more lines below)\n`);
   });
@@ -56,7 +70,9 @@ describe('window display and navigation (1.x)', () => {
     run('open f.txt');
     run('goto 20'); // top = trunc(19 - 1.67) = 17, clamped to 14
     // open: goto-top(14 - 1) → trunc(13 - 1.67) = 11 → lines 12..21
-    expect(run('open f.txt').output).toBe(`[File: f.txt (25 lines total)]\n(11 more lines above)\n${shown(12, 21)}\n(4 more lines below)\n`);
+    expect(run('open f.txt').output).toBe(
+      `[File: f.txt (25 lines total)]\n(11 more lines above)\n${shown(12, 21)}\n(4 more lines below)\n`,
+    );
   });
 
   it('line out of range: warnings and clamping for open, an error for goto', () => {
@@ -70,18 +86,30 @@ describe('window display and navigation (1.x)', () => {
     expect(run('goto 26')).toEqual({ code: 1, output: 'Error: <line> must be less than or equal to 25\n' });
     expect(run('goto x')).toEqual({ code: 1, output: 'Usage: goto <line>\nError: <line> must be a number\n' });
     expect(run('goto 1 2')).toEqual({ code: 1, output: 'goto allows only one line number at a time.\n' });
-    expect(run('open f.txt x')).toEqual({ code: 1, output: 'Usage: open "<file>" [<line_number>]\nError: <line_number> must be a number\n' });
+    expect(run('open f.txt x')).toEqual({
+      code: 1,
+      output: 'Usage: open "<file>" [<line_number>]\nError: <line_number> must be a number\n',
+    });
   });
 
   it('no file open, missing file, directory', () => {
     expect(run('open')).toEqual({ code: 1, output: 'Usage: open "<file>"\n' });
     expect(run('goto 3')).toEqual({ code: 1, output: 'No file open. Use the open command first.\n' });
     expect(run('scroll_down')).toEqual({ code: 1, output: 'No file open. Use the open command first.\n' });
-    expect(run("edit 'a' 'b'")).toEqual({ code: 1, output: 'No file opened. Either `open` or `create` a file first.\n' });
-    expect(run("insert 'a'")).toEqual({ code: 1, output: `No file opened. Use the \`create\` or \`open\` command first.\n${TOKEN}\n` });
+    expect(run("edit 'a' 'b'")).toEqual({
+      code: 1,
+      output: 'No file opened. Either `open` or `create` a file first.\n',
+    });
+    expect(run("insert 'a'")).toEqual({
+      code: 1,
+      output: `No file opened. Use the \`create\` or \`open\` command first.\n${TOKEN}\n`,
+    });
     expect(run('open missing.txt')).toEqual({ code: 1, output: 'Error: File missing.txt not found\n' });
     mkdirSync(join(scratch.dir, 'd'));
-    expect(run('open d')).toEqual({ code: 1, output: 'Error: d is a directory. You can only open files. Use cd or ls to navigate directories.\n' });
+    expect(run('open d')).toEqual({
+      code: 1,
+      output: 'Error: d is a directory. You can only open files. Use cd or ls to navigate directories.\n',
+    });
   });
 
   it('create: an empty file in 1.1, one newline in 1.0, a warning for an existing file', () => {
@@ -93,7 +121,8 @@ describe('window display and navigation (1.x)', () => {
   });
 });
 
-const REVIEW = 'Please review the changes and make sure they are correct:\n\n1. The edited file is correctly indented\n' +
+const REVIEW =
+  'Please review the changes and make sure they are correct:\n\n1. The edited file is correctly indented\n' +
   '2. The edited file does not contain duplicate lines\n3. The edit does not break existing functionality\n\nEdit the file again if necessary.';
 const P = 'Your edit was not applied (file not modified): ';
 
@@ -104,7 +133,10 @@ describe('search/replace edit and insert (1.x edit_replace)', () => {
 
   it('replaces in the shown lines and shows the window again', () => {
     const out = run("edit 'l3' 'L3'");
-    expect(out).toEqual({ code: 0, output: `Text replaced. ${REVIEW}\n[File: ${F} (25 lines total)]\n${shown(1, 10).replace('3:l3', '3:L3')}\n(15 more lines below)\n` });
+    expect(out).toEqual({
+      code: 0,
+      output: `Text replaced. ${REVIEW}\n[File: ${F} (25 lines total)]\n${shown(1, 10).replace('3:l3', '3:L3')}\n(15 more lines below)\n`,
+    });
   });
 
   it('refuses several hits in the window, hits only elsewhere, no hit, and equal strings', () => {
@@ -114,12 +146,14 @@ describe('search/replace edit and insert (1.x edit_replace)', () => {
     });
     expect(run("edit 'l22' 'X'")).toEqual({
       code: 3,
-      output: `${P}Text 'l22' not found in displayed lines.\n\nHowever, we found the following occurrences of your search string in the file:\n\n- line 22\n\n` +
+      output:
+        `${P}Text 'l22' not found in displayed lines.\n\nHowever, we found the following occurrences of your search string in the file:\n\n- line 22\n\n` +
         `You can use the \`goto\` command to navigate to these locations before running the edit command again.\n\n${TOKEN}\n`,
     });
     expect(run("edit 'zzz' 'X'")).toEqual({
       code: 3,
-      output: `${P}Text 'zzz' not found in displayed lines (or anywhere in the file).\nPlease modify your search string. Did you forget to properly handle whitespace/indentation?\n` +
+      output:
+        `${P}Text 'zzz' not found in displayed lines (or anywhere in the file).\nPlease modify your search string. Did you forget to properly handle whitespace/indentation?\n` +
         `You can also call \`open\` again to re-display the file with the correct context.\n\n${TOKEN}\n`,
     });
     expect(run("edit 'l2' 'l2'")).toEqual({
@@ -133,49 +167,66 @@ describe('search/replace edit and insert (1.x edit_replace)', () => {
     // l2, l20..l25: seven occurrences; the window goes to the first one's 1-based line.
     const out = run("edit 'l2' 'L2' False");
     const expected = shown(1, 10).replace('2:l2', '2:L2');
-    expect(out).toEqual({ code: 0, output: `Replaced 7 occurrences. ${REVIEW}\n[File: ${F} (25 lines total)]\n${expected}\n(15 more lines below)\n` });
+    expect(out).toEqual({
+      code: 0,
+      output: `Replaced 7 occurrences. ${REVIEW}\n[File: ${F} (25 lines total)]\n${expected}\n(15 more lines below)\n`,
+    });
     expect(readFileSync(F, 'utf8').match(/L2/g)).toHaveLength(7);
   });
 
   it('insert: before line N in 1.x releases, after it on main; no line appends and loses the final newline', () => {
-    expect(run("insert 'new' 3")).toEqual({ code: 0, output: `[File: ${F} (26 lines total)]\n1:l1\n2:l2\n3:new\n${shown(3, 9).replace(/^(\d+):/gm, (_, n: string) => `${Number(n) + 1}:`)}\n(16 more lines below)\n` });
+    expect(run("insert 'new' 3")).toEqual({
+      code: 0,
+      output: `[File: ${F} (26 lines total)]\n1:l1\n2:l2\n3:new\n${shown(3, 9).replace(/^(\d+):/gm, (_, n: string) => `${Number(n) + 1}:`)}\n(16 more lines below)\n`,
+    });
     writeFileSync(F, `${lines(1, 25).join('\n')}\n`);
     // main inserts at index 3; goto-top(3) → trunc(3 - 1.67) = 1.
-    expect(run("insert 'new' 3", 'main').output).toBe(`[File: ${F} (26 lines total)]\n(1 more lines above)\n2:l2\n3:l3\n4:new\n${shown(4, 10).replace(/^(\d+):/gm, (_, n: string) => `${Number(n) + 1}:`)}\n(15 more lines below)\n`);
+    expect(run("insert 'new' 3", 'main').output).toBe(
+      `[File: ${F} (26 lines total)]\n(1 more lines above)\n2:l2\n3:l3\n4:new\n${shown(4, 10).replace(/^(\d+):/gm, (_, n: string) => `${Number(n) + 1}:`)}\n(15 more lines below)\n`,
+    );
     writeFileSync(F, `${lines(1, 25).join('\n')}\n`);
     // Appended at index 25 → top trunc(25 - 1.67) = 23, clamped to 26-1-10 = 15 in 1.1: the new last line is hidden.
-    expect(run("insert 'tail'").output).toBe(`[File: ${F} (26 lines total)]\n(15 more lines above)\n${shown(16, 25)}\n(1 more lines below)\n`);
+    expect(run("insert 'tail'").output).toBe(
+      `[File: ${F} (26 lines total)]\n(15 more lines above)\n${shown(16, 25)}\n(1 more lines below)\n`,
+    );
     expect(readFileSync(F, 'utf8')).toBe(`${lines(1, 25).join('\n')}\ntail`);
   });
 
-  itWith([commandNeed('flake8', 'flake8')], 'a lint error: the layout of §7 with both windows, the file unchanged, the retry token', () => {
-    const py = join(scratch.dir, 'm.py');
-    writeFileSync(py, 'def f():\n    return 1\n');
-    run('open m.py');
-    writeFileSync(join(scratch.dir, 'broken.py'), 'def f():\n    return (1\n');
-    const message = flake8Message('broken.py');
-    const window = (body: string): string => `[File: ${py} (2 lines total)]\n1:def f():\n2:${body}`;
-    const rule = '-'.repeat(48);
-    expect(run("edit 'return 1' 'return (1'")).toEqual({
-      code: 4,
-      output:
-        'Your proposed edit has introduced new syntax error(s). Please read this error message carefully and then retry editing the file.\n\n' +
-        `ERRORS:\n\n- ${message}\n\n` +
-        `This is how your edit would have looked if applied\n${rule}\n${window('    return (1')}\n${rule}\n\n` +
-        `This is the original code before your edit\n${rule}\n${window('    return 1')}\n${rule}\n\n` +
-        'Your changes have NOT been applied. Please fix your edit command and try again.\n' +
-        'DO NOT re-run the same failed edit command. Running it again will lead to the same error.\n\n' +
-        `${TOKEN}\n`,
-    });
-    expect(readFileSync(py, 'utf8')).toBe('def f():\n    return 1\n');
-  });
+  itWith(
+    [commandNeed('flake8', 'flake8')],
+    'a lint error: the layout of §7 with both windows, the file unchanged, the retry token',
+    () => {
+      const py = join(scratch.dir, 'm.py');
+      writeFileSync(py, 'def f():\n    return 1\n');
+      run('open m.py');
+      writeFileSync(join(scratch.dir, 'broken.py'), 'def f():\n    return (1\n');
+      const message = flake8Message('broken.py');
+      const window = (body: string): string => `[File: ${py} (2 lines total)]\n1:def f():\n2:${body}`;
+      const rule = '-'.repeat(48);
+      expect(run("edit 'return 1' 'return (1'")).toEqual({
+        code: 4,
+        output:
+          'Your proposed edit has introduced new syntax error(s). Please read this error message carefully and then retry editing the file.\n\n' +
+          `ERRORS:\n\n- ${message}\n\n` +
+          `This is how your edit would have looked if applied\n${rule}\n${window('    return (1')}\n${rule}\n\n` +
+          `This is the original code before your edit\n${rule}\n${window('    return 1')}\n${rule}\n\n` +
+          'Your changes have NOT been applied. Please fix your edit command and try again.\n' +
+          'DO NOT re-run the same failed edit command. Running it again will lead to the same error.\n\n' +
+          `${TOKEN}\n`,
+      });
+      expect(readFileSync(py, 'utf8')).toBe('def f():\n    return 1\n');
+    },
+  );
 });
 
 /** What the linter says about a file: the message after the first ": " of flake8's line (§7). */
 function flake8Message(name: string): string {
   let out = '';
   try {
-    execFileSync('flake8', ['--isolated', '--select=F821,F822,F831,E111,E112,E113,E999,E902', name], { cwd: scratch.dir, encoding: 'utf8' });
+    execFileSync('flake8', ['--isolated', '--select=F821,F822,F831,E111,E112,E113,E999,E902', name], {
+      cwd: scratch.dir,
+      encoding: 'utf8',
+    });
   } catch (err) {
     out = String((err as { stdout?: string }).stdout ?? '');
   }
@@ -192,10 +243,14 @@ describe('line-range edit (1.x edit_linting)', () => {
     const out = run("edit 2:3 << 'end_of_edit'\nA\nB\nC\nend_of_edit", '1.1', bundles);
     expect(out).toEqual({
       code: 0,
-      output: 'File updated. Please review the changes and make sure they are correct\n(correct indentation, no duplicate lines, etc). Edit the file again if necessary.\n' +
+      output:
+        'File updated. Please review the changes and make sure they are correct\n(correct indentation, no duplicate lines, etc). Edit the file again if necessary.\n' +
         `[File: ${F} (26 lines total)]\n1:l1\n2:A\n3:B\n4:C\n${shown(4, 9).replace(/^(\d+):/gm, (_, n: string) => `${Number(n) + 1}:`)}\n(16 more lines below)\n`,
     });
-    expect(run('edit 2', '1.1', bundles)).toEqual({ code: 1, output: 'Usage: edit <start_line>:<end_line>\n<replacement_text>\nend_of_edit\n' });
+    expect(run('edit 2', '1.1', bundles)).toEqual({
+      code: 1,
+      output: 'Usage: edit <start_line>:<end_line>\n<replacement_text>\nend_of_edit\n',
+    });
   });
 });
 
@@ -225,16 +280,24 @@ describe('search tools', () => {
     const many = join(scratch.dir, 'many');
     mkdirSync(many);
     for (let i = 0; i < 101; i += 1) writeFileSync(join(many, `f${i}.txt`), 'hit\n');
-    expect(run('search_dir hit many').output).toBe(`More than 101 files matched for "hit" in ${many}. Please narrow your search.\n`);
+    expect(run('search_dir hit many').output).toBe(
+      `More than 101 files matched for "hit" in ${many}. Please narrow your search.\n`,
+    );
   });
 
   it('search_file lists matching lines in order, on the open file when none is named', () => {
     const a = join(scratch.dir, 'proj', 'a.py');
     expect(run('search_file foo').output).toBe('No file open. Use the open command first.\n');
-    expect(run('search_file foo proj/a.py').output).toBe(`Found 2 matches for "foo" in ${a}:\nLine 1:foo\nLine 2:bar foo\nEnd of matches for "foo" in ${a}\n`);
+    expect(run('search_file foo proj/a.py').output).toBe(
+      `Found 2 matches for "foo" in ${a}:\nLine 1:foo\nLine 2:bar foo\nEnd of matches for "foo" in ${a}\n`,
+    );
     run('open proj/a.py');
-    expect(run('search_file bar').output).toBe(`Found 1 matches for "bar" in ${a}:\nLine 2:bar foo\nEnd of matches for "bar" in ${a}\n`);
-    expect(run('search_file foo nofile').output).toBe('Usage: search_file <search_term> [<file>]\nError: File name nofile not found. Please provide a valid file name.\n');
+    expect(run('search_file bar').output).toBe(
+      `Found 1 matches for "bar" in ${a}:\nLine 2:bar foo\nEnd of matches for "bar" in ${a}\n`,
+    );
+    expect(run('search_file foo nofile').output).toBe(
+      'Usage: search_file <search_term> [<file>]\nError: File name nofile not found. Please provide a valid file name.\n',
+    );
     expect(run('search_file zzz proj/a.py').output).toBe(`No matches found for "zzz" in ${a}\n`);
     expect(run('search_file').output).toBe('Usage: search_file <search_term> [<file>]\n');
   });
@@ -263,7 +326,8 @@ describe('submit', () => {
   function repo(): string {
     const dir = join(scratch.dir, 'repo');
     mkdirSync(dir);
-    const git = (...args: string[]): string => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: dir, encoding: 'utf8' });
+    const git = (...args: string[]): string =>
+      execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: dir, encoding: 'utf8' });
     writeFileSync(join(dir, 'x.py'), 'x = 1\n');
     git('init', '-q');
     git('add', '-A');
@@ -281,7 +345,9 @@ describe('submit', () => {
     expect(patch).toContain('new file mode');
     expect(out).toEqual({ code: 0, output: `<<SWE_AGENT_SUBMISSION>>\n${patch}<<SWE_AGENT_SUBMISSION>>\n` });
     expect(readFileSync(join(scratch.home, 'model.patch'), 'utf8')).toBe(patch);
-    expect(runSweAgent('submit', { scratch, version: 'main', env: { ROOT: dir } }).output).toBe('<<SWE_AGENT_SUBMISSION>>\n');
+    expect(runSweAgent('submit', { scratch, version: 'main', env: { ROOT: dir } }).output).toBe(
+      '<<SWE_AGENT_SUBMISSION>>\n',
+    );
   });
 
   it('reverse-applies a non-empty ~/test.patch first', () => {

@@ -8,7 +8,9 @@ import { TOOL_BUNDLE_UPLOAD, prepareToolBundleUpload } from './tool-bundle-uploa
 describe('the tool bundle upload prepared ahead', () => {
   it('is the very upload installToolBundle sends, so what is prepared is what sandboxes get', async () => {
     const uploads: UploadRequest[] = [];
-    const swerex = { upload: vi.fn(async (request: UploadRequest) => void uploads.push(request)) } as unknown as SwerexClient;
+    const swerex = {
+      upload: vi.fn(async (request: UploadRequest) => void uploads.push(request)),
+    } as unknown as SwerexClient;
     await installToolBundle({ swerex, names: ['execute_bash'], run: async () => '' });
     expect(uploads).toEqual([TOOL_BUNDLE_UPLOAD]);
   });

@@ -8,7 +8,12 @@ import { buildUploadForm, type UploadRequest } from '../swerex/upload-form.js';
 import { TOOL_BUNDLE_DIR, TOOL_INSTALL_ROOT } from './bundle-paths.js';
 
 /** What installToolBundle uploads (tool-bundle-upload.test.ts holds the two together). */
-export const TOOL_BUNDLE_UPLOAD: Readonly<UploadRequest> = { source: TOOL_BUNDLE_DIR, targetPath: TOOL_INSTALL_ROOT, unzip: true, reuseZip: true };
+export const TOOL_BUNDLE_UPLOAD: Readonly<UploadRequest> = {
+  source: TOOL_BUNDLE_DIR,
+  targetPath: TOOL_INSTALL_ROOT,
+  unzip: true,
+  reuseZip: true,
+};
 
 /** Zips and encodes the tool bundle's upload now; later uploads of it reuse the bytes. */
 export async function prepareToolBundleUpload(): Promise<void> {

@@ -30,10 +30,26 @@ describe('toolCallToCommand: the spec table', () => {
       { command: 'str_replace', path: '/t/a.py', old_str: 'x = 1', new_str: 'x = 2' },
       "str_replace_editor str_replace /t/a.py   --old_str 'x = 1' --new_str 'x = 2'",
     ],
-    ['str_replace_editor', { command: 'str_replace', path: '/t/a.py', old_str: 'a', new_str: '' }, "str_replace_editor str_replace /t/a.py   --old_str a --new_str ''"],
-    ['str_replace_editor', { command: 'view', path: '/t/a.py', view_range: [1, 10] }, 'str_replace_editor view /t/a.py  --view_range 1 10'],
-    ['str_replace_editor', { command: 'insert', path: '/t/a.py', insert_line: 5, new_str: 'y = 3' }, "str_replace_editor insert /t/a.py    --new_str 'y = 3' --insert_line 5"],
-    ['str_replace_editor', { command: 'create', path: '/t/b.py', file_text: "print('hi')\n" }, `str_replace_editor create /t/b.py --file_text 'print('"'"'hi'"'"')\n'`],
+    [
+      'str_replace_editor',
+      { command: 'str_replace', path: '/t/a.py', old_str: 'a', new_str: '' },
+      "str_replace_editor str_replace /t/a.py   --old_str a --new_str ''",
+    ],
+    [
+      'str_replace_editor',
+      { command: 'view', path: '/t/a.py', view_range: [1, 10] },
+      'str_replace_editor view /t/a.py  --view_range 1 10',
+    ],
+    [
+      'str_replace_editor',
+      { command: 'insert', path: '/t/a.py', insert_line: 5, new_str: 'y = 3' },
+      "str_replace_editor insert /t/a.py    --new_str 'y = 3' --insert_line 5",
+    ],
+    [
+      'str_replace_editor',
+      { command: 'create', path: '/t/b.py', file_text: "print('hi')\n" },
+      `str_replace_editor create /t/b.py --file_text 'print('"'"'hi'"'"')\n'`,
+    ],
     ['bash', { command: '  ls -la\n' }, 'ls -la'],
   ])('%s %j', (name, args, expected) => {
     expect(commandOf(name, args)).toBe(expected);
@@ -45,16 +61,24 @@ describe('toolCallToCommand: the spec table', () => {
   });
 
   it('renders null as empty and numbers/booleans/lists Python-style', () => {
-    expect(commandOf('str_replace_editor', { command: 'view', path: '/x', view_range: null })).toBe('str_replace_editor view /x  --view_range');
+    expect(commandOf('str_replace_editor', { command: 'view', path: '/x', view_range: null })).toBe(
+      'str_replace_editor view /x  --view_range',
+    );
     expect(commandOf('str_replace_editor', { command: 'insert', path: '/x', insert_line: true, new_str: 'a' })).toBe(
       'str_replace_editor insert /x    --new_str a --insert_line True',
     );
-    expect(commandOf('str_replace_editor', { command: 'view', path: '/x', view_range: [1, -1] })).toBe('str_replace_editor view /x  --view_range 1 -1');
-    expect(commandOf('str_replace_editor', { command: 'create', path: '/x', file_text: ['a', 1] })).toBe("str_replace_editor create /x --file_text ['a', 1]");
+    expect(commandOf('str_replace_editor', { command: 'view', path: '/x', view_range: [1, -1] })).toBe(
+      'str_replace_editor view /x  --view_range 1 -1',
+    );
+    expect(commandOf('str_replace_editor', { command: 'create', path: '/x', file_text: ['a', 1] })).toBe(
+      "str_replace_editor create /x --file_text ['a', 1]",
+    );
   });
 
   it('passes a string view_range as one quoted argument (our editor parses it)', () => {
-    expect(commandOf('str_replace_editor', { command: 'view', path: '/x', view_range: '[1, 10]' })).toBe("str_replace_editor view /x  --view_range '[1, 10]'");
+    expect(commandOf('str_replace_editor', { command: 'view', path: '/x', view_range: '[1, 10]' })).toBe(
+      "str_replace_editor view /x  --view_range '[1, 10]'",
+    );
   });
 });
 
@@ -63,33 +87,47 @@ describe('toolCallToCommand: execute_bash', () => {
     expect(commandOf('execute_bash', { command: '\n cd /testbed && export A=1 \n' })).toBe('cd /testbed && export A=1');
   });
 
-  it('accepts R2E-Gym\'s cmd and ignores OpenHands\' timeout / security_risk / is_input=false', () => {
+  it("accepts R2E-Gym's cmd and ignores OpenHands' timeout / security_risk / is_input=false", () => {
     expect(commandOf('execute_bash', { cmd: 'ls' })).toBe('ls');
-    expect(commandOf('execute_bash', { command: 'ls', timeout: 30, security_risk: 'LOW', is_input: 'false' })).toBe('ls');
+    expect(commandOf('execute_bash', { command: 'ls', timeout: 30, security_risk: 'LOW', is_input: 'false' })).toBe(
+      'ls',
+    );
   });
 
   it('rejects is_input=true, both command and cmd, and a missing command', () => {
-    expect(errorOf('execute_bash', { command: 'C-c', is_input: 'true' })).toMatch(/^Your action could not be parsed properly: Sending input/);
+    expect(errorOf('execute_bash', { command: 'C-c', is_input: 'true' })).toMatch(
+      /^Your action could not be parsed properly: Sending input/,
+    );
     expect(errorOf('execute_bash', { command: 'ls', cmd: 'ls' })).toMatch(/Unexpected argument\(s\): cmd\./);
-    expect(errorOf('execute_bash', {})).toBe('Your action could not be parsed properly: Required argument(s) missing: command.');
+    expect(errorOf('execute_bash', {})).toBe(
+      'Your action could not be parsed properly: Required argument(s) missing: command.',
+    );
   });
 });
 
 describe('toolCallToCommand: error observations (reference format-error template)', () => {
-  it('unknown tool, keeping the reference\'s double full stop', () => {
-    expect(errorOf('submit', {})).toBe("Your action could not be parsed properly: Command 'submit' not found in list of available commands..");
+  it("unknown tool, keeping the reference's double full stop", () => {
+    expect(errorOf('submit', {})).toBe(
+      "Your action could not be parsed properly: Command 'submit' not found in list of available commands..",
+    );
   });
 
   it('invalid JSON and non-object JSON', () => {
-    expect(errorOf('bash', '{"command": ')).toBe('Your action could not be parsed properly: Tool call arguments are not valid JSON.');
-    expect(errorOf('bash', '["ls"]')).toBe('Your action could not be parsed properly: Tool call arguments are not a JSON object.');
+    expect(errorOf('bash', '{"command": ')).toBe(
+      'Your action could not be parsed properly: Tool call arguments are not valid JSON.',
+    );
+    expect(errorOf('bash', '["ls"]')).toBe(
+      'Your action could not be parsed properly: Tool call arguments are not a JSON object.',
+    );
   });
 
   it('missing required arguments in declaration order, checked before unexpected ones', () => {
-    expect(errorOf('str_replace_editor', { file_text: 'x', bogus: 1 })).toBe('Your action could not be parsed properly: Required argument(s) missing: command, path.');
+    expect(errorOf('str_replace_editor', { file_text: 'x', bogus: 1 })).toBe(
+      'Your action could not be parsed properly: Required argument(s) missing: command, path.',
+    );
   });
 
-  it('unexpected arguments add the reference\'s second line', () => {
+  it("unexpected arguments add the reference's second line", () => {
     expect(errorOf('str_replace_editor', { command: 'view', path: '/x', bogus: 1, other: 2 })).toBe(
       "Your action could not be parsed properly: Unexpected argument(s): bogus, other.\nMake sure your function call doesn't include any extra arguments that are not in the allowed arguments, and only use the allowed commands.",
     );
@@ -125,7 +163,10 @@ describe('catalogue', () => {
   it('has an OpenAI function schema per tool name, with required arguments', () => {
     expect(Object.keys(OPENAI_TOOL_SCHEMAS).sort()).toEqual([...TOOL_CALL_NAMES].sort());
     expect(OPENAI_TOOL_SCHEMAS.str_replace_editor.function.parameters.required).toEqual(['command', 'path']);
-    expect(OPENAI_TOOL_SCHEMAS.str_replace_editor.function.parameters.properties.view_range).toMatchObject({ type: 'array', items: { type: 'integer' } });
+    expect(OPENAI_TOOL_SCHEMAS.str_replace_editor.function.parameters.properties.view_range).toMatchObject({
+      type: 'array',
+      items: { type: 'integer' },
+    });
     expect(OPENAI_TOOL_SCHEMAS.execute_bash.function.parameters.required).toEqual(['command']);
   });
 });
@@ -141,7 +182,11 @@ describe('bundle paths', () => {
 
 describe('toolCallToCommand: the plain bash call', () => {
   it('converts `{command}` exactly as the general path does (which a JSON-string argument takes)', () => {
-    const command = fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.constantFrom('', '  ', '\n ls \n', '<command>', '{{value}}', "echo 'a' \"b\"", '\u00a0x\u2028'));
+    const command = fc.oneof(
+      fc.string(),
+      fc.string({ unit: 'grapheme' }),
+      fc.constantFrom('', '  ', '\n ls \n', '<command>', '{{value}}', 'echo \'a\' "b"', '\u00a0x\u2028'),
+    );
     fc.assert(
       fc.property(fc.constantFrom('bash', 'execute_bash'), command, (name, text) => {
         const general = toolCallToCommand({ name, arguments: JSON.stringify({ command: text }) });

@@ -36,7 +36,10 @@ const UNEXPECTED_ARG_HINT =
 /** SWE-agent's FunctionCallingParser error template (`error_message`) for a parse failure. */
 function parseError(message: string, kind: 'unexpected_arg' | 'other' = 'other'): ToolCommandResult {
   const text = `Your action could not be parsed properly: ${message}.`;
-  return { ok: false, error: { code: 'TOOL_ERROR', message: kind === 'unexpected_arg' ? `${text}\n${UNEXPECTED_ARG_HINT}` : text } };
+  return {
+    ok: false,
+    error: { code: 'TOOL_ERROR', message: kind === 'unexpected_arg' ? `${text}\n${UNEXPECTED_ARG_HINT}` : text },
+  };
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -54,7 +57,9 @@ function parseArguments(raw: ToolCallInput['arguments']): Step<Record<string, un
     return { failed: parseError('Tool call arguments are not valid JSON') };
   }
   // The reference crashes on valid JSON that is not an object; report it like invalid JSON instead.
-  return isPlainObject(parsed) ? { values: parsed } : { failed: parseError('Tool call arguments are not a JSON object') };
+  return isPlainObject(parsed)
+    ? { values: parsed }
+    : { failed: parseError('Tool call arguments are not a JSON object') };
 }
 
 const IGNORED_EXECUTE_BASH_ARGUMENTS = ['timeout', 'security_risk'];
@@ -70,7 +75,11 @@ function normaliseExecuteBash(values: Record<string, unknown>): Step<Record<stri
   if (Object.hasOwn(normalised, 'is_input')) {
     const isInput = normalised.is_input;
     if (isInput === true || (typeof isInput === 'string' && isInput.toLowerCase() === 'true')) {
-      return { failed: parseError('Sending input to a running process (is_input=true) is not supported; run a complete command instead') };
+      return {
+        failed: parseError(
+          'Sending input to a running process (is_input=true) is not supported; run a complete command instead',
+        ),
+      };
     }
     delete normalised.is_input;
   }
@@ -109,7 +118,10 @@ function renderArgument(format: string, value: unknown, spec: ToolSpec): string 
     const [, before = '', separator = '', after = ''] = join;
     let rendered: string;
     if (value === null) rendered = '';
-    else if (Array.isArray(value)) rendered = value.map((item) => (typeof item === 'string' ? quoteIfNeeded(item, spec) : pyStr(item))).join(separator);
+    else if (Array.isArray(value))
+      rendered = value
+        .map((item) => (typeof item === 'string' ? quoteIfNeeded(item, spec) : pyStr(item)))
+        .join(separator);
     else if (typeof value === 'string') rendered = quoteIfNeeded(value, spec);
     else rendered = pyStr(value);
     return `${before}${rendered}${after}`;
@@ -145,10 +157,14 @@ export function toolCallToCommand(call: ToolCallInput): ToolCommandResult {
 
   const slots = new Map<string, string>();
   for (const argument of spec.arguments) {
-    slots.set(argument.name, Object.hasOwn(args, argument.name) ? renderArgument(argument.argumentFormat, args[argument.name], spec) : '');
+    slots.set(
+      argument.name,
+      Object.hasOwn(args, argument.name) ? renderArgument(argument.argumentFormat, args[argument.name], spec) : '',
+    );
   }
-  const command = spec.signature.replace(/\[<(\w+)>\]|<(\w+)>/g, (_match, optional: string | undefined, required: string | undefined) =>
-    slots.get(optional ?? required ?? '') ?? '',
+  const command = spec.signature.replace(
+    /\[<(\w+)>\]|<(\w+)>/g,
+    (_match, optional: string | undefined, required: string | undefined) => slots.get(optional ?? required ?? '') ?? '',
   );
   return { ok: true, command: pyStrip(command) };
 }

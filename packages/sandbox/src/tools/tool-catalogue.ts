@@ -43,7 +43,7 @@ const BASH_COMMAND_ARGUMENT: ToolArgumentSpec = {
 };
 
 const BASH_DESCRIPTION =
-  'Run a command in the sandbox\'s persistent bash session (working directory and exported variables carry over ' +
+  "Run a command in the sandbox's persistent bash session (working directory and exported variables carry over " +
   'between calls). Output is returned; interactive programs are not supported.';
 
 export const BASH_TOOL: ToolSpec = {
@@ -116,7 +116,8 @@ export const STR_REPLACE_EDITOR_TOOL: ToolSpec = {
       name: 'view_range',
       type: 'array',
       items: { type: 'integer' },
-      description: 'For `view` of a file: first and last line to show, 1-based and inclusive; `[start, -1]` shows to the end.',
+      description:
+        'For `view` of a file: first and last line to show, 1-based and inclusive; `[start, -1]` shows to the end.',
       required: false,
       argumentFormat: "--view_range {{value|join(' ')}}",
     },
@@ -141,7 +142,10 @@ export interface OpenAiToolSchema {
     readonly description: string;
     readonly parameters: {
       readonly type: 'object';
-      readonly properties: Record<string, { type: string; description: string; enum?: readonly string[]; items?: { type: string } }>;
+      readonly properties: Record<
+        string,
+        { type: string; description: string; enum?: readonly string[]; items?: { type: string } }
+      >;
       readonly required: readonly string[];
     };
   };

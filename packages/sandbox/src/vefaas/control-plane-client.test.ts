@@ -38,7 +38,11 @@ async function startServer(respond: Responder) {
         { ...base, service: 'vefaas' },
         { lookupSecret: (ak) => (ak === CREDS.accessKeyId ? CREDS.secretAccessKey : undefined) },
       );
-      const entry = { ...base, json: body.length ? (JSON.parse(body.toString('utf8')) as unknown) : undefined, signature };
+      const entry = {
+        ...base,
+        json: body.length ? (JSON.parse(body.toString('utf8')) as unknown) : undefined,
+        signature,
+      };
       received.push(entry);
       respond(entry, res);
     });
@@ -58,10 +62,17 @@ async function startServer(respond: Responder) {
 }
 
 let requestSeq = 0;
-function reply(res: ServerResponse, status: number, action: string, payload: { Result?: unknown; Error?: { Code: string; Message: string; CodeN?: number } }) {
+function reply(
+  res: ServerResponse,
+  status: number,
+  action: string,
+  payload: { Result?: unknown; Error?: { Code: string; Message: string; CodeN?: number } },
+) {
   const RequestId = `20260722041907${String(++requestSeq).padStart(4, '0')}ABCDEF`;
   const meta = { RequestId, Action: action, Version: '2024-06-06', Service: 'vefaas', Region: 'cn-beijing' };
-  const body = payload.Error ? { ResponseMetadata: { ...meta, Error: payload.Error } } : { ResponseMetadata: meta, Result: payload.Result };
+  const body = payload.Error
+    ? { ResponseMetadata: { ...meta, Error: payload.Error } }
+    : { ResponseMetadata: meta, Result: payload.Result };
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
@@ -99,7 +110,9 @@ async function rejection(promise: Promise<unknown>): Promise<RolloutError> {
 
 describe('VefaasClient wire format', () => {
   it('sends a signed POST with the exact query, JSON content type and PascalCase body', async () => {
-    const { server, client } = await setup((req, res) => reply(res, 200, actionOf(req), { Result: { SandboxId: 'sb-1', AssignStatus: 'Assigned' } }));
+    const { server, client } = await setup((req, res) =>
+      reply(res, 200, actionOf(req), { Result: { SandboxId: 'sb-1', AssignStatus: 'Assigned' } }),
+    );
     const request = {
       FunctionId: 'fn-1',
       Timeout: 60,
@@ -131,23 +144,39 @@ describe('VefaasClient wire format', () => {
 
   it('calls Describe, Kill and SetSandboxTimeout with their actions and bodies', async () => {
     const results: Record<string, unknown> = {
-      DescribeSandbox: { Id: 'sb-1', FunctionId: 'fn-1', Status: 'Ready', MetadataList: [{ MetaKey: 'job', MetaValue: 'j' }] },
+      DescribeSandbox: {
+        Id: 'sb-1',
+        FunctionId: 'fn-1',
+        Status: 'Ready',
+        MetadataList: [{ MetaKey: 'job', MetaValue: 'j' }],
+      },
       KillSandbox: {},
       SetSandboxTimeout: { ExpireAt: '2026-07-22T05:00:00Z', FunctionId: 'fn-1', SandboxId: 'sb-1' },
     };
-    const { server, client } = await setup((req, res) => reply(res, 200, actionOf(req), { Result: results[actionOf(req)] }));
+    const { server, client } = await setup((req, res) =>
+      reply(res, 200, actionOf(req), { Result: results[actionOf(req)] }),
+    );
 
     const described = await client.describeSandbox({ FunctionId: 'fn-1', SandboxId: 'sb-1' });
     expect(described.Status).toBe('Ready');
     expect(described.MetadataList).toEqual([{ MetaKey: 'job', MetaValue: 'j' }]);
     await expect(client.killSandbox({ FunctionId: 'fn-1', SandboxId: 'sb-1' })).resolves.toEqual({});
-    const extended = await client.setSandboxTimeout({ FunctionId: 'fn-1', SandboxId: 'sb-1', Timeout: 1800, TimeoutUnit: 'second' });
+    const extended = await client.setSandboxTimeout({
+      FunctionId: 'fn-1',
+      SandboxId: 'sb-1',
+      Timeout: 1800,
+      TimeoutUnit: 'second',
+    });
     expect(extended.ExpireAt).toBe('2026-07-22T05:00:00Z');
 
     expect(server.received.map((r) => [r.rawQuery, r.json, r.signature.ok])).toEqual([
       ['Action=DescribeSandbox&Version=2024-06-06', { FunctionId: 'fn-1', SandboxId: 'sb-1' }, true],
       ['Action=KillSandbox&Version=2024-06-06', { FunctionId: 'fn-1', SandboxId: 'sb-1' }, true],
-      ['Action=SetSandboxTimeout&Version=2024-06-06', { FunctionId: 'fn-1', SandboxId: 'sb-1', Timeout: 1800, TimeoutUnit: 'second' }, true],
+      [
+        'Action=SetSandboxTimeout&Version=2024-06-06',
+        { FunctionId: 'fn-1', SandboxId: 'sb-1', Timeout: 1800, TimeoutUnit: 'second' },
+        true,
+      ],
     ]);
   });
 
@@ -161,12 +190,16 @@ describe('VefaasClient wire format', () => {
     const { server, client } = await setup((req, res) => {
       const body = req.json as { PageNumber: number; PageSize: number };
       const start = (body.PageNumber - 1) * body.PageSize;
-      reply(res, 200, 'ListSandboxes', { Result: { Sandboxes: all.slice(start, start + body.PageSize), Total: all.length, StatusCount: {} } });
+      reply(res, 200, 'ListSandboxes', {
+        Result: { Sandboxes: all.slice(start, start + body.PageSize), Total: all.length, StatusCount: {} },
+      });
     });
 
     const items = await client.listAllSandboxes({ FunctionId: 'fn-1', Metadata: { job: 'j-1' }, PageSize: 2 });
     expect(items.map((s) => s.Id)).toEqual(['sb-0', 'sb-1', 'sb-2', 'sb-3', 'sb-4']);
-    expect(server.received.map((r) => r.json)).toEqual([1, 2, 3].map((PageNumber) => ({ FunctionId: 'fn-1', Metadata: { job: 'j-1' }, PageSize: 2, PageNumber })));
+    expect(server.received.map((r) => r.json)).toEqual(
+      [1, 2, 3].map((PageNumber) => ({ FunctionId: 'fn-1', Metadata: { job: 'j-1' }, PageSize: 2, PageNumber })),
+    );
 
     const ready = await client.listAllSandboxes({ FunctionId: 'fn-1', PageSize: 100 }, { statuses: ['Ready'] });
     expect(ready.map((s) => s.Id)).toEqual(['sb-0', 'sb-2', 'sb-4']);
@@ -210,7 +243,12 @@ describe('VefaasClient error mapping', () => {
     for (const [status, apiCode] of cases) {
       const err = await rejection(client.describeSandbox({ FunctionId: 'fn-1', SandboxId: 'sb-x' }));
       seen.push([apiCode, err.code]);
-      expect(err.details).toEqual({ action: 'DescribeSandbox', httpStatus: status, apiCode, requestId: expect.stringMatching(/^2026/) });
+      expect(err.details).toEqual({
+        action: 'DescribeSandbox',
+        httpStatus: status,
+        apiCode,
+        requestId: expect.stringMatching(/^2026/),
+      });
       expect(JSON.stringify(err)).not.toContain(CREDS.secretAccessKey);
       expect(err.message).toContain(apiCode);
     }
@@ -219,7 +257,9 @@ describe('VefaasClient error mapping', () => {
   });
 
   it('treats an Error envelope on HTTP 200 as a failure', async () => {
-    const { client } = await setup((req, res) => reply(res, 200, actionOf(req), { Error: { Code: 'ResourceNotFound', Message: 'Sandbox not found' } }));
+    const { client } = await setup((req, res) =>
+      reply(res, 200, actionOf(req), { Error: { Code: 'ResourceNotFound', Message: 'Sandbox not found' } }),
+    );
     const err = await rejection(client.killSandbox({ FunctionId: 'fn-1', SandboxId: 'gone' }));
     expect(err.code).toBe('VEFAAS_NOT_FOUND');
     expect(err.details['httpStatus']).toBe(200);
@@ -228,7 +268,8 @@ describe('VefaasClient error mapping', () => {
   it('maps a non-JSON 502 to VEFAAS_SERVER_ERROR and a Result-less 200 to VEFAAS_API_ERROR', async () => {
     const { client } = await setup(
       (req, res) => {
-        if (actionOf(req) === 'DescribeSandbox') res.writeHead(502, { 'content-type': 'text/html' }).end('<html>Bad Gateway</html>');
+        if (actionOf(req) === 'DescribeSandbox')
+          res.writeHead(502, { 'content-type': 'text/html' }).end('<html>Bad Gateway</html>');
         else reply(res, 200, actionOf(req), {});
       },
       { retry: false },
@@ -247,7 +288,8 @@ describe('VefaasClient retries and transport failures', () => {
     const retries: number[] = [];
     const { server, client } = await setup(
       (req, res) => {
-        if (++calls === 1) reply(res, 429, actionOf(req), { Error: { Code: 'AccountFlowLimitExceeded', Message: 'slow down' } });
+        if (++calls === 1)
+          reply(res, 429, actionOf(req), { Error: { Code: 'AccountFlowLimitExceeded', Message: 'slow down' } });
         else reply(res, 200, actionOf(req), { Result: { SandboxId: 'sb-2', AssignStatus: 'Assigned' } });
       },
       { retry: { sleep: async () => {}, random: () => 0, onRetry: (e) => retries.push(e.retry) } },
@@ -258,26 +300,36 @@ describe('VefaasClient retries and transport failures', () => {
   });
 
   it('gives up on a persistent 500 after the configured retries', async () => {
-    const { server, client } = await setup((req, res) => reply(res, 500, actionOf(req), { Error: { Code: 'InternalError', Message: 'boom' } }), {
-      retry: { retries: 2, sleep: async () => {} },
-    });
+    const { server, client } = await setup(
+      (req, res) => reply(res, 500, actionOf(req), { Error: { Code: 'InternalError', Message: 'boom' } }),
+      {
+        retry: { retries: 2, sleep: async () => {} },
+      },
+    );
     const err = await rejection(client.describeSandbox({ FunctionId: 'fn-1', SandboxId: 'sb-1' }));
     expect(err.code).toBe('VEFAAS_SERVER_ERROR');
     expect(server.received).toHaveLength(3);
   });
 
   it('sends a `once` call exactly once, even when its failure is retryable', async () => {
-    const { server, client } = await setup((req, res) => reply(res, 500, actionOf(req), { Error: { Code: 'InternalError', Message: 'boom' } }), {
-      retry: { retries: 3, sleep: async () => {} },
-    });
+    const { server, client } = await setup(
+      (req, res) => reply(res, 500, actionOf(req), { Error: { Code: 'InternalError', Message: 'boom' } }),
+      {
+        retry: { retries: 3, sleep: async () => {} },
+      },
+    );
     const err = await rejection(client.createSandbox({ FunctionId: 'fn-1' }, { once: true }));
     expect(err.code).toBe('VEFAAS_SERVER_ERROR');
     expect(server.received).toHaveLength(1);
   });
 
   it('does not retry non-retryable errors', async () => {
-    const { server, client } = await setup((req, res) => reply(res, 401, actionOf(req), { Error: { Code: 'SignatureDoesNotMatch', Message: 'no' } }));
-    expect((await rejection(client.describeSandbox({ FunctionId: 'fn-1', SandboxId: 'sb-1' }))).code).toBe('VEFAAS_AUTH');
+    const { server, client } = await setup((req, res) =>
+      reply(res, 401, actionOf(req), { Error: { Code: 'SignatureDoesNotMatch', Message: 'no' } }),
+    );
+    expect((await rejection(client.describeSandbox({ FunctionId: 'fn-1', SandboxId: 'sb-1' }))).code).toBe(
+      'VEFAAS_AUTH',
+    );
     expect(server.received).toHaveLength(1);
   });
 
@@ -316,7 +368,9 @@ describe('VefaasClient retries and transport failures', () => {
       if (++calls === 1) res.socket?.destroy();
       else reply(res, 200, actionOf(req), { Result: { Id: 'sb-1', FunctionId: 'fn-1', Status: 'Ready' } });
     });
-    await expect(client.describeSandbox({ FunctionId: 'fn-1', SandboxId: 'sb-1' })).resolves.toMatchObject({ Status: 'Ready' });
+    await expect(client.describeSandbox({ FunctionId: 'fn-1', SandboxId: 'sb-1' })).resolves.toMatchObject({
+      Status: 'Ready',
+    });
     expect(server.received).toHaveLength(2);
 
     const once = new VefaasClient({ endpoint: server.url, region: 'cn-beijing', credentials: CREDS });
@@ -339,22 +393,29 @@ describe('VefaasClient retries and transport failures', () => {
   it('rethrows a caller abort as is, without retrying', async () => {
     const controller = new AbortController();
     const { server, client } = await setup(() => controller.abort(new Error('worker shutdown')));
-    await expect(client.describeSandbox({ FunctionId: 'fn-1', SandboxId: 'sb-1' }, { signal: controller.signal })).rejects.toThrow('worker shutdown');
+    await expect(
+      client.describeSandbox({ FunctionId: 'fn-1', SandboxId: 'sb-1' }, { signal: controller.signal }),
+    ).rejects.toThrow('worker shutdown');
     expect(server.received).toHaveLength(1);
   });
 
-  it('leaves no listener on the caller\'s signal once a call ends, answered or failed', async () => {
+  it("leaves no listener on the caller's signal once a call ends, answered or failed", async () => {
     // A long-lived signal (the worker's shutdown) is passed to every call: each call's link to it must go.
     const shutdown = new AbortController();
     let calls = 0;
-    const { client } = await setup((req, res) => {
-      calls += 1;
-      if (calls === 1) reply(res, 200, actionOf(req), { Result: { SandboxId: 'sb-1' } });
-      else res.destroy();
-    }, { retry: false });
+    const { client } = await setup(
+      (req, res) => {
+        calls += 1;
+        if (calls === 1) reply(res, 200, actionOf(req), { Result: { SandboxId: 'sb-1' } });
+        else res.destroy();
+      },
+      { retry: false },
+    );
     await client.describeSandbox({ FunctionId: 'fn-1', SandboxId: 'sb-1' }, { signal: shutdown.signal });
     expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(0);
-    const err = await rejection(client.describeSandbox({ FunctionId: 'fn-1', SandboxId: 'sb-1' }, { signal: shutdown.signal }));
+    const err = await rejection(
+      client.describeSandbox({ FunctionId: 'fn-1', SandboxId: 'sb-1' }, { signal: shutdown.signal }),
+    );
     expect(err.code).toBe('VEFAAS_NETWORK');
     expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(0);
   });
@@ -364,7 +425,12 @@ describe('VefaasClient retries and transport failures', () => {
     cleanups.push(server.close);
     const agent = new Agent();
     cleanups.push(() => agent.close());
-    const options: VefaasClientOptions = { endpoint: server.url, region: 'cn-beijing', credentials: CREDS, dispatcher: agent };
+    const options: VefaasClientOptions = {
+      endpoint: server.url,
+      region: 'cn-beijing',
+      credentials: CREDS,
+      dispatcher: agent,
+    };
     const client = new VefaasClient(options);
     await client.killSandbox({ FunctionId: 'fn-1', SandboxId: 'sb-1' });
     await client.close();

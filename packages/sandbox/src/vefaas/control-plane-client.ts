@@ -117,7 +117,8 @@ export class VefaasClient {
     this.version = options.version ?? VEFAAS_API_VERSION;
     this.timeoutMs = options.timeoutMs ?? 60 * SECOND;
     this.ownsDispatcher = options.dispatcher === undefined;
-    this.dispatcher = options.dispatcher ?? new Agent({ keepAliveTimeout: 10 * SECOND, keepAliveMaxTimeout: 60 * SECOND });
+    this.dispatcher =
+      options.dispatcher ?? new Agent({ keepAliveTimeout: 10 * SECOND, keepAliveMaxTimeout: 60 * SECOND });
     this.policy = options.policy ?? callOnce;
     this.now = options.now ?? (() => new Date());
   }
@@ -147,7 +148,10 @@ export class VefaasClient {
    * Walks every page (PageNumber 1, 2, …) until Total is reached or a page comes back short. Items are
    * de-duplicated by Id because sandboxes created or killed during the walk shift page boundaries.
    */
-  async listAllSandboxes(req: Omit<ListSandboxesRequest, 'PageNumber'>, opts: ListAllSandboxesOptions = {}): Promise<SandboxListItem[]> {
+  async listAllSandboxes(
+    req: Omit<ListSandboxesRequest, 'PageNumber'>,
+    opts: ListAllSandboxesOptions = {},
+  ): Promise<SandboxListItem[]> {
     const pageSize = req.PageSize ?? 100;
     const maxPages = opts.maxPages ?? 1000;
     const byId = new Map<string, SandboxListItem>();
@@ -209,14 +213,23 @@ export class VefaasClient {
     let httpStatus: number;
     let text: string;
     try {
-      const res = await request(url, { method: 'POST', headers, body: payload, dispatcher: this.dispatcher, signal: link.signal });
+      const res = await request(url, {
+        method: 'POST',
+        headers,
+        body: payload,
+        dispatcher: this.dispatcher,
+        signal: link.signal,
+      });
       httpStatus = res.statusCode;
       text = await res.body.text();
     } catch (err) {
       if (opts.signal?.aborted) throw opts.signal.reason;
       const code = (err as { code?: unknown }).code;
       if (timedOut || isTimeoutCode(code)) {
-        throw new RolloutError('VEFAAS_TIMEOUT', `veFaaS ${action} got no response within ${timeoutMs} ms`, { cause: err, details: context });
+        throw new RolloutError('VEFAAS_TIMEOUT', `veFaaS ${action} got no response within ${timeoutMs} ms`, {
+          cause: err,
+          details: context,
+        });
       }
       throw new RolloutError('VEFAAS_NETWORK', `veFaaS ${action} failed before a response: ${(err as Error).message}`, {
         cause: err,

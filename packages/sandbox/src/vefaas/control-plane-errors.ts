@@ -38,7 +38,11 @@ const MAX_MESSAGE_CHARS = 500;
 export function errorCodeForApiFailure(failure: ApiFailure): ErrorCode {
   const { httpStatus, apiCode = '', apiMessage = '' } = failure;
   if (apiCode === 'ResourceNotFound') return 'VEFAAS_NOT_FOUND';
-  if (httpStatus === 429 || THROTTLE_CODES.has(apiCode) || (failure.codeN !== undefined && THROTTLE_CODE_NS.has(failure.codeN))) {
+  if (
+    httpStatus === 429 ||
+    THROTTLE_CODES.has(apiCode) ||
+    (failure.codeN !== undefined && THROTTLE_CODE_NS.has(failure.codeN))
+  ) {
     return 'VEFAAS_THROTTLED';
   }
   if (AUTH_CODES.has(apiCode)) return 'VEFAAS_AUTH';
@@ -74,5 +78,7 @@ export function toVefaasError(failure: ApiFailure): RolloutError {
 const IMAGE_START_CODES = new Set(['function_initialize_failed']);
 
 export function errorCodeForFailedStart(sandboxErrorCode: string | undefined): ErrorCode {
-  return sandboxErrorCode !== undefined && IMAGE_START_CODES.has(sandboxErrorCode) ? 'SANDBOX_IMAGE_UNAVAILABLE' : 'SANDBOX_START_FAILED';
+  return sandboxErrorCode !== undefined && IMAGE_START_CODES.has(sandboxErrorCode)
+    ? 'SANDBOX_IMAGE_UNAVAILABLE'
+    : 'SANDBOX_START_FAILED';
 }

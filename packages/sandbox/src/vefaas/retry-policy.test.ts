@@ -82,7 +82,9 @@ describe('withRetry', () => {
   it('honours a custom isRetryable', async () => {
     const { sleep } = recorder();
     const fn = failing(new Error('flaky'));
-    await expect(withRetry(fn, { sleep, isRetryable: (e) => e instanceof Error && e.message === 'flaky' })).resolves.toBe('ok');
+    await expect(
+      withRetry(fn, { sleep, isRetryable: (e) => e instanceof Error && e.message === 'flaky' }),
+    ).resolves.toBe('ok');
     expect(fn).toHaveBeenCalledTimes(2);
   });
 
@@ -100,7 +102,12 @@ describe('withRetry', () => {
   it('aborts a real wait promptly', async () => {
     const controller = new AbortController();
     const fn = failing(throttled());
-    const result = withRetry(fn, { signal: controller.signal, minDelayMs: 60_000, jitter: false, onRetry: () => controller.abort() });
+    const result = withRetry(fn, {
+      signal: controller.signal,
+      minDelayMs: 60_000,
+      jitter: false,
+      onRetry: () => controller.abort(),
+    });
     await expect(result).rejects.toThrow(/abort/i);
     expect(fn).toHaveBeenCalledTimes(1);
   });

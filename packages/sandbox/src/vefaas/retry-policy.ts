@@ -44,7 +44,10 @@ export interface RetryOptions {
 export const DEFAULT_RETRY = { retries: 3, minDelayMs: 300, maxDelayMs: 30 * SECOND } as const;
 
 /** The wait before retry n (1-based). Exported for tests and for callers that log planned delays. */
-export function backoffDelayMs(retry: number, options: Pick<RetryOptions, 'minDelayMs' | 'maxDelayMs' | 'jitter' | 'random'> = {}): number {
+export function backoffDelayMs(
+  retry: number,
+  options: Pick<RetryOptions, 'minDelayMs' | 'maxDelayMs' | 'jitter' | 'random'> = {},
+): number {
   const min = options.minDelayMs ?? DEFAULT_RETRY.minDelayMs;
   const max = options.maxDelayMs ?? DEFAULT_RETRY.maxDelayMs;
   const window = Math.min(max, min * 2 ** (retry - 1));

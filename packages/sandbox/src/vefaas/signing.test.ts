@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { createHmac } from 'node:crypto';
-import { canonicalQuery, deriveSigningKey, formatXDate, parseQuery, parseXDate, rfc3986Encode, sha256Hex, signRequest, signRequestParts } from './signing.js';
+import {
+  canonicalQuery,
+  deriveSigningKey,
+  formatXDate,
+  parseQuery,
+  parseXDate,
+  rfc3986Encode,
+  sha256Hex,
+  signRequest,
+  signRequestParts,
+} from './signing.js';
 
 const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 
@@ -127,7 +137,14 @@ describe('vector B (vefaas CreateSandbox POST)', () => {
 describe('signing helpers', () => {
   it('adds X-Security-Token with STS credentials and signs it', () => {
     const headers = signRequest(
-      { method: 'POST', url: new URL('http://127.0.0.1:9000/?Action=X&Version=1'), headers: {}, body: '{}', region: 'r', service: 's' },
+      {
+        method: 'POST',
+        url: new URL('http://127.0.0.1:9000/?Action=X&Version=1'),
+        headers: {},
+        body: '{}',
+        region: 'r',
+        service: 's',
+      },
       { accessKeyId: 'ak', secretAccessKey: 'sk', sessionToken: 'tok' },
     );
     expect(headers['X-Security-Token']).toBe('tok');
@@ -136,7 +153,14 @@ describe('signing helpers', () => {
   });
 
   it('signs the exact bytes of a Uint8Array body like the same string', () => {
-    const base = { method: 'POST', url: new URL('https://h/'), headers: {}, region: 'r', service: 's', date: new Date(0) };
+    const base = {
+      method: 'POST',
+      url: new URL('https://h/'),
+      headers: {},
+      region: 'r',
+      service: 's',
+      date: new Date(0),
+    };
     const creds = { accessKeyId: 'ak', secretAccessKey: 'sk' };
     expect(signRequest({ ...base, body: new TextEncoder().encode('{"a":"é"}') }, creds)).toEqual(
       signRequest({ ...base, body: '{"a":"é"}' }, creds),

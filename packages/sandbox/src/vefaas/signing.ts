@@ -22,7 +22,14 @@ export const SIGNING_ALGORITHM = 'HMAC-SHA256';
  * Headers never signed even when present, matching the official signers: they are rewritten by proxies or
  * transports (content-length, user-agent, expect) or are the signature itself.
  */
-const UNSIGNABLE_HEADERS = new Set(['authorization', 'content-length', 'user-agent', 'expect', 'presigned-expires', 'connection']);
+const UNSIGNABLE_HEADERS = new Set([
+  'authorization',
+  'content-length',
+  'user-agent',
+  'expect',
+  'presigned-expires',
+  'connection',
+]);
 
 export function sha256Hex(data: string | Uint8Array): string {
   return createHash('sha256').update(data).digest('hex');
@@ -34,7 +41,10 @@ function hmac(key: string | Uint8Array, data: string): Buffer {
 
 /** `20250102T030405Z` for 2025-01-02 03:04:05 UTC. */
 export function formatXDate(date: Date): string {
-  return date.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  return date
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
 }
 
 /** Parses an X-Date value; undefined when malformed. */
@@ -127,7 +137,13 @@ let lastKey: { secret: string; shortDate: string; region: string; service: strin
 
 export function deriveSigningKey(secretAccessKey: string, shortDate: string, region: string, service: string): Buffer {
   const last = lastKey;
-  if (last !== undefined && last.secret === secretAccessKey && last.shortDate === shortDate && last.region === region && last.service === service) {
+  if (
+    last !== undefined &&
+    last.secret === secretAccessKey &&
+    last.shortDate === shortDate &&
+    last.region === region &&
+    last.service === service
+  ) {
     return last.key;
   }
   const kDate = hmac(Buffer.from(secretAccessKey, 'utf8'), shortDate);
@@ -179,7 +195,8 @@ export function signRequestParts(input: SignRequestInput, creds: Credentials): S
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(input.headers)) {
     // The computed values below win over caller-supplied ones with different casing.
-    if (!['host', 'x-date', 'x-content-sha256', 'x-security-token', 'authorization'].includes(name.toLowerCase())) out[name] = value;
+    if (!['host', 'x-date', 'x-content-sha256', 'x-security-token', 'authorization'].includes(name.toLowerCase()))
+      out[name] = value;
   }
   out['Host'] = input.url.host;
   out['X-Date'] = xDate;

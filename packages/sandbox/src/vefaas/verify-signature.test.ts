@@ -10,7 +10,9 @@ const BODY =
   '{"FunctionId": "fn-test", "Timeout": 60, "InstanceImageInfo": {"Image": "img:1", "Port": 8000, "Command": "python3 -m swerex.server --auth-token t"}}';
 
 /** Signs like a client, then presents the request the way node's http server would. */
-function incoming(options: { signedHeaders?: string[]; body?: string; sessionToken?: string } = {}): VerifySignatureInput {
+function incoming(
+  options: { signedHeaders?: string[]; body?: string; sessionToken?: string } = {},
+): VerifySignatureInput {
   const url = new URL('https://open.volcengineapi.com/?Action=CreateSandbox&Version=2024-06-06');
   const body = options.body ?? BODY;
   const headers = signRequest(
@@ -27,7 +29,14 @@ function incoming(options: { signedHeaders?: string[]; body?: string; sessionTok
     options.sessionToken === undefined ? creds : { ...creds, sessionToken: options.sessionToken },
   );
   const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
-  return { method: 'POST', path: '/', rawQuery: url.search.slice(1), headers: lower, body: Buffer.from(body), service: 'vefaas' };
+  return {
+    method: 'POST',
+    path: '/',
+    rawQuery: url.search.slice(1),
+    headers: lower,
+    body: Buffer.from(body),
+    service: 'vefaas',
+  };
 }
 
 const opts = { lookupSecret, now: signedAt };
@@ -94,7 +103,10 @@ describe('verifySignature', () => {
     expect(verifySignature(incoming({ signedHeaders }), opts).ok).toBe(true);
     // A wrong signature, a changed signed header, a changed query and a changed body are all still caught.
     const forged = incoming({ signedHeaders });
-    forged.headers['authorization'] = String(forged.headers['authorization']).replace(/Signature=([0-9a-f])/, (_m, c: string) => `Signature=${c === '0' ? '1' : '0'}`);
+    forged.headers['authorization'] = String(forged.headers['authorization']).replace(
+      /Signature=([0-9a-f])/,
+      (_m, c: string) => `Signature=${c === '0' ? '1' : '0'}`,
+    );
     expect(verifySignature(forged, opts)).toMatchObject({ ok: false, code: 'SignatureDoesNotMatch' });
     const host = incoming({ signedHeaders });
     host.headers['host'] = 'evil.example.com';
@@ -105,7 +117,9 @@ describe('verifySignature', () => {
     const body = incoming({ signedHeaders });
     body.body = Buffer.from(BODY.replace('fn-test', 'fn-evil'));
     expect(verifySignature(body, opts)).toMatchObject({ ok: false, code: 'SignatureDoesNotMatch' });
-    expect(verifySignature(incoming({ signedHeaders }), { lookupSecret: () => 'another-secret', now: signedAt })).toMatchObject({ ok: false, code: 'SignatureDoesNotMatch' });
+    expect(
+      verifySignature(incoming({ signedHeaders }), { lookupSecret: () => 'another-secret', now: signedAt }),
+    ).toMatchObject({ ok: false, code: 'SignatureDoesNotMatch' });
   });
 
   it('rejects a changed query', () => {
@@ -115,7 +129,10 @@ describe('verifySignature', () => {
   });
 
   it('rejects an unknown access key and a wrong secret', () => {
-    expect(verifySignature(incoming(), { ...opts, lookupSecret: () => undefined })).toMatchObject({ ok: false, code: 'InvalidAccessKey' });
+    expect(verifySignature(incoming(), { ...opts, lookupSecret: () => undefined })).toMatchObject({
+      ok: false,
+      code: 'InvalidAccessKey',
+    });
     expect(verifySignature(incoming(), { ...opts, lookupSecret: () => 'otherSecret' })).toMatchObject({
       ok: false,
       code: 'SignatureDoesNotMatch',
@@ -128,7 +145,9 @@ describe('verifySignature', () => {
       ok: false,
       code: 'InvalidTimestamp',
     });
-    expect(verifySignature(incoming(), { ...opts, now: new Date(signedAt.getTime() - 2 * MINUTE), maxSkewMs: MINUTE })).toMatchObject({
+    expect(
+      verifySignature(incoming(), { ...opts, now: new Date(signedAt.getTime() - 2 * MINUTE), maxSkewMs: MINUTE }),
+    ).toMatchObject({
       ok: false,
       code: 'InvalidTimestamp',
     });
@@ -147,9 +166,18 @@ describe('verifySignature', () => {
       ok: false,
       code: 'InvalidAuthorization',
     });
-    expect(verifySignature(withAuth(auth.replace(/, Signature=[0-9a-f]+/, '')), opts)).toMatchObject({ ok: false, code: 'MissingSignature' });
-    expect(verifySignature(withAuth(auth.replace('/vefaas/', '/iam/')), opts)).toMatchObject({ ok: false, code: 'InvalidAuthorization' });
-    expect(verifySignature(withAuth(auth.replace('/request,', ',')), opts)).toMatchObject({ ok: false, code: 'InvalidAuthorization' });
+    expect(verifySignature(withAuth(auth.replace(/, Signature=[0-9a-f]+/, '')), opts)).toMatchObject({
+      ok: false,
+      code: 'MissingSignature',
+    });
+    expect(verifySignature(withAuth(auth.replace('/vefaas/', '/iam/')), opts)).toMatchObject({
+      ok: false,
+      code: 'InvalidAuthorization',
+    });
+    expect(verifySignature(withAuth(auth.replace('/request,', ',')), opts)).toMatchObject({
+      ok: false,
+      code: 'InvalidAuthorization',
+    });
     expect(verifySignature(withAuth(auth.replace('/20250102/', '/20250101/')), opts)).toMatchObject({
       ok: false,
       code: 'InvalidAuthorization',

@@ -57,8 +57,7 @@ export interface VerifySignatureOptions {
 }
 
 export type VerifySignatureResult =
-  | { ok: true; accessKeyId: string; region: string }
-  | { ok: false; code: SignatureErrorCode; message: string };
+  { ok: true; accessKeyId: string; region: string } | { ok: false; code: SignatureErrorCode; message: string };
 
 interface ParsedAuthorization {
   accessKeyId: string;
@@ -119,7 +118,10 @@ export function verifySignature(input: VerifySignatureInput, opts: VerifySignatu
   const auth = parseAuthorization(authorization.trim());
   if (typeof auth === 'string') return fail('InvalidAuthorization', `malformed Authorization header: ${auth}`);
   if (auth.service !== input.service) {
-    return fail('InvalidAuthorization', `credential scope names service '${auth.service}', expected '${input.service}'`);
+    return fail(
+      'InvalidAuthorization',
+      `credential scope names service '${auth.service}', expected '${input.service}'`,
+    );
   }
   if (auth.signature === undefined) return fail('MissingSignature', 'the Authorization header has no Signature');
 
@@ -133,7 +135,8 @@ export function verifySignature(input: VerifySignatureInput, opts: VerifySignatu
   }
   const maxSkewMs = opts.maxSkewMs ?? 15 * MINUTE;
   const skewMs = Math.abs((opts.now ?? new Date()).getTime() - xDate.getTime());
-  if (skewMs > maxSkewMs) return fail('InvalidTimestamp', `X-Date is ${Math.round(skewMs / 1000)} s away from server time`);
+  if (skewMs > maxSkewMs)
+    return fail('InvalidTimestamp', `X-Date is ${Math.round(skewMs / 1000)} s away from server time`);
   if (xDateRaw.trim().slice(0, 8) !== auth.shortDate) {
     return fail('InvalidAuthorization', 'the credential scope date does not match X-Date');
   }

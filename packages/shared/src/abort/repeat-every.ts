@@ -1,7 +1,12 @@
 import type { Logger } from '../logging/create-logger.js';
 
 /** Runs `task` every `intervalMs` (never overlapping itself); returns the stopper. */
-export function repeatEvery(intervalMs: number, task: () => Promise<unknown>, logger: Logger, failure: string): () => void {
+export function repeatEvery(
+  intervalMs: number,
+  task: () => Promise<unknown>,
+  logger: Logger,
+  failure: string,
+): () => void {
   let busy = false;
   const timer = setInterval(() => {
     if (busy) return;

@@ -31,12 +31,21 @@ describe('loadConfig errors', () => {
     expect(error.class).toBe('input');
     const variables = (error.details.problems as { variable: string }[]).map((p) => p.variable).sort();
     expect(variables).toEqual([
-      'LOG_FORMAT', 'REDIS_URL', 'RF_ATTEMPTS', 'RF_FRESH_EVAL', 'RF_TOTALLY_UNRELATED', 'RF_WORKER_CONCURRENCY',
-      'RF_WORKR_CONCURRENCY', 'VEFAAS_ENDPOINT', 'VEFAAS_FUNCTON_ID',
+      'LOG_FORMAT',
+      'REDIS_URL',
+      'RF_ATTEMPTS',
+      'RF_FRESH_EVAL',
+      'RF_TOTALLY_UNRELATED',
+      'RF_WORKER_CONCURRENCY',
+      'RF_WORKR_CONCURRENCY',
+      'VEFAAS_ENDPOINT',
+      'VEFAAS_FUNCTON_ID',
     ]);
     expect(error.message).toContain('9 problems');
     expect(error.message).toContain('RF_WORKER_CONCURRENCY="four" is not a whole number ≥ 1');
-    expect(error.message).toContain('RF_WORKR_CONCURRENCY is not a known variable; did you mean RF_WORKER_CONCURRENCY?');
+    expect(error.message).toContain(
+      'RF_WORKR_CONCURRENCY is not a known variable; did you mean RF_WORKER_CONCURRENCY?',
+    );
     expect(error.message).toContain('VEFAAS_FUNCTON_ID is not a known variable; did you mean VEFAAS_FUNCTION_ID?');
     expect(error.message).toMatch(/RF_TOTALLY_UNRELATED is not a known variable; remove it/);
     expect(error.message).toContain('LOG_FORMAT="xml" is not one of auto, json, pretty');
@@ -46,11 +55,16 @@ describe('loadConfig errors', () => {
     const keyOnly = configError({ VEFAAS_ACCESS_KEY: 'ak-only' });
     const missing = (keyOnly.details.problems as { variable: string }[]).map((p) => p.variable).sort();
     expect(missing).toEqual(['VEFAAS_FUNCTION_ID', 'VEFAAS_FUNCTION_ROUTE', 'VEFAAS_SECRET_KEY']);
-    expect(keyOnly.message).toContain('VEFAAS_SECRET_KEY / VOLCE_SECRET_KEY / VOLCENGINE_SECRET_KEY is not set, but VEFAAS_ACCESS_KEY is');
+    expect(keyOnly.message).toContain(
+      'VEFAAS_SECRET_KEY / VOLCE_SECRET_KEY / VOLCENGINE_SECRET_KEY is not set, but VEFAAS_ACCESS_KEY is',
+    );
 
     const routeOnly = configError({ VEFAAS_FUNCTION_ROUTE: 'https://gw.example.com' });
-    expect((routeOnly.details.problems as { variable: string }[]).map((p) => p.variable).sort())
-      .toEqual(['VEFAAS_ACCESS_KEY', 'VEFAAS_FUNCTION_ID', 'VEFAAS_SECRET_KEY']);
+    expect((routeOnly.details.problems as { variable: string }[]).map((p) => p.variable).sort()).toEqual([
+      'VEFAAS_ACCESS_KEY',
+      'VEFAAS_FUNCTION_ID',
+      'VEFAAS_SECRET_KEY',
+    ]);
   });
 
   it('never puts a secret value in the message or the JSON form', () => {

@@ -10,9 +10,16 @@ describe('configuration table', () => {
     const table = renderConfigTable();
     for (const variable of CONFIG_VARIABLES) expect(table).toContain(`\`${variable.name}\``);
     expect(table).toContain('| `RF_WORKER_CONCURRENCY` | `4` |  |');
-    expect(table).toMatch(/\| `VEFAAS_SECRET_KEY`<br>or `VOLCE_SECRET_KEY`<br>or `VOLCENGINE_SECRET_KEY` \| — \| yes \|/);
+    expect(table).toMatch(
+      /\| `VEFAAS_SECRET_KEY`<br>or `VOLCE_SECRET_KEY`<br>or `VOLCENGINE_SECRET_KEY` \| — \| yes \|/,
+    );
     expect(CONFIG_VARIABLES.filter((v) => v.secret).map((v) => v.name)).toEqual([
-      'VEFAAS_ACCESS_KEY', 'VEFAAS_SECRET_KEY', 'VEFAAS_GATEWAY_KEY', 'RF_DASHBOARD_PASSWORD', 'RF_DASHBOARD_TOKEN', 'RF_API_TOKEN',
+      'VEFAAS_ACCESS_KEY',
+      'VEFAAS_SECRET_KEY',
+      'VEFAAS_GATEWAY_KEY',
+      'RF_DASHBOARD_PASSWORD',
+      'RF_DASHBOARD_TOKEN',
+      'RF_API_TOKEN',
     ]);
   });
 

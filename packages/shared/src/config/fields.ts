@@ -28,7 +28,8 @@ function integer(defaultValue: number, min: number) {
   return raw.transform((value, ctx): number => {
     if (value === undefined) return defaultValue;
     const parsed = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-    if (!Number.isSafeInteger(parsed) || parsed < min) return fail(ctx, `is not ${bound}; set ${bound} or unset it for the default ${defaultValue}`);
+    if (!Number.isSafeInteger(parsed) || parsed < min)
+      return fail(ctx, `is not ${bound}; set ${bound} or unset it for the default ${defaultValue}`);
     return parsed;
   });
 }
@@ -38,7 +39,8 @@ export function optionalNonNegativeInt() {
   return raw.transform((value, ctx): number | undefined => {
     if (value === undefined) return undefined;
     const parsed = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-    if (!Number.isSafeInteger(parsed)) return fail(ctx, 'is not a whole number ≥ 0; set a whole number ≥ 0 or unset it');
+    if (!Number.isSafeInteger(parsed))
+      return fail(ctx, 'is not a whole number ≥ 0; set a whole number ≥ 0 or unset it');
     return parsed;
   });
 }
@@ -56,7 +58,8 @@ export function positiveNumber(defaultValue: number) {
   return raw.transform((value, ctx): number => {
     if (value === undefined) return defaultValue;
     const parsed = Number(value);
-    if (value.trim() === '' || !Number.isFinite(parsed) || parsed <= 0) return fail(ctx, `is not a number > 0; set one such as ${defaultValue}`);
+    if (value.trim() === '' || !Number.isFinite(parsed) || parsed <= 0)
+      return fail(ctx, `is not a number > 0; set one such as ${defaultValue}`);
     return parsed;
   });
 }
@@ -66,7 +69,8 @@ export function finiteNumber(defaultValue: number) {
   return raw.transform((value, ctx): number => {
     if (value === undefined) return defaultValue;
     const parsed = Number(value);
-    if (value.trim() === '' || !Number.isFinite(parsed)) return fail(ctx, `is not a number; set a number such as ${defaultValue}`);
+    if (value.trim() === '' || !Number.isFinite(parsed))
+      return fail(ctx, `is not a number; set a number such as ${defaultValue}`);
     return parsed;
   });
 }
@@ -111,7 +115,9 @@ export function url(protocols: readonly string[], defaultValue: string) {
 }
 
 export function optionalUrl(protocols: readonly string[]) {
-  return raw.transform((value, ctx): string | undefined => (value === undefined ? undefined : checkUrl(value, protocols, ctx)));
+  return raw.transform((value, ctx): string | undefined =>
+    value === undefined ? undefined : checkUrl(value, protocols, ctx),
+  );
 }
 
 /** REDIS_URL: one server (`redis://`, `rediss://`) or a cluster (`redis+cluster://host:port,…`); see redis-url.ts. */

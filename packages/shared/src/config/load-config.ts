@@ -42,7 +42,10 @@ function readDotenv(dotenvPath: string | false | undefined, problems: LabelledPr
   } catch (error) {
     const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
     if (missing && dotenvPath === undefined) return {};
-    problems.push({ variable: path, problem: `cannot be read (${missing ? 'no such file' : String((error as Error).message)}); fix the path or leave dotenvPath out` });
+    problems.push({
+      variable: path,
+      problem: `cannot be read (${missing ? 'no such file' : String((error as Error).message)}); fix the path or leave dotenvPath out`,
+    });
     return {};
   }
 }
@@ -59,7 +62,8 @@ function unknownVariables(env: RawEnv): ConfigProblem[] {
     .sort()
     .map((name) => {
       const guess = didYouMean(name, KNOWN_NAMES);
-      const advice = guess === undefined ? 'remove it (see the configuration table in README.md)' : `did you mean ${guess}?`;
+      const advice =
+        guess === undefined ? 'remove it (see the configuration table in README.md)' : `did you mean ${guess}?`;
       return { variable: name, problem: `is not a known variable; ${advice}` };
     });
 }
@@ -104,14 +108,19 @@ export function loadConfig(env: RawEnv = process.env, options: LoadConfigOptions
 
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) {
-    for (const issue of parsed.error.issues) problems.push(describeIssue(String(issue.path[0] ?? ''), issue.message, { raw, spelling }));
+    for (const issue of parsed.error.issues)
+      problems.push(describeIssue(String(issue.path[0] ?? ''), issue.message, { raw, spelling }));
   }
 
   if (problems.length > 0 || !parsed.success) {
     const lines = problems.map((p) => `  - ${p.label ?? p.variable} ${p.problem}`);
-    throw new RolloutError('CONFIG_INVALID', `invalid configuration (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${lines.join('\n')}`, {
-      details: { problems: problems.map(({ variable, problem }) => ({ variable, problem })) },
-    });
+    throw new RolloutError(
+      'CONFIG_INVALID',
+      `invalid configuration (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${lines.join('\n')}`,
+      {
+        details: { problems: problems.map(({ variable, problem }) => ({ variable, problem })) },
+      },
+    );
   }
   return parsed.data;
 }

@@ -14,7 +14,10 @@ const HTTP_URL = z
   .transform((u) => u.replace(/\/+$/, ''));
 
 const EntrySchema = z.strictObject({
-  id: z.string().regex(/^[A-Za-z0-9._-]+$/, 'use letters, digits and . _ - only').refine((id) => id !== 'default', '"default" names VEFAAS_FUNCTION_ID'),
+  id: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]+$/, 'use letters, digits and . _ - only')
+    .refine((id) => id !== 'default', '"default" names VEFAAS_FUNCTION_ID'),
   function_id: z.string().min(1),
   route: HTTP_URL,
   weight: z.number().positive().optional(),

@@ -7,7 +7,20 @@ import { z } from 'zod';
 import { LOG_FORMATS, LOG_LEVELS } from '../logging/levels.js';
 import { hashTagOf, missingHashTagProblem } from '../redis/hash-tag.js';
 import { parseRedisUrl } from '../redis/redis-url.js';
-import { boolean, finiteNumber, nonNegativeInt, oneOf, optionalNonNegativeInt, optionalText, optionalUrl, positiveInt, positiveNumber, redisUrl, text, url } from './fields.js';
+import {
+  boolean,
+  finiteNumber,
+  nonNegativeInt,
+  oneOf,
+  optionalNonNegativeInt,
+  optionalText,
+  optionalUrl,
+  positiveInt,
+  positiveNumber,
+  redisUrl,
+  text,
+  url,
+} from './fields.js';
 import { parseSandboxFunctions } from './sandbox-functions.js';
 import type { Config, VefaasConfig } from './types.js';
 
@@ -82,7 +95,12 @@ export type EnvName = keyof typeof EnvSchema.shape;
 type Env = z.output<typeof EnvSchema>;
 
 /** Cloud mode needs all four; any of them alone is a mistake, never a silent fall-back to local. */
-export const CLOUD_VARIABLES = ['VEFAAS_FUNCTION_ROUTE', 'VEFAAS_FUNCTION_ID', 'VEFAAS_ACCESS_KEY', 'VEFAAS_SECRET_KEY'] as const satisfies readonly EnvName[];
+export const CLOUD_VARIABLES = [
+  'VEFAAS_FUNCTION_ROUTE',
+  'VEFAAS_FUNCTION_ID',
+  'VEFAAS_ACCESS_KEY',
+  'VEFAAS_SECRET_KEY',
+] as const satisfies readonly EnvName[];
 
 function checkCloudComplete(env: Record<string, unknown>, ctx: z.RefinementCtx): void {
   const set = CLOUD_VARIABLES.filter((name) => env[name] !== undefined);
@@ -107,7 +125,12 @@ function checkFunctions(env: Record<string, unknown>, ctx: z.RefinementCtx): voi
     return;
   }
   if (CLOUD_VARIABLES.some((name) => env[name] === undefined)) {
-    ctx.addIssue({ code: 'custom', path: ['VEFAAS_FUNCTIONS'], message: 'needs the cloud settings (VEFAAS_FUNCTION_ROUTE, VEFAAS_FUNCTION_ID and the key pair): it adds functions to VEFAAS_FUNCTION_ID' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['VEFAAS_FUNCTIONS'],
+      message:
+        'needs the cloud settings (VEFAAS_FUNCTION_ROUTE, VEFAAS_FUNCTION_ID and the key pair): it adds functions to VEFAAS_FUNCTION_ID',
+    });
   }
 }
 
@@ -115,7 +138,8 @@ function checkFunctions(env: Record<string, unknown>, ctx: z.RefinementCtx): voi
 function checkClusterPrefix(env: Record<string, unknown>, ctx: z.RefinementCtx): void {
   const { REDIS_URL: redis, RF_PREFIX: prefix } = env;
   if (typeof redis !== 'string' || typeof prefix !== 'string' || !/^rediss?\+cluster:/i.test(redis)) return;
-  if (hashTagOf(prefix) === undefined) ctx.addIssue({ code: 'custom', path: ['RF_PREFIX'], message: missingHashTagProblem(prefix) });
+  if (hashTagOf(prefix) === undefined)
+    ctx.addIssue({ code: 'custom', path: ['RF_PREFIX'], message: missingHashTagProblem(prefix) });
 }
 
 function toVefaas(env: Env): VefaasConfig {
@@ -127,8 +151,18 @@ function toVefaas(env: Env): VefaasConfig {
     createTimeoutMs: env.VEFAAS_CREATE_TIMEOUT_S * SECOND,
     gatewayTimeoutS: env.VEFAAS_GATEWAY_TIMEOUT_S,
   };
-  const { VEFAAS_ACCESS_KEY: accessKeyId, VEFAAS_SECRET_KEY: secretAccessKey, VEFAAS_FUNCTION_ID: functionId, VEFAAS_FUNCTION_ROUTE: functionRoute } = env;
-  if (accessKeyId !== undefined && secretAccessKey !== undefined && functionId !== undefined && functionRoute !== undefined) {
+  const {
+    VEFAAS_ACCESS_KEY: accessKeyId,
+    VEFAAS_SECRET_KEY: secretAccessKey,
+    VEFAAS_FUNCTION_ID: functionId,
+    VEFAAS_FUNCTION_ROUTE: functionRoute,
+  } = env;
+  if (
+    accessKeyId !== undefined &&
+    secretAccessKey !== undefined &&
+    functionId !== undefined &&
+    functionRoute !== undefined
+  ) {
     const more = env.VEFAAS_FUNCTIONS === undefined ? [] : parseSandboxFunctions(env.VEFAAS_FUNCTIONS);
     return { mode: 'cloud', accessKeyId, secretAccessKey, functionId, functionRoute, moreFunctions: more, ...common };
   }
@@ -174,7 +208,11 @@ function toConfig(env: Env): Config {
       stragglerTail: env.RF_STRAGGLER_TAIL,
       stragglerFactor: env.RF_STRAGGLER_FACTOR,
     },
-    sandbox: { image: env.RF_SANDBOX_IMAGE, startupTimeoutS: env.RF_STARTUP_TIMEOUT_S, stepTimeoutS: env.RF_STEP_TIMEOUT_S },
+    sandbox: {
+      image: env.RF_SANDBOX_IMAGE,
+      startupTimeoutS: env.RF_STARTUP_TIMEOUT_S,
+      stepTimeoutS: env.RF_STEP_TIMEOUT_S,
+    },
     policy: { maxInflight: env.RF_POLICY_MAX_INFLIGHT, backoffMs: env.RF_POLICY_BACKOFF_MS },
     dashboard: {
       user: env.RF_DASHBOARD_USER,
@@ -183,7 +221,11 @@ function toConfig(env: Env): Config {
       readOnly: env.RF_DASHBOARD_READ_ONLY,
       metricsPublic: env.RF_METRICS_PUBLIC,
     },
-    api: { token: env.RF_API_TOKEN, maxBodyBytes: env.RF_API_MAX_BODY_MB * 1024 * 1024, sessionIdleS: env.RF_SESSION_IDLE_S },
+    api: {
+      token: env.RF_API_TOKEN,
+      maxBodyBytes: env.RF_API_MAX_BODY_MB * 1024 * 1024,
+      sessionIdleS: env.RF_SESSION_IDLE_S,
+    },
     log: { level: env.LOG_LEVEL, format: env.LOG_FORMAT },
   };
 }

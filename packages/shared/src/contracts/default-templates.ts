@@ -7,7 +7,8 @@ import type { ToolProfileName } from './policy.js';
 /** mini-swe-agent's submission sentinel: the first line of the output, with exit code 0. */
 export const MINI_SUBMIT_SENTINEL = 'COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT';
 
-const SWEAGENT_SYSTEM = 'You are an autonomous software engineer working in a terminal on a code repository. You act only through the tools you are given.';
+const SWEAGENT_SYSTEM =
+  'You are an autonomous software engineer working in a terminal on a code repository. You act only through the tools you are given.';
 
 const SWEAGENT_INSTANCE = `<uploaded_files>
 {{working_dir}}
@@ -41,7 +42,8 @@ cd and export do not carry over between commands. Do not modify the tests.
 When the fix is complete, submit it by running this command on its own (you cannot continue afterwards):
 echo ${MINI_SUBMIT_SENTINEL}`;
 
-const SEED_SYSTEM = 'You are a software engineer. Use the tools to inspect and change the repository; reply without a tool call when the task is done.';
+const SEED_SYSTEM =
+  'You are a software engineer. Use the tools to inspect and change the repository; reply without a tool call when the task is done.';
 
 const SEED_INSTANCE = `The repository is at {{working_dir}}. Fix this issue without modifying the tests:
 
@@ -49,7 +51,9 @@ const SEED_INSTANCE = `The repository is at {{working_dir}}. Fix this issue with
 
 Run commands with execute_bash and edit files with str_replace_editor. When the fix is complete, reply with a short summary and no tool call.`;
 
-export const DEFAULT_TEMPLATES: Readonly<Record<ToolProfileName, { readonly system: string; readonly instance: string }>> = {
+export const DEFAULT_TEMPLATES: Readonly<
+  Record<ToolProfileName, { readonly system: string; readonly instance: string }>
+> = {
   sweagent: { system: SWEAGENT_SYSTEM, instance: SWEAGENT_INSTANCE },
   mini_bash: { system: MINI_SYSTEM, instance: MINI_INSTANCE },
   seed: { system: SEED_SYSTEM, instance: SEED_INSTANCE },

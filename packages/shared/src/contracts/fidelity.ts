@@ -9,10 +9,23 @@ export type FidelityVerdict = (typeof FIDELITY_VERDICTS)[number];
 
 export const FidelityStepSchema = z.object({
   index: z.number().int().min(0).describe('Index of the step in `steps`.'),
-  verdict: z.enum(FIDELITY_VERDICTS).describe('`match`: the replayed observation equals the recorded one after normalisation; `differs`: it does not; `no_record`: nothing was recorded.'),
-  rules: z.array(z.string()).optional().describe('Normalisation rules that changed either side before they matched or still differed (docs/fidelity.md).'),
-  recorded: z.string().optional().describe('`differs` only: the recorded observation as kept (head + marker + tail past the output limit).'),
-  diff: z.string().optional().describe('`differs` only: unified diff of the normalised texts (`-` recorded, `+` replayed), clipped.'),
+  verdict: z
+    .enum(FIDELITY_VERDICTS)
+    .describe(
+      '`match`: the replayed observation equals the recorded one after normalisation; `differs`: it does not; `no_record`: nothing was recorded.',
+    ),
+  rules: z
+    .array(z.string())
+    .optional()
+    .describe('Normalisation rules that changed either side before they matched or still differed (docs/fidelity.md).'),
+  recorded: z
+    .string()
+    .optional()
+    .describe('`differs` only: the recorded observation as kept (head + marker + tail past the output limit).'),
+  diff: z
+    .string()
+    .optional()
+    .describe('`differs` only: unified diff of the normalised texts (`-` recorded, `+` replayed), clipped.'),
 });
 export type FidelityStep = z.infer<typeof FidelityStepSchema>;
 
@@ -22,7 +35,12 @@ export const FidelitySchema = z.object({
   matched: z.number().int().min(0).describe('Compared steps whose observations matched.'),
   differed: z.number().int().min(0).describe('Compared steps whose observations differed.'),
   no_record: z.number().int().min(0).describe('Steps without a recorded observation (nothing to compare).'),
-  first_divergence: z.number().int().min(0).nullable().describe('Index of the first step that differs; null when none does.'),
+  first_divergence: z
+    .number()
+    .int()
+    .min(0)
+    .nullable()
+    .describe('Index of the first step that differs; null when none does.'),
   ratio: z.number().min(0).max(1).nullable().describe('matched / compared; null when nothing was compared.'),
   steps: z.array(FidelityStepSchema).describe('One verdict per replayed step.'),
 });

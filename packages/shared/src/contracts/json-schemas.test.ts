@@ -34,7 +34,8 @@ function shapeProblems(schema: JsonSchema, value: unknown, path = '$'): string[]
     return [`${path}: ${actual} is not ${allowed.join('|')}`];
   }
   const problems: string[] = [];
-  if (schema.enum !== undefined && !schema.enum.includes(value)) problems.push(`${path}: ${JSON.stringify(value)} not in enum`);
+  if (schema.enum !== undefined && !schema.enum.includes(value))
+    problems.push(`${path}: ${JSON.stringify(value)} not in enum`);
   if (schema.anyOf !== undefined && !schema.anyOf.some((option) => shapeProblems(option, value, path).length === 0)) {
     problems.push(`${path}: matches no anyOf branch`);
   }
@@ -42,7 +43,9 @@ function shapeProblems(schema: JsonSchema, value: unknown, path = '$'): string[]
     const record = value as Record<string, unknown>;
     for (const key of schema.required ?? []) if (!(key in record)) problems.push(`${path}.${key}: required`);
     for (const [key, item] of Object.entries(record)) {
-      const sub = schema.properties?.[key] ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
+      const sub =
+        schema.properties?.[key] ??
+        (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
       if (sub !== undefined) problems.push(...shapeProblems(sub, item, `${path}.${key}`));
     }
   }
@@ -58,9 +61,16 @@ const EPISODE = {
   run_id: 'run-2026-07-20/qwen-swe',
   episode_id: 'pytest-dev__pytest-11143.s0',
   instance_id: 'pytest-dev__pytest-11143',
-  sandbox: { image: 'swebench/sweb.eval.x86_64.pytest-dev_1776_pytest-11143', env: { HOME: '/root', PIP_PROGRESS_BAR: 'off' } },
+  sandbox: {
+    image: 'swebench/sweb.eval.x86_64.pytest-dev_1776_pytest-11143',
+    env: { HOME: '/root', PIP_PROGRESS_BAR: 'off' },
+  },
   trajectory: [
-    { id: 'call_01', name: 'execute_bash', arguments: { command: 'grep -n "isinstance(item.value.value, str)" src/_pytest/assertion/rewrite.py' } },
+    {
+      id: 'call_01',
+      name: 'execute_bash',
+      arguments: { command: 'grep -n "isinstance(item.value.value, str)" src/_pytest/assertion/rewrite.py' },
+    },
     {
       id: 'call_02',
       name: 'str_replace_editor',
@@ -68,7 +78,8 @@ const EPISODE = {
         command: 'str_replace',
         path: '/testbed/src/_pytest/assertion/rewrite.py',
         old_str: '                and isinstance(item.value, ast.Constant)\n',
-        new_str: '                and isinstance(item.value, ast.Constant)\n                and isinstance(item.value.value, str)\n',
+        new_str:
+          '                and isinstance(item.value, ast.Constant)\n                and isinstance(item.value.value, str)\n',
       },
       observation: 'The file /testbed/src/_pytest/assertion/rewrite.py has been edited.',
     },
@@ -95,8 +106,11 @@ function undescribedProperties(node: unknown, path = '$'): string[] {
   for (const [key, value] of Object.entries(node)) {
     if (key === 'properties' && typeof value === 'object' && value !== null) {
       for (const [name, property] of Object.entries(value as Record<string, unknown>)) {
-        const described = typeof property === 'object' && property !== null && typeof (property as { description?: unknown }).description === 'string'
-          && (property as { description: string }).description.trim() !== '';
+        const described =
+          typeof property === 'object' &&
+          property !== null &&
+          typeof (property as { description?: unknown }).description === 'string' &&
+          (property as { description: string }).description.trim() !== '';
         if (!described) missing.push(`${path}.properties.${name}`);
         missing.push(...undescribedProperties(property, `${path}.properties.${name}`));
       }
@@ -110,23 +124,38 @@ function undescribedProperties(node: unknown, path = '$'): string[] {
 describe('generated JSON Schemas', () => {
   const rendered = renderJsonSchemas();
 
-  it.each(Object.keys(rendered) as (keyof typeof rendered)[])('schemas/%s is current (regenerate: npm run schemas)', (name) => {
-    const committed = readFileSync(new URL(name, SCHEMAS_DIR), 'utf8');
-    expect(committed).toBe(rendered[name]);
-    expect(committed.endsWith('}\n')).toBe(true);
-  });
+  it.each(Object.keys(rendered) as (keyof typeof rendered)[])(
+    'schemas/%s is current (regenerate: npm run schemas)',
+    (name) => {
+      const committed = readFileSync(new URL(name, SCHEMAS_DIR), 'utf8');
+      expect(committed).toBe(rendered[name]);
+      expect(committed.endsWith('}\n')).toBe(true);
+    },
+  );
 
   it('finds an undescribed property wherever it is nested', () => {
-    const schema = { properties: { a: { description: 'ok', type: 'object', properties: { b: { type: 'string' } } }, c: { anyOf: [{ properties: { d: { description: ' ' } } }] } } };
-    expect(undescribedProperties(schema)).toEqual(['$.properties.a.properties.b', '$.properties.c', '$.properties.c.anyOf[0].properties.d']);
+    const schema = {
+      properties: {
+        a: { description: 'ok', type: 'object', properties: { b: { type: 'string' } } },
+        c: { anyOf: [{ properties: { d: { description: ' ' } } }] },
+      },
+    };
+    expect(undescribedProperties(schema)).toEqual([
+      '$.properties.a.properties.b',
+      '$.properties.c',
+      '$.properties.c.anyOf[0].properties.d',
+    ]);
   });
 
   const committedFiles = readdirSync(SCHEMAS_DIR).filter((name) => name.endsWith('.json'));
-  it.each(committedFiles)('schemas/%s has a description for every property (add .describe() in the zod contract)', (name) => {
-    expect(committedFiles.length).toBeGreaterThan(0);
-    const schema: unknown = JSON.parse(readFileSync(new URL(name, SCHEMAS_DIR), 'utf8'));
-    expect(undescribedProperties(schema)).toEqual([]);
-  });
+  it.each(committedFiles)(
+    'schemas/%s has a description for every property (add .describe() in the zod contract)',
+    (name) => {
+      expect(committedFiles.length).toBeGreaterThan(0);
+      const schema: unknown = JSON.parse(readFileSync(new URL(name, SCHEMAS_DIR), 'utf8'));
+      expect(undescribedProperties(schema)).toEqual([]);
+    },
+  );
 
   it('describes the input form of an episode: defaults optional, essentials required', () => {
     const schema = JSON.parse(rendered['episode.schema.json']) as JsonSchema;
@@ -148,7 +177,12 @@ describe('generated JSON Schemas', () => {
       ...EPISODE,
       trajectory: [],
       problem_statement: 'Rewrite the assertion message of pytest when the first statement is a number.',
-      policy: { base_url: 'http://10.0.0.5:8000/v1', model: 'qwen', api_key_env: 'POLICY_API_KEY', sampling: { temperature: 1, max_completion_tokens: 1024 } },
+      policy: {
+        base_url: 'http://10.0.0.5:8000/v1',
+        model: 'qwen',
+        api_key_env: 'POLICY_API_KEY',
+        sampling: { temperature: 1, max_completion_tokens: 1024 },
+      },
     };
     expect(EpisodeSchema.safeParse(policyEpisode).success).toBe(true);
     const schema = JSON.parse(rendered['episode.schema.json']) as JsonSchema;
@@ -173,13 +207,31 @@ describe('generated JSON Schemas', () => {
     const optional = ['grading', 'exit_status', 'turns', 'tokens', 'messages', 'policy', 'group', 'fidelity'];
     expect(schema.required).toEqual(Object.keys(EpisodeResultSchema.shape).filter((key) => !optional.includes(key)));
     const result = EpisodeResultSchema.parse({
-      run_id: EPISODE.run_id, episode_id: EPISODE.episode_id, instance_id: EPISODE.instance_id, sample_index: 0,
-      status: 'failed', resolved: null, reward: null, steps: [], patch: null, report: null,
+      run_id: EPISODE.run_id,
+      episode_id: EPISODE.episode_id,
+      instance_id: EPISODE.instance_id,
+      sample_index: 0,
+      status: 'failed',
+      resolved: null,
+      reward: null,
+      steps: [],
+      patch: null,
+      report: null,
       timings: { queue_wait_ms: 12, sandbox_acquire_ms: 0, replay_ms: 0, grade_ms: 0, total_ms: 30_012 },
-      attempts: [{ attempt: 1, worker_id: 'w-1', sandbox_id: null, started_at: '2026-07-20T10:00:00Z', ended_at: '2026-07-20T10:00:30Z',
-        failure: { code: 'SANDBOX_START_TIMEOUT', class: 'infra', message: 'not alive after 180 s' } }],
+      attempts: [
+        {
+          attempt: 1,
+          worker_id: 'w-1',
+          sandbox_id: null,
+          started_at: '2026-07-20T10:00:00Z',
+          ended_at: '2026-07-20T10:00:30Z',
+          failure: { code: 'SANDBOX_START_TIMEOUT', class: 'infra', message: 'not alive after 180 s' },
+        },
+      ],
       failure: { code: 'SANDBOX_START_TIMEOUT', class: 'infra', message: 'not alive after 180 s' },
-      worker_id: 'w-1', sandbox_id: null, finished_at: '2026-07-20T10:00:30Z',
+      worker_id: 'w-1',
+      sandbox_id: null,
+      finished_at: '2026-07-20T10:00:30Z',
     });
     expect(shapeProblems(schema, result)).toEqual([]);
     expect(shapeProblems(schema, { ...result, status: 'lost', resolved: 'yes' })).toEqual([

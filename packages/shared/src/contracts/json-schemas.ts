@@ -20,7 +20,11 @@ function episodeSchema(): JsonObject {
   // zod cannot express its "test_command or eval_script" refinement; say it in JSON Schema terms.
   const evalSchema = (schema.properties as Record<string, JsonObject> | undefined)?.eval;
   if (evalSchema !== undefined) evalSchema.anyOf = [{ required: ['test_command'] }, { required: ['eval_script'] }];
-  return withHeader(schema, 'rollout-fleet episode', 'One rollout episode as enqueued by a producer (defaults not yet applied).');
+  return withHeader(
+    schema,
+    'rollout-fleet episode',
+    'One rollout episode as enqueued by a producer (defaults not yet applied).',
+  );
 }
 
 function resultSchema(): JsonObject {

@@ -9,9 +9,15 @@ import { templatePlaceholders } from './policy.js';
 export type TemplateValues = Partial<Record<TemplatePlaceholder, string>>;
 
 /** The templates an episode's requests use: its own, else its profile's. */
-export function effectiveTemplates(policy: Pick<Policy, 'templates' | 'tool_profile'>): { system: string; instance: string } {
+export function effectiveTemplates(policy: Pick<Policy, 'templates' | 'tool_profile'>): {
+  system: string;
+  instance: string;
+} {
   const defaults = DEFAULT_TEMPLATES[policy.tool_profile];
-  return { system: policy.templates.system ?? defaults.system, instance: policy.templates.instance ?? defaults.instance };
+  return {
+    system: policy.templates.system ?? defaults.system,
+    instance: policy.templates.instance ?? defaults.instance,
+  };
 }
 
 /** Placeholders a template uses that `values` cannot fill. */
@@ -20,5 +26,8 @@ export function unfilledPlaceholders(template: string, values: TemplateValues): 
 }
 
 export function renderTemplate(template: string, values: TemplateValues): string {
-  return template.replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g, (match, name: string) => values[name as TemplatePlaceholder] ?? match);
+  return template.replace(
+    /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g,
+    (match, name: string) => values[name as TemplatePlaceholder] ?? match,
+  );
 }

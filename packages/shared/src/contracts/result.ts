@@ -12,7 +12,11 @@ const codes = Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]];
 
 export const FailureSchema = z.object({
   code: z.enum(codes).describe('Stable error code (packages/shared/src/errors/codes.ts).'),
-  class: z.enum(['infra', 'model', 'input']).describe('Whose doing: `infra` is retried (null reward if it persists), `model` is graded, `input` is the episode\'s own fault (not retried).'),
+  class: z
+    .enum(['infra', 'model', 'input'])
+    .describe(
+      "Whose doing: `infra` is retried (null reward if it persists), `model` is graded, `input` is the episode's own fault (not retried).",
+    ),
   message: z.string().describe('What happened, for a human (no secrets).'),
 });
 export type Failure = z.infer<typeof FailureSchema>;
@@ -20,39 +24,66 @@ export type Failure = z.infer<typeof FailureSchema>;
 export const StepRecordSchema = z.object({
   index: z.number().int().min(0).describe('Position of the step in the episode, from 0.'),
   tool: z.string().describe('The tool called.'),
-  args: z.record(z.string(), z.unknown()).describe('The call\'s arguments as given.'),
-  command: z.string().optional().describe('The shell line the call became; absent when the call could not be converted.'),
+  args: z.record(z.string(), z.unknown()).describe("The call's arguments as given."),
+  command: z
+    .string()
+    .optional()
+    .describe('The shell line the call became; absent when the call could not be converted.'),
   output: z.string().describe('Output as kept: whole up to the configured size, else head + marker + tail.'),
   output_bytes: z.number().int().min(0).describe('Size of the full output in bytes (UTF-8), before truncation.'),
   truncated: z.boolean().describe('Whether `output` was cut to head + marker + tail.'),
-  exit_code: z.number().int().nullable().describe('Exit code of the command; null when it has none (timed out, error observation).'),
+  exit_code: z
+    .number()
+    .int()
+    .nullable()
+    .describe('Exit code of the command; null when it has none (timed out, error observation).'),
   duration_ms: z.number().min(0).describe('Wall time of the step, ms.'),
   timed_out: z.boolean().describe('Whether the step ran past its timeout.'),
-  error: z.object({
-    code: z.string().describe('Stable error code.'),
-    message: z.string().describe('The error observation\'s text.'),
-  }).optional().describe('Set when the step produced an error observation (unknown tool, bad arguments, syntax error).'),
-  turn: z.number().int().min(0).optional().describe('Policy episodes: the turn (index into `turns`) whose tool call this step executed.'),
+  error: z
+    .object({
+      code: z.string().describe('Stable error code.'),
+      message: z.string().describe("The error observation's text."),
+    })
+    .optional()
+    .describe('Set when the step produced an error observation (unknown tool, bad arguments, syntax error).'),
+  turn: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe('Policy episodes: the turn (index into `turns`) whose tool call this step executed.'),
   tool_call_id: z.string().optional().describe('Policy episodes: the id of the tool call this step executed.'),
 });
 export type StepRecord = z.infer<typeof StepRecordSchema>;
 
 const TestOutcomeSchema = z.object({
-  success: z.array(z.string()).describe('Listed tests that PASSED or XFAILed (fail-only JavaScript repositories: not FAILED).'),
-  failure: z.array(z.string()).describe('Listed tests that FAILED, ERRORed or are absent from the parsed log; SKIPPED tests are in neither list.'),
+  success: z
+    .array(z.string())
+    .describe('Listed tests that PASSED or XFAILed (fail-only JavaScript repositories: not FAILED).'),
+  failure: z
+    .array(z.string())
+    .describe(
+      'Listed tests that FAILED, ERRORed or are absent from the parsed log; SKIPPED tests are in neither list.',
+    ),
 });
 
 export const GradingReportSchema = z.object({
-  patch_is_None: z.boolean().describe('SWE-bench: the prediction had no patch (`model_patch: None`); nothing was graded.'),
+  patch_is_None: z
+    .boolean()
+    .describe('SWE-bench: the prediction had no patch (`model_patch: None`); nothing was graded.'),
   patch_exists: z.boolean().describe('SWE-bench: a non-empty patch was given.'),
-  patch_successfully_applied: z.boolean().describe('SWE-bench: the patch applied and the eval produced test output between its markers.'),
-  resolved: z.boolean().describe('SWE-bench: every FAIL_TO_PASS and PASS_TO_PASS test succeeded (none in a `failure` list).'),
+  patch_successfully_applied: z
+    .boolean()
+    .describe('SWE-bench: the patch applied and the eval produced test output between its markers.'),
+  resolved: z
+    .boolean()
+    .describe('SWE-bench: every FAIL_TO_PASS and PASS_TO_PASS test succeeded (none in a `failure` list).'),
   tests_status: z
     .object({
-      FAIL_TO_PASS: TestOutcomeSchema.describe('The episode\'s FAIL_TO_PASS tests.'),
-      PASS_TO_PASS: TestOutcomeSchema.describe('The episode\'s PASS_TO_PASS tests.'),
-      FAIL_TO_FAIL: TestOutcomeSchema.describe('Not used by SWE-bench\'s rule (always empty lists).'),
-      PASS_TO_FAIL: TestOutcomeSchema.describe('Not used by SWE-bench\'s rule (always empty lists).'),
+      FAIL_TO_PASS: TestOutcomeSchema.describe("The episode's FAIL_TO_PASS tests."),
+      PASS_TO_PASS: TestOutcomeSchema.describe("The episode's PASS_TO_PASS tests."),
+      FAIL_TO_FAIL: TestOutcomeSchema.describe("Not used by SWE-bench's rule (always empty lists)."),
+      PASS_TO_FAIL: TestOutcomeSchema.describe("Not used by SWE-bench's rule (always empty lists)."),
     })
     .optional()
     .describe('Per-category outcome of the listed tests; absent when the tests did not run.'),
@@ -68,10 +99,25 @@ export const TEST_NOT_FOUND_HINT = 'not found in the test log — check the id f
 export const GradedTestSchema = z.object({
   id: z.string().describe('The test id as listed in the episode.'),
   list: z.enum(['FAIL_TO_PASS', 'PASS_TO_PASS']).describe('The episode list the id comes from.'),
-  status: z.enum(TEST_STATUSES).nullable().describe('The status the parser read for this id from the eval log; null when the id is not in the parsed log.'),
-  outcome: z.enum(['success', 'failure', 'neither']).describe('How the SWE-bench rule counted it: PASSED/XFAIL success, FAILED/ERROR/absent failure, SKIPPED neither.'),
-  hint: z.string().optional().describe(`Set when the tests ran but the id is not in the parsed log: "${TEST_NOT_FOUND_HINT}", with the format the parser produces.`),
-  similar: z.array(z.string()).optional().describe('Parsed test ids that share this id\'s test name, when it was not found (at most 3): usually the id the episode meant.'),
+  status: z
+    .enum(TEST_STATUSES)
+    .nullable()
+    .describe('The status the parser read for this id from the eval log; null when the id is not in the parsed log.'),
+  outcome: z
+    .enum(['success', 'failure', 'neither'])
+    .describe('How the SWE-bench rule counted it: PASSED/XFAIL success, FAILED/ERROR/absent failure, SKIPPED neither.'),
+  hint: z
+    .string()
+    .optional()
+    .describe(
+      `Set when the tests ran but the id is not in the parsed log: "${TEST_NOT_FOUND_HINT}", with the format the parser produces.`,
+    ),
+  similar: z
+    .array(z.string())
+    .optional()
+    .describe(
+      "Parsed test ids that share this id's test name, when it was not found (at most 3): usually the id the episode meant.",
+    ),
 });
 export type GradedTest = z.infer<typeof GradedTestSchema>;
 
@@ -81,13 +127,34 @@ export type GradedTest = z.infer<typeof GradedTestSchema>;
  */
 export const GradingDetailsSchema = z.object({
   parser: z.enum(LOG_PARSERS).describe('The log parser used.'),
-  parser_source: z.enum(['episode', 'repository']).describe('`episode`: eval.log_parser; `repository`: the default for eval.repo (SWE-bench\'s table; pytest for repositories it does not know).'),
-  tests_ran: z.boolean().describe('The eval ran on the patched tree and its test output was found between the harness\'s markers.'),
+  parser_source: z
+    .enum(['episode', 'repository'])
+    .describe(
+      "`episode`: eval.log_parser; `repository`: the default for eval.repo (SWE-bench's table; pytest for repositories it does not know).",
+    ),
+  tests_ran: z
+    .boolean()
+    .describe("The eval ran on the patched tree and its test output was found between the harness's markers."),
   timed_out: z.boolean().describe('The eval ran past eval.timeout_s and was stopped.'),
-  tests_parsed: z.number().int().min(0).describe('Test results the parser found in the eval log (0 when the tests did not run). 0 with tests_ran means the parser does not fit the log.'),
-  tests: z.array(GradedTestSchema).describe('Every FAIL_TO_PASS and PASS_TO_PASS test, in the episode\'s order.'),
-  problem: z.string().nullable().describe('What to look at first when the grade is not what was expected (no patch, patch did not apply, no test output, zero tests parsed, listed tests not found, timeout); null when every listed test was found.'),
-  log: z.string().describe('The eval log (apply step and test output) as kept: whole up to the step output limit (RF_STEP_OUTPUT_LIMIT_BYTES), else head + marker + tail.'),
+  tests_parsed: z
+    .number()
+    .int()
+    .min(0)
+    .describe(
+      'Test results the parser found in the eval log (0 when the tests did not run). 0 with tests_ran means the parser does not fit the log.',
+    ),
+  tests: z.array(GradedTestSchema).describe("Every FAIL_TO_PASS and PASS_TO_PASS test, in the episode's order."),
+  problem: z
+    .string()
+    .nullable()
+    .describe(
+      'What to look at first when the grade is not what was expected (no patch, patch did not apply, no test output, zero tests parsed, listed tests not found, timeout); null when every listed test was found.',
+    ),
+  log: z
+    .string()
+    .describe(
+      'The eval log (apply step and test output) as kept: whole up to the step output limit (RF_STEP_OUTPUT_LIMIT_BYTES), else head + marker + tail.',
+    ),
   log_bytes: z.number().int().min(0).describe('Size of the full eval log in bytes (UTF-8), before truncation.'),
   log_truncated: z.boolean().describe('Whether `log` was cut to head + marker + tail.'),
 });
@@ -109,53 +176,93 @@ export const AttemptSchema = z.object({
   started_at: z.string().describe('ISO 8601.'),
   ended_at: z.string().describe('ISO 8601.'),
   failure: FailureSchema.nullable().describe('Why the attempt failed; null when it succeeded.'),
-  backup: z.boolean().optional().describe('A straggler\'s backup copy, run alongside the attempt of the same number (the first to finish wins).'),
-  lost_at_step: z.number().int().min(0).optional().describe('The step during which the sandbox stopped answering, when it did (a step can kill its own server).'),
+  backup: z
+    .boolean()
+    .optional()
+    .describe("A straggler's backup copy, run alongside the attempt of the same number (the first to finish wins)."),
+  lost_at_step: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe('The step during which the sandbox stopped answering, when it did (a step can kill its own server).'),
 });
 export type Attempt = z.infer<typeof AttemptSchema>;
 
 /** Group membership as recorded in each result (see contracts/group.ts). */
 export const GroupMembershipSchema = z.object({
-  id: z.string().describe('The group\'s id: the episode id all its samples share (unique within the run).'),
+  id: z.string().describe("The group's id: the episode id all its samples share (unique within the run)."),
   size: z.number().int().min(1).describe('Samples in the group when this result was committed.'),
 });
 export type GroupMembership = z.infer<typeof GroupMembershipSchema>;
 
 export const EpisodeResultSchema = z.object({
-  run_id: z.string().describe('The episode\'s run.'),
-  episode_id: z.string().describe('The episode\'s id.'),
-  instance_id: z.string().describe('The episode\'s task instance.'),
-  sample_index: z.number().int().min(0).describe('The episode\'s sample index.'),
-  status: z.enum(['completed', 'failed']).describe('completed: replayed (and graded when an eval spec was given); failed: no usable outcome (infra or input).'),
-  resolved: z.boolean().nullable().describe('null when not graded or failed: an infra failure must never read as reward 0.'),
-  reward: z.number().nullable().describe('The reward for RL: RF_REWARD_RESOLVED (default 1) when resolved, RF_REWARD_UNRESOLVED (default 0) when not; null when not graded or failed.'),
+  run_id: z.string().describe("The episode's run."),
+  episode_id: z.string().describe("The episode's id."),
+  instance_id: z.string().describe("The episode's task instance."),
+  sample_index: z.number().int().min(0).describe("The episode's sample index."),
+  status: z
+    .enum(['completed', 'failed'])
+    .describe(
+      'completed: replayed (and graded when an eval spec was given); failed: no usable outcome (infra or input).',
+    ),
+  resolved: z
+    .boolean()
+    .nullable()
+    .describe('null when not graded or failed: an infra failure must never read as reward 0.'),
+  reward: z
+    .number()
+    .nullable()
+    .describe(
+      'The reward for RL: RF_REWARD_RESOLVED (default 1) when resolved, RF_REWARD_UNRESOLVED (default 0) when not; null when not graded or failed.',
+    ),
   steps: z.array(StepRecordSchema).describe('One record per executed step.'),
-  patch: z.string().nullable().describe(
-    'The patch that was graded (`git diff` of the sandbox, or the episode\'s model_patch); null = none. The episode\'s secrets in it read `***` '
-      + '(graded unmasked; docs/policy.md, "Secrets in observations").',
-  ),
+  patch: z
+    .string()
+    .nullable()
+    .describe(
+      "The patch that was graded (`git diff` of the sandbox, or the episode's model_patch); null = none. The episode's secrets in it read `***` " +
+        '(graded unmasked; docs/policy.md, "Secrets in observations").',
+    ),
   report: GradingReportSchema.nullable().describe('SWE-bench report.json entry; null when not graded.'),
-  grading: GradingDetailsSchema.optional().describe('How the grade was reached (parser, tests parsed, per-test status, the eval log); present whenever `report` is, absent on results written before it existed.'),
+  grading: GradingDetailsSchema.optional().describe(
+    'How the grade was reached (parser, tests parsed, per-test status, the eval log); present whenever `report` is, absent on results written before it existed.',
+  ),
   timings: TimingsSchema.describe('Where the time went.'),
   attempts: z.array(AttemptSchema).describe('Every attempt, in order, including the one that produced this result.'),
-  failure: FailureSchema.nullable().describe('failed results: why; completed results: a model-caused problem it was graded with; else null.'),
+  failure: FailureSchema.nullable().describe(
+    'failed results: why; completed results: a model-caused problem it was graded with; else null.',
+  ),
   worker_id: z.string().describe('The worker that wrote the result.'),
   sandbox_id: z.string().nullable().describe('The sandbox the steps ran in; null when none.'),
   finished_at: z.string().describe('ISO 8601.'),
-  metadata: z.record(z.string(), z.string()).default({}).describe('The episode\'s metadata, carried over.'),
-  fidelity: FidelitySchema.optional().describe('Replays: each step\'s replayed observation compared with the recorded one (docs/fidelity.md); absent otherwise.'),
-  exit_status: z.string().nullable().optional().describe(
-    'Policy episodes: how the agent loop ended, in SWE-agent\'s vocabulary — `submitted`, or `submitted (<reason>)` when it '
-      + 'stopped early and a patch was taken all the same, or `<reason>` without a patch; reasons `exit_format`, `exit_context`, '
-      + '`exit_cost` (turn limit), `exit_total_execution_time`, `exit_command_timeout`, `exit_environment_error` (the model broke '
-      + 'its shell beyond repair). Absent for replays; null when the attempt '
-      + 'failed before the loop ended.',
+  metadata: z.record(z.string(), z.string()).default({}).describe("The episode's metadata, carried over."),
+  fidelity: FidelitySchema.optional().describe(
+    "Replays: each step's replayed observation compared with the recorded one (docs/fidelity.md); absent otherwise.",
   ),
+  exit_status: z
+    .string()
+    .nullable()
+    .optional()
+    .describe(
+      "Policy episodes: how the agent loop ended, in SWE-agent's vocabulary — `submitted`, or `submitted (<reason>)` when it " +
+        'stopped early and a patch was taken all the same, or `<reason>` without a patch; reasons `exit_format`, `exit_context`, ' +
+        '`exit_cost` (turn limit), `exit_total_execution_time`, `exit_command_timeout`, `exit_environment_error` (the model broke ' +
+        'its shell beyond repair). Absent for replays; null when the attempt ' +
+        'failed before the loop ended.',
+    ),
   turns: z.array(TurnRecordSchema).optional().describe('Policy episodes: one record per model turn.'),
   tokens: TokenTotalsSchema.optional().describe('Policy episodes: usage summed over the turns.'),
-  messages: z.array(ChatMessageSchema).optional().describe('Policy episodes: the whole conversation as OpenAI chat messages (re-submittable as a replay; SFT data).'),
+  messages: z
+    .array(ChatMessageSchema)
+    .optional()
+    .describe(
+      'Policy episodes: the whole conversation as OpenAI chat messages (re-submittable as a replay; SFT data).',
+    ),
   policy: PolicyRunInfoSchema.optional().describe('Policy episodes: the endpoint, model and tools used.'),
-  group: GroupMembershipSchema.optional().describe('The RL group this sample belongs to (all samples of this run and episode id); absent for results of unregistered jobs.'),
+  group: GroupMembershipSchema.optional().describe(
+    'The RL group this sample belongs to (all samples of this run and episode id); absent for results of unregistered jobs.',
+  ),
 });
 export type EpisodeResult = z.infer<typeof EpisodeResultSchema>;
 /** A result as written (fields with defaults may be left out; readers apply them). */

@@ -34,23 +34,46 @@ export function isV0(version: SweAgentVersion): boolean {
   return version.startsWith('0.');
 }
 
-export const SweAgentToolBundleSchema = z.strictObject({
-  name: z.literal('swe-agent').describe('SWE-agent\'s tools (docs/windowed-tools.md).'),
-  version: z.enum(SWE_AGENT_VERSIONS).describe('The SWE-agent release line the trajectory was recorded with (its tools behave differently).'),
-  bundles: z.array(z.enum(SWE_AGENT_BUNDLES)).describe('Installed in this order; a later bundle\'s tool wins a name clash (SWE-agent prepends each bundle to PATH).'),
-  window: z.number().int().min(1).max(10_000).default(100).describe('Lines shown by the file window (SWE-agent `WINDOW`).'),
-  overlap: z.number().int().min(0).max(10_000).default(2).describe('Lines kept when scrolling (SWE-agent `OVERLAP`).'),
-  pty_observations: z.boolean().default(false).describe(
-    'Observations were captured through a pty (SWE-ReX before 1.3): every LF arrived as CRLF and each observation was '
-      + 'stripped at both ends. The comparison strips both ends of both sides for such recordings.',
-  ),
-}).refine((bundle) => !(isV0(bundle.version) && bundle.bundles.includes('edit_replace')), {
-  message: 'edit_replace (search/replace edit, insert) exists only from SWE-agent 1.0',
-  path: ['bundles'],
-});
+export const SweAgentToolBundleSchema = z
+  .strictObject({
+    name: z.literal('swe-agent').describe("SWE-agent's tools (docs/windowed-tools.md)."),
+    version: z
+      .enum(SWE_AGENT_VERSIONS)
+      .describe('The SWE-agent release line the trajectory was recorded with (its tools behave differently).'),
+    bundles: z
+      .array(z.enum(SWE_AGENT_BUNDLES))
+      .describe(
+        "Installed in this order; a later bundle's tool wins a name clash (SWE-agent prepends each bundle to PATH).",
+      ),
+    window: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .default(100)
+      .describe('Lines shown by the file window (SWE-agent `WINDOW`).'),
+    overlap: z
+      .number()
+      .int()
+      .min(0)
+      .max(10_000)
+      .default(2)
+      .describe('Lines kept when scrolling (SWE-agent `OVERLAP`).'),
+    pty_observations: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Observations were captured through a pty (SWE-ReX before 1.3): every LF arrived as CRLF and each observation was ' +
+          'stripped at both ends. The comparison strips both ends of both sides for such recordings.',
+      ),
+  })
+  .refine((bundle) => !(isV0(bundle.version) && bundle.bundles.includes('edit_replace')), {
+    message: 'edit_replace (search/replace edit, insert) exists only from SWE-agent 1.0',
+    path: ['bundles'],
+  });
 
 export const MiniSweAgentToolBundleSchema = z.strictObject({
-  name: z.literal('mini-swe-agent').describe('mini-swe-agent\'s bash-only tool set.'),
+  name: z.literal('mini-swe-agent').describe("mini-swe-agent's bash-only tool set."),
   version: z.string().min(1).optional().describe('`mini_version` of the recording (provenance only).'),
 });
 

@@ -6,12 +6,14 @@
 import { z } from 'zod';
 
 export const ToolCallMessageSchema = z.object({
-  id: z.string().describe('The tool call\'s id (a `tool` message answers it by `tool_call_id`).'),
+  id: z.string().describe("The tool call's id (a `tool` message answers it by `tool_call_id`)."),
   type: z.literal('function').describe('Always `function`.'),
-  function: z.object({
-    name: z.string().describe('The tool called.'),
-    arguments: z.string().describe('The arguments as the model wrote them (a JSON string, untouched).'),
-  }).describe('The function call.'),
+  function: z
+    .object({
+      name: z.string().describe('The tool called.'),
+      arguments: z.string().describe('The arguments as the model wrote them (a JSON string, untouched).'),
+    })
+    .describe('The function call.'),
 });
 export type ToolCallMessage = z.infer<typeof ToolCallMessageSchema>;
 
@@ -21,7 +23,12 @@ export const ChatMessageSchema = z.object({
   content: z.string().nullable().describe('The message text; null for an assistant message with only tool calls.'),
   tool_calls: z.array(ToolCallMessageSchema).optional().describe('Assistant messages: the tool calls the model made.'),
   tool_call_id: z.string().optional().describe('Tool messages: the id of the call this observation answers.'),
-  reasoning_content: z.string().optional().describe('Reasoning text some servers return beside the content (vLLM/SGLang reasoning parsers); never sent back.'),
+  reasoning_content: z
+    .string()
+    .optional()
+    .describe(
+      'Reasoning text some servers return beside the content (vLLM/SGLang reasoning parsers); never sent back.',
+    ),
 });
 export type ChatMessage = z.infer<typeof ChatMessageSchema>;
 
@@ -39,37 +46,72 @@ export type Usage = z.infer<typeof UsageSchema>;
  * prompt + completion is that prefix, i.e. the turns can be merged into one sequence.
  */
 export const TurnTokensSchema = z.object({
-  prompt_len: z.number().int().min(0).describe('Tokens in the whole prompt (prompt_ids_reused + the tail\'s length).'),
-  prompt_ids_reused: z.number().int().min(0).describe('Leading prompt ids equal to the previous turn\'s prompt followed by its completion (0 on the first turn).'),
+  prompt_len: z.number().int().min(0).describe("Tokens in the whole prompt (prompt_ids_reused + the tail's length)."),
+  prompt_ids_reused: z
+    .number()
+    .int()
+    .min(0)
+    .describe(
+      "Leading prompt ids equal to the previous turn's prompt followed by its completion (0 on the first turn).",
+    ),
   prompt_ids_tail: z.array(z.number().int()).describe('The prompt ids after the reused prefix.'),
   completion_ids: z.array(z.number().int()).describe('The generated token ids.'),
-  extends_previous: z.boolean().describe('The whole previous prompt + completion is the reused prefix: the turns merge into one sequence.'),
+  extends_previous: z
+    .boolean()
+    .describe('The whole previous prompt + completion is the reused prefix: the turns merge into one sequence.'),
 });
 export type TurnTokens = z.infer<typeof TurnTokensSchema>;
 
 export const TurnRecordSchema = z.object({
   index: z.number().int().min(0).describe('Position of the turn, from 0.'),
-  sampling: z.record(z.string(), z.unknown()).describe('The request\'s sampling parameters as sent (max_completion_tokens after clamping to the context left).'),
+  sampling: z
+    .record(z.string(), z.unknown())
+    .describe("The request's sampling parameters as sent (max_completion_tokens after clamping to the context left)."),
   prompt_messages: z.number().int().min(0).describe('Chat messages in the request.'),
-  message: ChatMessageSchema.describe('The assistant message as returned (tool_calls\' arguments untouched).'),
-  finish_reason: z.string().nullable().describe('The server\'s finish_reason (`stop`, `length`, `tool_calls`, ...).'),
-  stop_reason: z.union([z.string(), z.number(), z.null()]).describe('vLLM\'s stop_reason (the stop string or token that ended generation), when given.'),
-  response_id: z.string().nullable().describe('The response\'s `id`, when given.'),
+  message: ChatMessageSchema.describe("The assistant message as returned (tool_calls' arguments untouched)."),
+  finish_reason: z.string().nullable().describe("The server's finish_reason (`stop`, `length`, `tool_calls`, ...)."),
+  stop_reason: z
+    .union([z.string(), z.number(), z.null()])
+    .describe("vLLM's stop_reason (the stop string or token that ended generation), when given."),
+  response_id: z.string().nullable().describe("The response's `id`, when given."),
   model: z.string().nullable().describe('Model name the server answered with.'),
   system_fingerprint: z.string().nullable().describe('Recent vLLM encodes its version here.'),
-  usage: UsageSchema.nullable().describe('The server\'s usage; null when it returned none.'),
-  tokens: TurnTokensSchema.nullable().describe('The server\'s token ids of this turn; null when not returned (see capture_problem).'),
-  logprobs: z.array(z.number()).nullable().describe('The sampled tokens\' logprobs, one per completion token.'),
-  capture_problem: z.string().optional().describe('Why token ids or logprobs are null although they were asked for (absent, or counts disagreeing with usage).'),
+  usage: UsageSchema.nullable().describe("The server's usage; null when it returned none."),
+  tokens: TurnTokensSchema.nullable().describe(
+    "The server's token ids of this turn; null when not returned (see capture_problem).",
+  ),
+  logprobs: z.array(z.number()).nullable().describe("The sampled tokens' logprobs, one per completion token."),
+  capture_problem: z
+    .string()
+    .optional()
+    .describe(
+      'Why token ids or logprobs are null although they were asked for (absent, or counts disagreeing with usage).',
+    ),
   latency_ms: z.number().min(0).describe('Latency of the request that succeeded, ms.'),
-  retries: z.number().int().min(0).describe('Failed requests of this turn before it succeeded (infra: connection, timeout, 429, 5xx), with their codes.'),
+  retries: z
+    .number()
+    .int()
+    .min(0)
+    .describe(
+      'Failed requests of this turn before it succeeded (infra: connection, timeout, 429, 5xx), with their codes.',
+    ),
   retry_codes: z.array(z.string()).describe('The error codes of those failed requests, in order.'),
-  slot_wait_ms: z.number().min(0).describe('Time spent waiting for a fleet-wide inflight slot, ms (infrastructure time, not the agent\'s).'),
-  steps: z.array(z.number().int().min(0)).describe('Indices into the result\'s `steps` of the actions this turn executed.'),
-  format_error: z.object({
-    code: z.string().describe('Stable error code.'),
-    message: z.string().describe('What was wrong, as told to the model.'),
-  }).optional().describe('Set when the reply was malformed (no call, bad arguments, unknown tool, markup in content, blocked command).'),
+  slot_wait_ms: z
+    .number()
+    .min(0)
+    .describe("Time spent waiting for a fleet-wide inflight slot, ms (infrastructure time, not the agent's)."),
+  steps: z
+    .array(z.number().int().min(0))
+    .describe("Indices into the result's `steps` of the actions this turn executed."),
+  format_error: z
+    .object({
+      code: z.string().describe('Stable error code.'),
+      message: z.string().describe('What was wrong, as told to the model.'),
+    })
+    .optional()
+    .describe(
+      'Set when the reply was malformed (no call, bad arguments, unknown tool, markup in content, blocked command).',
+    ),
   duration_ms: z.number().min(0).describe('Wall time of the whole turn (waiting, request, actions, bookkeeping), ms.'),
 });
 export type TurnRecord = z.infer<typeof TurnRecordSchema>;
@@ -87,6 +129,8 @@ export const PolicyRunInfoSchema = z.object({
   model: z.string().describe('The served model name requested.'),
   server_kind: z.string().describe('The server dialect spoken (vllm, sglang, openai).'),
   tool_profile: z.string().describe('The tool set the policy was given (sweagent, mini_bash, seed).'),
-  tools: z.array(z.record(z.string(), z.unknown())).describe('The `tools` array every request carried (SFT exports need it).'),
+  tools: z
+    .array(z.record(z.string(), z.unknown()))
+    .describe('The `tools` array every request carried (SFT exports need it).'),
 });
 export type PolicyRunInfo = z.infer<typeof PolicyRunInfoSchema>;

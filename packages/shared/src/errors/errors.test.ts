@@ -27,7 +27,11 @@ describe('error taxonomy', () => {
     expect(err.cause).toBe(original);
     expect(coerceError('text').message).toBe('text');
     expect(coerceError(err)).toBe(err);
-    expect(toFailure(new RolloutError('SANDBOX_DEAD', 'gone'))).toEqual({ code: 'SANDBOX_DEAD', class: 'infra', message: 'gone' });
+    expect(toFailure(new RolloutError('SANDBOX_DEAD', 'gone'))).toEqual({
+      code: 'SANDBOX_DEAD',
+      class: 'infra',
+      message: 'gone',
+    });
   });
 
   it('recognises its own codes only', () => {

@@ -58,7 +58,9 @@ describe('summarizeRun', () => {
   });
 
   it('sorts ids by code point like Python, not by locale', () => {
-    const summary = summarizeRun(['b', 'B', 'a', '_x'].map((id) => ({ instance_id: id, model_patch: 'd', report: report(true) })));
+    const summary = summarizeRun(
+      ['b', 'B', 'a', '_x'].map((id) => ({ instance_id: id, model_patch: 'd', report: report(true) })),
+    );
     expect(summary.resolved_ids).toEqual(['B', '_x', 'a', 'b']);
   });
 });

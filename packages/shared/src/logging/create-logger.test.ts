@@ -29,19 +29,33 @@ describe('createLogger', () => {
   it('censors secret fields at any depth and in headers, whatever their case', () => {
     const sink = memorySink();
     const logger = createLogger({ destination: sink });
-    const request = { method: 'POST', headers: { Authorization: `HMAC-SHA256 Credential=${AK}`, 'x-api-key': TOKEN, 'X-Faas-Instance-Name': 'sbx-1' } };
-    logger.info({
-      req: request,
-      vefaas: { accessKeyId: AK, secretAccessKey: SK, gatewayKey: GATEWAY, region: 'cn-beijing' },
-      dashboard: { password: PASSWORD },
-      deep: { a: { b: { c: [{ authToken: TOKEN, VEFAAS_SECRET_KEY: SK }] } } },
-    }, 'request');
+    const request = {
+      method: 'POST',
+      headers: { Authorization: `HMAC-SHA256 Credential=${AK}`, 'x-api-key': TOKEN, 'X-Faas-Instance-Name': 'sbx-1' },
+    };
+    logger.info(
+      {
+        req: request,
+        vefaas: { accessKeyId: AK, secretAccessKey: SK, gatewayKey: GATEWAY, region: 'cn-beijing' },
+        dashboard: { password: PASSWORD },
+        deep: { a: { b: { c: [{ authToken: TOKEN, VEFAAS_SECRET_KEY: SK }] } } },
+      },
+      'request',
+    );
     const text = sink.text();
     for (const secret of [AK, SK, TOKEN, GATEWAY, PASSWORD]) expect(text).not.toContain(secret);
     const [record] = sink.records();
     expect(record).toMatchObject({
-      req: { method: 'POST', headers: { Authorization: '[REDACTED]', 'x-api-key': '[REDACTED]', 'X-Faas-Instance-Name': 'sbx-1' } },
-      vefaas: { accessKeyId: '[REDACTED]', secretAccessKey: '[REDACTED]', gatewayKey: '[REDACTED]', region: 'cn-beijing' },
+      req: {
+        method: 'POST',
+        headers: { Authorization: '[REDACTED]', 'x-api-key': '[REDACTED]', 'X-Faas-Instance-Name': 'sbx-1' },
+      },
+      vefaas: {
+        accessKeyId: '[REDACTED]',
+        secretAccessKey: '[REDACTED]',
+        gatewayKey: '[REDACTED]',
+        region: 'cn-beijing',
+      },
       deep: { a: { b: { c: [{ authToken: '[REDACTED]', VEFAAS_SECRET_KEY: '[REDACTED]' }] } } },
     });
     // The caller's objects are left alone.
@@ -52,7 +66,9 @@ describe('createLogger', () => {
     const sink = memorySink();
     const logger = createLogger({ destination: sink });
     const child = logger.child({ sandbox: { token: TOKEN, id: 'sbx-2' } });
-    const err = new RolloutError('SWEREX_AUTH', 'rejected', { details: { headers: { 'X-API-Key': TOKEN }, status: 401 } });
+    const err = new RolloutError('SWEREX_AUTH', 'rejected', {
+      details: { headers: { 'X-API-Key': TOKEN }, status: 401 },
+    });
     child.error({ err }, 'start failed');
     expect(sink.text()).not.toContain(TOKEN);
     const [record] = sink.records();
@@ -68,22 +84,38 @@ describe('createLogger', () => {
     expect(text).not.toContain(TOKEN);
     expect(text).not.toContain('quote-distinctive');
     const [first] = sink.records();
-    expect(first).toMatchObject({ command: 'swerex-remote --auth-token [REDACTED] --port 8000', msg: 'started with [REDACTED]' });
+    expect(first).toMatchObject({
+      command: 'swerex-remote --auth-token [REDACTED] --port 8000',
+      msg: 'started with [REDACTED]',
+    });
   });
 
   it('logs errors under err with code, class, retryable and cause', () => {
     const sink = memorySink();
     const logger = createLogger({ destination: sink });
-    logger.error(new RolloutError('VEFAAS_THROTTLED', 'slow down', { cause: new Error('429 from gateway'), details: { sandboxId: 'sbx-3' } }), 'create failed');
+    logger.error(
+      new RolloutError('VEFAAS_THROTTLED', 'slow down', {
+        cause: new Error('429 from gateway'),
+        details: { sandboxId: 'sbx-3' },
+      }),
+      'create failed',
+    );
     const [record] = sink.records();
     expect(record).toMatchObject({
       msg: 'create failed',
-      err: { type: 'RolloutError', message: expect.stringMatching(/^slow down/) as unknown, code: 'VEFAAS_THROTTLED', class: 'infra', retryable: true, details: { sandboxId: 'sbx-3' } },
+      err: {
+        type: 'RolloutError',
+        message: expect.stringMatching(/^slow down/) as unknown,
+        code: 'VEFAAS_THROTTLED',
+        class: 'infra',
+        retryable: true,
+        details: { sandboxId: 'sbx-3' },
+      },
     });
     expect(JSON.stringify(record)).toContain('429 from gateway');
   });
 
-  it('cuts a job\'s secret values out of every line of the logger tree while the job runs (scrubFromLogs)', () => {
+  it("cuts a job's secret values out of every line of the logger tree while the job runs (scrubFromLogs)", () => {
     const sink = memorySink();
     const root = createLogger({ destination: sink });
     const other = root.child({ component: 'supply' });
@@ -109,7 +141,12 @@ describe('createLogger', () => {
 
   it('binds episode context with childLogger, leaving out unset fields', () => {
     const sink = memorySink();
-    const logger = childLogger(createLogger({ destination: sink }), { runId: 'run-1', episodeId: 'ep-7', sandboxId: undefined, attempt: 2 });
+    const logger = childLogger(createLogger({ destination: sink }), {
+      runId: 'run-1',
+      episodeId: 'ep-7',
+      sandboxId: undefined,
+      attempt: 2,
+    });
     logger.info('replaying');
     const [record] = sink.records();
     expect(record).toMatchObject({ runId: 'run-1', episodeId: 'ep-7', attempt: 2, msg: 'replaying' });
@@ -118,7 +155,10 @@ describe('createLogger', () => {
 
   it('prints human-readable lines on a TTY in auto format, still without secrets', () => {
     const sink = memorySink({ isTTY: true });
-    createLogger({ destination: sink, format: 'auto', secrets: [TOKEN] }).info({ headers: { authorization: SK }, cmd: `run ${TOKEN}` }, 'pretty line');
+    createLogger({ destination: sink, format: 'auto', secrets: [TOKEN] }).info(
+      { headers: { authorization: SK }, cmd: `run ${TOKEN}` },
+      'pretty line',
+    );
     const text = sink.text();
     expect(text).toContain('pretty line');
     expect(() => JSON.parse(text.split('\n')[0] ?? '')).toThrow();

@@ -109,7 +109,13 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const usePretty = format === 'pretty' || (format === 'auto' && isTTY);
 
   const output = usePretty
-    ? pretty({ destination: asWritable(target), colorize: isTTY, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
+    ? pretty({
+        destination: asWritable(target),
+        colorize: isTTY,
+        sync: true,
+        translateTime: 'SYS:HH:MM:ss.l',
+        ignore: 'pid,hostname',
+      })
     : target;
   // Scrubbed while still JSON, so escaped forms of a secret are caught before pretty-printing unescapes them.
   const live = new LiveSecrets();

@@ -7,7 +7,11 @@ const data = {
   episode: {
     run_id: 'r',
     episode_id: 'e',
-    sandbox: { image: 'python:3.11', command: 'python3 -m swerex.server --auth-token tok-abcdef123', env: { OPENAI_API_KEY: SECRET, DEBUG: '1' } },
+    sandbox: {
+      image: 'python:3.11',
+      command: 'python3 -m swerex.server --auth-token tok-abcdef123',
+      env: { OPENAI_API_KEY: SECRET, DEBUG: '1' },
+    },
     trajectory: [{ name: 'execute_bash', arguments: { command: `export OPENAI_API_KEY=${SECRET} && pytest` } }],
     policy: { base_url: 'http://model', api_key: 'pk-policy-987654', headers: { Authorization: 'Bearer abc.def.ghi' } },
     metadata: { source: 'episodes.jsonl:1' },
@@ -22,19 +26,26 @@ describe('redactJobData', () => {
     expect(shown.episode.sandbox.env).toEqual({ OPENAI_API_KEY: REDACTED, DEBUG: REDACTED });
     expect(shown.episode.sandbox.command).toBe(`python3 -m swerex.server --auth-token ${REDACTED}`);
     expect(shown.episode.trajectory[0]!.arguments.command).toBe(`export OPENAI_API_KEY=${REDACTED} && pytest`);
-    expect(shown.episode.policy).toEqual({ base_url: 'http://model', api_key: REDACTED, headers: { Authorization: REDACTED } });
+    expect(shown.episode.policy).toEqual({
+      base_url: 'http://model',
+      api_key: REDACTED,
+      headers: { Authorization: REDACTED },
+    });
     expect(shown.attempts[0]!.error).toBe(`sandbox said ${REDACTED}`);
     // Everything else is as it was, and the input is untouched.
     expect(shown.episode.metadata).toBe(data.episode.metadata);
     expect(shown.enqueued_at).toBe(data.enqueued_at);
     expect(data.episode.sandbox.env.OPENAI_API_KEY).toBe(SECRET);
     const text = JSON.stringify(shown);
-    for (const secret of [SECRET, 'tok-abcdef123', 'pk-policy-987654', 'abc.def.ghi']) expect(text).not.toContain(secret);
+    for (const secret of [SECRET, 'tok-abcdef123', 'pk-policy-987654', 'abc.def.ghi'])
+      expect(text).not.toContain(secret);
   });
 
-  it('scrubs free text of the job\'s secret values, but not short values that would shred the text', () => {
+  it("scrubs free text of the job's secret values, but not short values that would shred the text", () => {
     const secrets = jobSecrets(data);
-    expect(secrets).toEqual(expect.arrayContaining([SECRET, '1', 'tok-abcdef123', 'pk-policy-987654', 'Bearer abc.def.ghi']));
+    expect(secrets).toEqual(
+      expect.arrayContaining([SECRET, '1', 'tok-abcdef123', 'pk-policy-987654', 'Bearer abc.def.ghi']),
+    );
     expect(redactJobText(`step 1/3 echo ${SECRET} exit=1`, secrets)).toBe(`step 1/3 echo ${REDACTED} exit=1`);
     expect(redactJobText('step 1/3 exit=1 took 1.01s', secrets)).toBe('step 1/3 exit=1 took 1.01s');
     // With another object as context (a return value does not hold the env itself).

@@ -41,7 +41,8 @@ export function jobSecrets(data: unknown): string[] {
     const { value, depth } = next;
     if (depth > MAX_DEPTH) continue;
     if (typeof value === 'string') {
-      for (const match of value.matchAll(AUTH_TOKEN_FLAG)) add(match[0].slice(match[1]!.length).replace(/^['"]|['"]$/g, ''));
+      for (const match of value.matchAll(AUTH_TOKEN_FLAG))
+        add(match[0].slice(match[1]!.length).replace(/^['"]|['"]$/g, ''));
     } else if (Array.isArray(value)) {
       for (const item of value) stack.push({ value: item, depth: depth + 1 });
     } else if (isPlainObject(value)) {
@@ -57,7 +58,10 @@ export function jobSecrets(data: unknown): string[] {
 
 /** Free text (a job log line, a failure message) with the job's secret values cut out. */
 export function redactJobText(text: string, secrets: readonly string[]): string {
-  const scrubbed = redactSecrets(text, secrets.filter((s) => s.length >= MIN_SCRUBBED_LENGTH));
+  const scrubbed = redactSecrets(
+    text,
+    secrets.filter((s) => s.length >= MIN_SCRUBBED_LENGTH),
+  );
   return scrubbed.replace(AUTH_TOKEN_FLAG, `$1${REDACTED}`);
 }
 
@@ -78,7 +82,8 @@ function redactValue(value: unknown, secrets: readonly string[], depth: number):
   for (const [key, item] of Object.entries(value)) {
     let next: unknown;
     if (isSecretKey(key) && item !== undefined && item !== null) next = REDACTED;
-    else if (isEnvKey(key) && isPlainObject(item)) next = Object.fromEntries(Object.keys(item).map((name) => [name, REDACTED]));
+    else if (isEnvKey(key) && isPlainObject(item))
+      next = Object.fromEntries(Object.keys(item).map((name) => [name, REDACTED]));
     else next = redactValue(item, secrets, depth + 1);
     if (next !== item) {
       out ??= { ...value };

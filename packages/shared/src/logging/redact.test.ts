@@ -3,7 +3,21 @@ import { isSecretKey, redactDeep, redactSecrets } from './redact.js';
 
 describe('redaction helpers', () => {
   it('recognises secret field names in any spelling and leaves look-alikes alone', () => {
-    for (const key of ['authorization', 'Authorization', 'x-api-key', 'X-API-Key', 'secretAccessKey', 'VEFAAS_SECRET_KEY', 'accessKeyId', 'gatewayKey', 'authToken', 'token', 'password', 'RF_DASHBOARD_PASSWORD', 'cookie']) {
+    for (const key of [
+      'authorization',
+      'Authorization',
+      'x-api-key',
+      'X-API-Key',
+      'secretAccessKey',
+      'VEFAAS_SECRET_KEY',
+      'accessKeyId',
+      'gatewayKey',
+      'authToken',
+      'token',
+      'password',
+      'RF_DASHBOARD_PASSWORD',
+      'cookie',
+    ]) {
       expect({ key, secret: isSecretKey(key) }).toEqual({ key, secret: true });
     }
     for (const key of ['tokens_sent', 'maxTokens', 'sandboxId', 'keyword', 'region', 'X-Faas-Instance-Name']) {
@@ -28,7 +42,9 @@ describe('redaction helpers', () => {
   });
 
   it('replaces known secrets in free text, longest first, skipping empty ones', () => {
-    expect(redactSecrets('swerex --auth-token abc123 --x abc', ['abc', 'abc123', '', undefined])).toBe('swerex --auth-token [REDACTED] --x [REDACTED]');
+    expect(redactSecrets('swerex --auth-token abc123 --x abc', ['abc', 'abc123', '', undefined])).toBe(
+      'swerex --auth-token [REDACTED] --x [REDACTED]',
+    );
     expect(redactSecrets('{"cmd":"tok\\"en"}', ['tok"en'])).toBe('{"cmd":"[REDACTED]"}');
     expect(redactSecrets('nothing here', [])).toBe('nothing here');
   });

@@ -32,7 +32,20 @@ export const REDACT_PATHS = [
 ];
 
 // Compared after lower-casing and dropping '-' and '_', so `X-API-Key`, `VEFAAS_SECRET_KEY` and `secretAccessKey` all match.
-const SECRET_SUFFIXES = ['authorization', 'cookie', 'apikey', 'password', 'passwd', 'secret', 'secretkey', 'secretaccesskey', 'accesskey', 'accesskeyid', 'token', 'gatewaykey'];
+const SECRET_SUFFIXES = [
+  'authorization',
+  'cookie',
+  'apikey',
+  'password',
+  'passwd',
+  'secret',
+  'secretkey',
+  'secretaccesskey',
+  'accesskey',
+  'accesskeyid',
+  'token',
+  'gatewaykey',
+];
 const SECRET_NAMES = new Set(['ak', 'sk']);
 
 export function isSecretKey(key: string): boolean {

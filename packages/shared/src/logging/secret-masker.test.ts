@@ -9,7 +9,9 @@ const masker = (...secrets: string[]) => {
 
 describe('createSecretMasker', () => {
   it('replaces every occurrence of a secret with the marker', () => {
-    expect(masker('tok-123456').mask('a tok-123456 b tok-123456tok-123456 c')).toBe(`a ${SECRET_MASK} b ${SECRET_MASK} c`);
+    expect(masker('tok-123456').mask('a tok-123456 b tok-123456tok-123456 c')).toBe(
+      `a ${SECRET_MASK} b ${SECRET_MASK} c`,
+    );
     expect(SECRET_MASK).toBe('***');
   });
 
@@ -26,7 +28,10 @@ describe('createSecretMasker', () => {
   });
 
   it('masks a secret that is a prefix of another whole, in either order', () => {
-    for (const m of [masker('prefix-secret', 'prefix-secret-longer'), masker('prefix-secret-longer', 'prefix-secret')]) {
+    for (const m of [
+      masker('prefix-secret', 'prefix-secret-longer'),
+      masker('prefix-secret-longer', 'prefix-secret'),
+    ]) {
       expect(m.mask('x prefix-secret-longer y')).toBe(`x ${SECRET_MASK} y`);
       expect(m.mask('x prefix-secret y')).toBe(`x ${SECRET_MASK} y`);
     }
@@ -53,7 +58,9 @@ describe('createSecretMasker', () => {
       expect(left.length).toBeLessThanOrEqual(Math.ceil(((prefix.length + 1) * 8) / 6) + 1 + 4);
     }
     // The plain `base64` of the value alone (with padding).
-    expect(m.mask(Buffer.from(secret).toString('base64'))).toMatch(new RegExp(`^${SECRET_MASK.replace(/\*/g, '\\*')}.{0,3}$`));
+    expect(m.mask(Buffer.from(secret).toString('base64'))).toMatch(
+      new RegExp(`^${SECRET_MASK.replace(/\*/g, '\\*')}.{0,3}$`),
+    );
   });
 
   it('masks each line of a multi-line secret (a key printed a line at a time or with \\r\\n)', () => {
@@ -97,6 +104,9 @@ describe('episodeSecrets', () => {
       KEYBOARD_LAYOUT: 'us-international',
       EMPTY_TOKEN: '',
     };
-    expect(episodeSecrets(env)).toEqual({ values: ['sk-1234567', 'sk-abcdefg', 'ssh-ed25519-AAAA', 'client-secret-1'], tooShort: ['DB_PASSWORD'] });
+    expect(episodeSecrets(env)).toEqual({
+      values: ['sk-1234567', 'sk-abcdefg', 'ssh-ed25519-AAAA', 'client-secret-1'],
+      tooShort: ['DB_PASSWORD'],
+    });
   });
 });

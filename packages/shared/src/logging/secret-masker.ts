@@ -50,7 +50,9 @@ export function isSecretVariable(name: string): boolean {
 
 /** A masker for `secrets` (shorter ones ignored); undefined when there is nothing to mask, so callers skip all work. */
 export function createSecretMasker(secrets: readonly string[]): SecretMasker | undefined {
-  const forms = [...new Set(secrets.filter((s) => s.length >= MIN_MASKED_LENGTH).flatMap(formsOf))].filter((f) => f.length >= MIN_MASKED_LENGTH);
+  const forms = [...new Set(secrets.filter((s) => s.length >= MIN_MASKED_LENGTH).flatMap(formsOf))].filter(
+    (f) => f.length >= MIN_MASKED_LENGTH,
+  );
   if (forms.length === 0) return undefined;
   const mask = (text: string): string => maskText(text, forms);
   return { mask, maskDeep: (value) => maskDeep(value, mask, 0) };
@@ -83,7 +85,8 @@ function maskText(text: string, forms: readonly string[]): string {
   // Every occurrence of every form, overlaps included, as [start, end) spans; most texts have none.
   let spans: Array<[number, number]> | undefined;
   for (const form of forms) {
-    for (let at = text.indexOf(form); at !== -1; at = text.indexOf(form, at + 1)) (spans ??= []).push([at, at + form.length]);
+    for (let at = text.indexOf(form); at !== -1; at = text.indexOf(form, at + 1))
+      (spans ??= []).push([at, at + form.length]);
   }
   if (spans === undefined) return text;
   spans.sort((a, b) => a[0] - b[0]);

@@ -72,7 +72,11 @@ export async function requeueRerun(deps: RequeueDeps, label: string): Promise<Re
  * re-run: it was forced as it finished. Independent of the failed-job settlement's order (that refuses to commit
  * while a re-run is pending). A worker that dies before its handler runs leaves the job to the sweep.
  */
-export function requeueWhenFinished<R>(worker: Worker<EpisodeJobData, R>, deps: RequeueDeps, onError: (jobId: string, err: unknown) => void): void {
+export function requeueWhenFinished<R>(
+  worker: Worker<EpisodeJobData, R>,
+  deps: RequeueDeps,
+  onError: (jobId: string, err: unknown) => void,
+): void {
   const requeue = (jobId: string | undefined): void => {
     if (jobId === undefined) return;
     requeueRerun(deps, jobId).catch((err: unknown) => onError(jobId, err));

@@ -34,13 +34,14 @@ export async function findRedis(envUrl: string | undefined, usual = 'redis://127
   const port = await freePort();
   let child: ChildProcess;
   try {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    await Promise.race([
-      once(child, 'spawn'),
-      once(child, 'error').then(([err]) => Promise.reject(err as Error)),
-    ]);
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
+    await Promise.race([once(child, 'spawn'), once(child, 'error').then(([err]) => Promise.reject(err as Error))]);
   } catch {
-    throw new Error('no Redis found: set REDIS_URL, start one on 127.0.0.1:6379, or install redis-server (apt-get install redis-server)');
+    throw new Error(
+      'no Redis found: set REDIS_URL, start one on 127.0.0.1:6379, or install redis-server (apt-get install redis-server)',
+    );
   }
   const url = `redis://127.0.0.1:${port}`;
   // redis-server needs a moment to bind; poll its answer (bounded), there is no readiness event to wait on.

@@ -46,7 +46,9 @@ describe('LuaScript.load', () => {
     expect(script.source.indexOf('local function join')).toBeLessThan(script.source.indexOf('local function shout'));
     const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
     try {
-      expect(await script.run(redis, [`lua-script-test:${process.pid}`], ['x'])).toBe(`LUA-SCRIPT-TEST:${process.pid}:X:!`);
+      expect(await script.run(redis, [`lua-script-test:${process.pid}`], ['x'])).toBe(
+        `LUA-SCRIPT-TEST:${process.pid}:X:!`,
+      );
     } finally {
       redis.disconnect();
     }
@@ -56,7 +58,9 @@ describe('LuaScript.load', () => {
     await scripts({ 'broken.lua': '--- @include "absent"\nreturn 1\n' });
     const load = (): LuaScript => LuaScript.load(url('broken.lua'));
     expect(load).toThrow(LuaScriptError);
-    expect(load).toThrow(`${join(dir, 'broken.lua')}: --- @include "absent" names ${join(dir, 'includes', 'absent.lua')}, which cannot be read`);
+    expect(load).toThrow(
+      `${join(dir, 'broken.lua')}: --- @include "absent" names ${join(dir, 'includes', 'absent.lua')}, which cannot be read`,
+    );
   });
 
   it('refuses a cycle of includes, naming the chain', async () => {
@@ -65,7 +69,9 @@ describe('LuaScript.load', () => {
       'includes/ping.lua': '--- @include "pong"\n',
       'includes/pong.lua': '--- @include "ping"\n',
     });
-    expect(() => LuaScript.load(url('circular.lua'))).toThrow(`${join(dir, 'includes', 'pong.lua')}: --- @include "ping" makes a cycle (ping -> pong -> ping)`);
+    expect(() => LuaScript.load(url('circular.lua'))).toThrow(
+      `${join(dir, 'includes', 'pong.lua')}: --- @include "ping" makes a cycle (ping -> pong -> ping)`,
+    );
   });
 });
 

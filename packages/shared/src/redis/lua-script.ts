@@ -42,15 +42,23 @@ function readScript(url: URL, includedFrom?: { file: string; name: string }): st
     return readFileSync(url, 'utf8');
   } catch (err) {
     const path = fileURLToPath(url);
-    if (includedFrom === undefined) throw new LuaScriptError(`Lua script ${path} cannot be read: ${(err as Error).message}`, path);
-    throw new LuaScriptError(`${includedFrom.file}: --- @include "${includedFrom.name}" names ${path}, which cannot be read: ${(err as Error).message}`, includedFrom.file);
+    if (includedFrom === undefined)
+      throw new LuaScriptError(`Lua script ${path} cannot be read: ${(err as Error).message}`, path);
+    throw new LuaScriptError(
+      `${includedFrom.file}: --- @include "${includedFrom.name}" names ${path}, which cannot be read: ${(err as Error).message}`,
+      includedFrom.file,
+    );
   }
 }
 
 /** The source with every include inlined (first use only); `chain` is the include path that led here. */
 function assemble(source: string, file: string, includes: URL, chain: readonly string[], done: Set<string>): string {
   return source.replace(includeDirective(), (_line, name: string) => {
-    if (chain.includes(name)) throw new LuaScriptError(`${file}: --- @include "${name}" makes a cycle (${[...chain, name].join(' -> ')})`, file);
+    if (chain.includes(name))
+      throw new LuaScriptError(
+        `${file}: --- @include "${name}" makes a cycle (${[...chain, name].join(' -> ')})`,
+        file,
+      );
     if (done.has(name)) return '';
     const url = new URL(`${name}.lua`, includes);
     const text = assemble(readScript(url, { file, name }), fileURLToPath(url), includes, [...chain, name], done);

@@ -35,7 +35,11 @@ describe('REDIS_URL', () => {
 
   it('names a cluster with redis+cluster:// and its seed nodes, credentials percent-decoded', () => {
     expect(parseRedisUrl('redis+cluster://10.0.0.1:7000,10.0.0.2:7001,node-c').cluster).toEqual({
-      nodes: [{ host: '10.0.0.1', port: 7000 }, { host: '10.0.0.2', port: 7001 }, { host: 'node-c', port: 6379 }],
+      nodes: [
+        { host: '10.0.0.1', port: 7000 },
+        { host: '10.0.0.2', port: 7001 },
+        { host: 'node-c', port: 6379 },
+      ],
       tls: false,
       username: undefined,
       password: undefined,
@@ -46,7 +50,10 @@ describe('REDIS_URL', () => {
       username: 'fleet',
       password: 'p@ss',
     });
-    expect(parseRedisUrl('redis+cluster://:secret@h:1').cluster).toMatchObject({ username: undefined, password: 'secret' });
+    expect(parseRedisUrl('redis+cluster://:secret@h:1').cluster).toMatchObject({
+      username: undefined,
+      password: 'secret',
+    });
   });
 
   it('refuses what a cluster URL cannot mean, saying what to write instead', () => {
@@ -96,8 +103,12 @@ describe('RF_PREFIX on a cluster', () => {
   });
 
   it('accepts the default prefix on a cluster and any prefix on one server', () => {
-    expect(loadConfig({ REDIS_URL: 'redis+cluster://127.0.0.1:7000' }, { dotenvPath: false }).queue.prefix).toBe('{rf}');
-    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', RF_PREFIX: 'rf' }, { dotenvPath: false }).redis.cluster).toBeUndefined();
+    expect(loadConfig({ REDIS_URL: 'redis+cluster://127.0.0.1:7000' }, { dotenvPath: false }).queue.prefix).toBe(
+      '{rf}',
+    );
+    expect(
+      loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', RF_PREFIX: 'rf' }, { dotenvPath: false }).redis.cluster,
+    ).toBeUndefined();
   });
 });
 

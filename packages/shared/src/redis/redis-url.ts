@@ -39,18 +39,22 @@ export class RedisUrlError extends Error {
 
 function parseNode(text: string): RedisNode {
   const match = /^(?:\[([^\]]+)\]|([^:[\]]+))(?::(\d+))?$/.exec(text);
-  if (match === null) throw new RedisUrlError(`has a node "${text}" that is not host:port; list nodes as host:port,host:port`);
+  if (match === null)
+    throw new RedisUrlError(`has a node "${text}" that is not host:port; list nodes as host:port,host:port`);
   const host = (match[1] ?? match[2]) as string;
   const port = match[3] === undefined ? DEFAULT_PORT : Number(match[3]);
-  if (!Number.isInteger(port) || port < 1 || port > 65_535) throw new RedisUrlError(`has a node "${text}" whose port is not 1-65535`);
+  if (!Number.isInteger(port) || port < 1 || port > 65_535)
+    throw new RedisUrlError(`has a node "${text}" whose port is not 1-65535`);
   return { host, port };
 }
 
 function parseCluster(value: string, tls: boolean): RedisClusterEndpoint {
   const match = /^rediss?\+cluster:\/\/(?:([^@/]*)@)?([^/?#]*)(\/?)([^?#]*)([?#].*)?$/.exec(value);
-  if (match === null) throw new RedisUrlError('is not a redis+cluster:// URL; write redis+cluster://host:port[,host:port…]');
+  if (match === null)
+    throw new RedisUrlError('is not a redis+cluster:// URL; write redis+cluster://host:port[,host:port…]');
   const [, userinfo, hosts = '', , path = '', rest] = match;
-  if (path !== '') throw new RedisUrlError('names a database index, but a Redis Cluster has only database 0; remove the /<db> path');
+  if (path !== '')
+    throw new RedisUrlError('names a database index, but a Redis Cluster has only database 0; remove the /<db> path');
   if (rest !== undefined) throw new RedisUrlError('has a query or fragment, which cluster URLs do not take; remove it');
   if (hosts === '') throw new RedisUrlError('lists no nodes; write redis+cluster://host:port[,host:port…]');
   const nodes = hosts.split(',').map((node) => parseNode(node.trim()));
@@ -64,7 +68,9 @@ function parseCluster(value: string, tls: boolean): RedisClusterEndpoint {
       username = rawUser === '' ? undefined : decodeURIComponent(rawUser);
       password = rawPassword === undefined || rawPassword === '' ? undefined : decodeURIComponent(rawPassword);
     } catch {
-      throw new RedisUrlError('has a user or password that is not valid percent-encoding; percent-encode special characters');
+      throw new RedisUrlError(
+        'has a user or password that is not valid percent-encoding; percent-encode special characters',
+      );
     }
   }
   return { nodes, tls, username, password };
@@ -81,10 +87,14 @@ export function parseRedisUrl(value: string): RedisConfig {
   try {
     parsed = new URL(url);
   } catch {
-    throw new RedisUrlError('is not a URL; give redis://host:port, rediss://host:port or redis+cluster://host:port[,host:port…]');
+    throw new RedisUrlError(
+      'is not a URL; give redis://host:port, rediss://host:port or redis+cluster://host:port[,host:port…]',
+    );
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-    throw new RedisUrlError('is not a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL; give one of those');
+    throw new RedisUrlError(
+      'is not a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL; give one of those',
+    );
   }
   return { url, cluster: undefined };
 }

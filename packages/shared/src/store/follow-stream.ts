@@ -47,7 +47,11 @@ export async function* followStream<T>(options: FollowStreamOptions<T>): AsyncGe
       if (page.cursor !== undefined) continue;
       if (options.signal?.aborted) return;
       if (options.until && (await options.until())) {
-        for (let tail = await options.readPage(cursor); tail.cursor !== undefined; tail = await options.readPage(cursor)) {
+        for (
+          let tail = await options.readPage(cursor);
+          tail.cursor !== undefined;
+          tail = await options.readPage(cursor)
+        ) {
           yield* tail.items;
           advance(tail);
         }

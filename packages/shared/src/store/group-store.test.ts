@@ -100,21 +100,41 @@ describe('GroupStore', () => {
       const random = seededRandom(seed);
       const runId = `run-${randomUUID()}`;
       const sizes = Array.from({ length: 6 }, () => 1 + Math.floor(random() * 5));
-      await new GroupStore(redis, keys).registerJobs(runId, sizes.flatMap((size, g) => jobs(runId, `g${g}`, size)));
+      await new GroupStore(redis, keys).registerJobs(
+        runId,
+        sizes.flatMap((size, g) => jobs(runId, `g${g}`, size)),
+      );
       // Every sample committed one to three times (BullMQ may run a job more than once), spread over four connections.
       const commits = shuffle(
-        sizes.flatMap((size, g) => Array.from({ length: size }, (_, s) => Array.from({ length: 1 + Math.floor(random() * 3) }, () => ({ g, s })))).flat(),
+        sizes
+          .flatMap((size, g) =>
+            Array.from({ length: size }, (_, s) =>
+              Array.from({ length: 1 + Math.floor(random() * 3) }, () => ({ g, s })),
+            ),
+          )
+          .flat(),
         random,
       );
       const outcomes = await Promise.all(
-        commits.map(({ g, s }, i) => new ResultStore(connections[i % connections.length] as RedisClient, keys).commit(result(runId, `g${g}`, s, Math.round(random())))),
+        commits.map(({ g, s }, i) =>
+          new ResultStore(connections[i % connections.length] as RedisClient, keys).commit(
+            result(runId, `g${g}`, s, Math.round(random())),
+          ),
+        ),
       );
       const total = sizes.reduce((a, b) => a + b, 0);
-      expect(outcomes.filter((o) => o.stored), `seed ${seed}`).toHaveLength(total);
-      expect(outcomes.filter((o) => o.groupStreamId !== undefined), `seed ${seed}`).toHaveLength(sizes.length);
+      expect(
+        outcomes.filter((o) => o.stored),
+        `seed ${seed}`,
+      ).toHaveLength(total);
+      expect(
+        outcomes.filter((o) => o.groupStreamId !== undefined),
+        `seed ${seed}`,
+      ).toHaveLength(sizes.length);
       const events = await new GroupStore(redis, keys).read(runId);
       expect(events.map((e) => e.group.episode_id).sort(), `seed ${seed}`).toEqual(sizes.map((_, g) => `g${g}`).sort());
-      for (const { group } of events) expect(group.samples, `seed ${seed}`).toHaveLength(sizes[Number(group.episode_id.slice(1))] as number);
+      for (const { group } of events)
+        expect(group.samples, `seed ${seed}`).toHaveLength(sizes[Number(group.episode_id.slice(1))] as number);
       expect(await redis.hget(keys.run(runId), 'groups_completed')).toBe(String(sizes.length));
     }
   });
@@ -150,12 +170,16 @@ describe('GroupStore', () => {
     const p0 = (await results.retract({ runId, episodeId: 'p', sampleIndex: 0 })) as { generation: number };
     await groups.forgetSamples(runId, [{ episodeId: 'p', sampleIndex: 0 }]);
     expect((await results.commit(result(runId, 'p', 1, 1))).groupStreamId).toBeUndefined();
-    expect((await results.commit(result(runId, 'p', 0, 0), { generation: p0.generation, attemptsMade: 0 })).groupStreamId).toBeDefined();
+    expect(
+      (await results.commit(result(runId, 'p', 0, 0), { generation: p0.generation, attemptsMade: 0 })).groupStreamId,
+    ).toBeDefined();
 
     await results.commit(result(runId, 'q', 0, 1));
     const q0 = (await results.retract({ runId, episodeId: 'q', sampleIndex: 0 })) as { generation: number };
     await groups.forgetSamples(runId, [{ episodeId: 'q', sampleIndex: 0 }]);
-    expect((await results.commit(result(runId, 'q', 0, 0), { generation: q0.generation, attemptsMade: 0 })).groupStreamId).toBeUndefined();
+    expect(
+      (await results.commit(result(runId, 'q', 0, 0), { generation: q0.generation, attemptsMade: 0 })).groupStreamId,
+    ).toBeUndefined();
     expect((await groups.read(runId)).map((g) => g.group.episode_id)).toEqual(['p', 'q']);
   });
 
@@ -169,9 +193,14 @@ describe('GroupStore', () => {
     const g0 = (await results.retract({ runId, episodeId: 'g', sampleIndex: 0 })) as { generation: number };
     expect((await results.commit(result(runId, 'g', 1, 1))).groupStreamId).toBeUndefined();
     expect(await groups.read(runId)).toEqual([]);
-    expect((await results.commit(result(runId, 'g', 0, 0), { generation: g0.generation, attemptsMade: 0 })).groupStreamId).toBeDefined();
+    expect(
+      (await results.commit(result(runId, 'g', 0, 0), { generation: g0.generation, attemptsMade: 0 })).groupStreamId,
+    ).toBeDefined();
     const [event] = await groups.read(runId);
-    expect(event?.group.samples.map((x) => [x.sample_index, x.reward])).toEqual([[0, 0], [1, 1]]);
+    expect(event?.group.samples.map((x) => [x.sample_index, x.reward])).toEqual([
+      [0, 0],
+      [1, 1],
+    ]);
     expect(await groups.counts(runId)).toEqual({ total: 1, completed: 1 });
   });
 

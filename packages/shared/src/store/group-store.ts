@@ -44,14 +44,21 @@ export class GroupStore {
   async registerJobs(runId: string, jobs: ReadonlyArray<{ jobId: string; episodeId: string }>): Promise<number> {
     if (jobs.length === 0) return 0;
     const args = jobs.flatMap((job) => [job.jobId, job.episodeId]);
-    return (await REGISTER_SCRIPT.run(this.#redis, [this.#keys.runJobs(runId), this.#keys.groupSizes(runId)], args)) as number;
+    return (await REGISTER_SCRIPT.run(
+      this.#redis,
+      [this.#keys.runJobs(runId), this.#keys.groupSizes(runId)],
+      args,
+    )) as number;
   }
 
   /**
    * Marks samples as without a result again (their results were deleted to run them again), so a group that has
    * not completed yet waits for their new results. A group whose event was emitted stays emitted.
    */
-  async forgetSamples(runId: string, samples: ReadonlyArray<{ episodeId: string; sampleIndex: number }>): Promise<void> {
+  async forgetSamples(
+    runId: string,
+    samples: ReadonlyArray<{ episodeId: string; sampleIndex: number }>,
+  ): Promise<void> {
     if (samples.length === 0) return;
     const pipeline = this.#redis.pipeline();
     for (const s of samples) pipeline.hdel(this.#keys.group(runId, s.episodeId), `s${s.sampleIndex}`);
@@ -74,9 +81,20 @@ export class GroupStore {
   /** Completed groups as they complete, after `after`; ends on `signal` or once `until` says so. */
   follow(
     runId: string,
-    options: { after?: string; signal?: AbortSignal; blockMs?: number; until?: () => Promise<boolean>; onCursor?: (cursor: string) => void } = {},
+    options: {
+      after?: string;
+      signal?: AbortSignal;
+      blockMs?: number;
+      until?: () => Promise<boolean>;
+      onCursor?: (cursor: string) => void;
+    } = {},
   ): AsyncGenerator<StreamedGroup> {
-    return followStream({ redis: this.#redis, key: this.#keys.groups(runId), ...options, readPage: (after) => this.page(runId, after, PAGE) });
+    return followStream({
+      redis: this.#redis,
+      key: this.#keys.groups(runId),
+      ...options,
+      readPage: (after) => this.page(runId, after, PAGE),
+    });
   }
 
   /** One page after `after`; `cursor` is the last entry read (also an expired one), undefined at the end. */
@@ -95,7 +113,9 @@ export class GroupStore {
         .filter((n) => Number.isInteger(n) && n >= 0)
         .sort((a, b) => a - b),
     );
-    const resultKeys = episodes.flatMap((episodeId, i) => (samplesOf[i] ?? []).map((sample) => this.#keys.result(runId, episodeId, sample)));
+    const resultKeys = episodes.flatMap((episodeId, i) =>
+      (samplesOf[i] ?? []).map((sample) => this.#keys.result(runId, episodeId, sample)),
+    );
     const raw = resultKeys.length > 0 ? await this.#redis.mget(...resultKeys) : [];
     let next = 0;
     const items = entries.map(([streamId, fields], i): StreamedGroup => {
@@ -105,14 +125,34 @@ export class GroupStore {
         // Expired by retention: the event still says the group completed, with what is left.
         if (value !== null && value !== undefined) results.push(EpisodeResultSchema.parse(JSON.parse(value)));
       }
-      return { streamId, group: groupEvent({ runId, episodeId: episodes[i] as string, size: Number(streamField(fields, 'size')), streamId, results }) };
+      return {
+        streamId,
+        group: groupEvent({
+          runId,
+          episodeId: episodes[i] as string,
+          size: Number(streamField(fields, 'size')),
+          streamId,
+          results,
+        }),
+      };
     });
     return { items, cursor: entries.at(-1)?.[0] };
   }
 }
 
-function groupEvent(o: { runId: string; episodeId: string; size: number; streamId: string; results: EpisodeResult[] }): GroupEvent {
-  const samples: GroupSample[] = o.results.map((r) => ({ sample_index: r.sample_index, status: r.status, resolved: r.resolved, reward: r.reward }));
+function groupEvent(o: {
+  runId: string;
+  episodeId: string;
+  size: number;
+  streamId: string;
+  results: EpisodeResult[];
+}): GroupEvent {
+  const samples: GroupSample[] = o.results.map((r) => ({
+    sample_index: r.sample_index,
+    status: r.status,
+    resolved: r.resolved,
+    reward: r.reward,
+  }));
   const stats = rewardStats(samples.map((s) => s.reward));
   return {
     run_id: o.runId,

@@ -50,6 +50,8 @@ export function snapshotGauge(snapshot: string | undefined, name: string): numbe
   const metrics = (parsed as { metrics?: unknown }).metrics;
   if (!Array.isArray(metrics)) return undefined;
   const metric = (metrics as Array<{ name?: unknown; values?: unknown }>).find((m) => m.name === name);
-  const value = Array.isArray(metric?.values) ? (metric.values[0] as { value?: unknown } | undefined)?.value : undefined;
+  const value = Array.isArray(metric?.values)
+    ? (metric.values[0] as { value?: unknown } | undefined)?.value
+    : undefined;
   return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }

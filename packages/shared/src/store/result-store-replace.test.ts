@@ -19,11 +19,16 @@ function result(runId: string, episodeId: string, overrides: Partial<EpisodeResu
 }
 
 const failedResult = (runId: string, id: string): EpisodeResult =>
-  result(runId, id, { status: 'failed', resolved: null, reward: null, failure: { code: 'SANDBOX_DEAD', class: 'infra', message: 'gone' } });
+  result(runId, id, {
+    status: 'failed',
+    resolved: null,
+    reward: null,
+    failure: { code: 'SANDBOX_DEAD', class: 'infra', message: 'gone' },
+  });
 
 async function drain(store: ResultStore, runId: string, after = '0'): Promise<StreamedResult[]> {
   const out: StreamedResult[] = [];
-  for (let cursor = after; ; ) {
+  for (let cursor = after; ;) {
     const page = await store.page(runId, cursor, 7);
     out.push(...page.items);
     if (page.cursor === undefined) return out;
@@ -49,17 +54,41 @@ describe('ResultStore: replace, generations, counters', () => {
   it('fences by generation: a duplicate of the same generation and a stale one of an older generation store nothing', async () => {
     const runId = `run-${randomUUID()}`;
     const ref = { runId, episodeId: 'e1', sampleIndex: 0 };
-    expect(await store.commit(failedResult(runId, 'e1'), { generation: 0, attemptsMade: 2 })).toMatchObject({ stored: true, reason: 'stored' });
-    expect(await store.commit(result(runId, 'e1'), { generation: 0, attemptsMade: 2 })).toMatchObject({ stored: false, reason: 'duplicate' });
-    expect(await store.state(ref)).toMatchObject({ generation: 0, current: { status: 'failed', resolved: null, attemptsMade: 2 } });
+    expect(await store.commit(failedResult(runId, 'e1'), { generation: 0, attemptsMade: 2 })).toMatchObject({
+      stored: true,
+      reason: 'stored',
+    });
+    expect(await store.commit(result(runId, 'e1'), { generation: 0, attemptsMade: 2 })).toMatchObject({
+      stored: false,
+      reason: 'duplicate',
+    });
+    expect(await store.state(ref)).toMatchObject({
+      generation: 0,
+      current: { status: 'failed', resolved: null, attemptsMade: 2 },
+    });
 
     const retracted = await store.retract(ref);
-    expect(retracted).toMatchObject({ retracted: true, generation: 1, previous: { status: 'failed', failure: { code: 'SANDBOX_DEAD' } } });
+    expect(retracted).toMatchObject({
+      retracted: true,
+      generation: 1,
+      previous: { status: 'failed', failure: { code: 'SANDBOX_DEAD' } },
+    });
     // An execution that started before the retract (generation 0) can no longer commit.
-    expect(await store.commit(result(runId, 'e1', { worker_id: 'zombie' }), { generation: 0, attemptsMade: 0 })).toMatchObject({ stored: false, reason: 'stale' });
-    expect(await store.commit(result(runId, 'e1', { worker_id: 'new' }), { generation: 1, attemptsMade: 0 })).toMatchObject({ stored: true });
+    expect(
+      await store.commit(result(runId, 'e1', { worker_id: 'zombie' }), { generation: 0, attemptsMade: 0 }),
+    ).toMatchObject({ stored: false, reason: 'stale' });
+    expect(
+      await store.commit(result(runId, 'e1', { worker_id: 'new' }), { generation: 1, attemptsMade: 0 }),
+    ).toMatchObject({ stored: true });
     expect((await store.get(runId, 'e1', 0))?.worker_id).toBe('new');
-    expect(await redis.hgetall(keys.run(runId))).toMatchObject({ done: '1', completed: '1', failed: '0', resolved: '1', duplicates: '1', stale: '1' });
+    expect(await redis.hgetall(keys.run(runId))).toMatchObject({
+      done: '1',
+      completed: '1',
+      failed: '0',
+      resolved: '1',
+      duplicates: '1',
+      stale: '1',
+    });
   });
 
   it('a retract that expects another current result changes nothing', async () => {
@@ -84,13 +113,22 @@ describe('ResultStore: replace, generations, counters', () => {
     await store.commit(result(runId, 'b', { worker_id: 'again' }), { generation, attemptsMade: 0 });
 
     const fromStart = await drain(store, runId);
-    expect(fromStart.map((r) => `${r.result.episode_id}:${r.result.status}`)).toEqual(['a:failed', 'c:failed', 'b:completed']);
+    expect(fromStart.map((r) => `${r.result.episode_id}:${r.result.status}`)).toEqual([
+      'a:failed',
+      'c:failed',
+      'b:completed',
+    ]);
     expect(await redis.xlen(keys.results(runId))).toBe(3);
     // A reader that had read everything resumes with exactly the replacement.
     expect((await drain(store, runId, cursorAfterAll)).map((r) => r.result.worker_id)).toEqual(['again']);
     // A checkpoint at the replaced line itself still resumes exactly after it.
     expect((await drain(store, runId, cursorAtB)).map((r) => r.result.episode_id)).toEqual(['c', 'b']);
-    expect(await redis.hgetall(keys.run(runId))).toMatchObject({ done: '3', completed: '1', failed: '2', resolved: '1' });
+    expect(await redis.hgetall(keys.run(runId))).toMatchObject({
+      done: '3',
+      completed: '1',
+      failed: '2',
+      resolved: '1',
+    });
   });
 
   it('follow starts after its cursor, then yields what is committed next', async () => {
@@ -115,15 +153,21 @@ describe('ResultStore: replace, generations, counters', () => {
     expect(await store.retract(ref, { rerun: '{"job":1}' })).toMatchObject({ retracted: true, generation: 1 });
     expect(await redis.hget(keys.reruns(), label)).toBe('{"job":1}');
     // A failed job settled after the fact may have run before the force: refused while the re-run is pending.
-    expect(await store.commit(failedResult(runId, 'e1'), { generation: 1, attemptsMade: 0, afterTheFact: true })).toMatchObject({ stored: false, reason: 'stale' });
+    expect(
+      await store.commit(failedResult(runId, 'e1'), { generation: 1, attemptsMade: 0, afterTheFact: true }),
+    ).toMatchObject({ stored: false, reason: 'stale' });
     // An execution begins in the forced generation: the re-run is under way, so nothing is pending any more.
     expect(await store.begin(ref)).toEqual({ generation: 1, current: null });
     expect(await redis.hexists(keys.reruns(), label)).toBe(0);
-    expect(await store.commit(failedResult(runId, 'e1'), { generation: 1, attemptsMade: 0, afterTheFact: true })).toMatchObject({ stored: true });
+    expect(
+      await store.commit(failedResult(runId, 'e1'), { generation: 1, attemptsMade: 0, afterTheFact: true }),
+    ).toMatchObject({ stored: true });
 
     // A stored result of the forced generation clears it too (a commit without a begin: cancel, tests).
     expect(await store.retract(ref, { rerun: '{"job":2}' })).toMatchObject({ retracted: true, generation: 2 });
-    expect(await store.commit(result(runId, 'e1'), { generation: 1, attemptsMade: 0 })).toMatchObject({ reason: 'stale' });
+    expect(await store.commit(result(runId, 'e1'), { generation: 1, attemptsMade: 0 })).toMatchObject({
+      reason: 'stale',
+    });
     expect(await redis.hexists(keys.reruns(), label)).toBe(1);
     expect(await store.commit(result(runId, 'e1'), { generation: 2, attemptsMade: 0 })).toMatchObject({ stored: true });
     expect(await redis.hexists(keys.reruns(), label)).toBe(0);
@@ -143,9 +187,23 @@ describe('ResultStore: replace, generations, counters', () => {
     expect(await store.begin(ref, 'B')).toEqual({ generation: 1, current: null });
     expect(await redis.hget(keys.began(runId), label)).toBe('B');
     // A's failed event, settled late, reads the new generation: it is still not the re-run's result.
-    expect(await store.commit(failedResult(runId, 'e1'), { generation: 1, attemptsMade: 0, afterTheFact: true, execution: 'A' })).toMatchObject({ stored: false, reason: 'stale' });
+    expect(
+      await store.commit(failedResult(runId, 'e1'), {
+        generation: 1,
+        attemptsMade: 0,
+        afterTheFact: true,
+        execution: 'A',
+      }),
+    ).toMatchObject({ stored: false, reason: 'stale' });
     // B's own failure settled after the fact (it stalled out) is.
-    expect(await store.commit(failedResult(runId, 'e1'), { generation: 1, attemptsMade: 0, afterTheFact: true, execution: 'B' })).toMatchObject({ stored: true });
+    expect(
+      await store.commit(failedResult(runId, 'e1'), {
+        generation: 1,
+        attemptsMade: 0,
+        afterTheFact: true,
+        execution: 'B',
+      }),
+    ).toMatchObject({ stored: true });
   });
 
   it('recount rebuilds every counter from the results, resolved included', async () => {
@@ -156,13 +214,18 @@ describe('ResultStore: replace, generations, counters', () => {
     await store.commit(failedResult(runId, 'f1'));
     await redis.hset(keys.run(runId), { done: 99, completed: 0, failed: 7, resolved: 0 });
     expect(await store.recount(runId)).toEqual({ done: 4, completed: 3, failed: 1, resolved: 2 });
-    expect(await redis.hgetall(keys.run(runId))).toMatchObject({ done: '4', completed: '3', failed: '1', resolved: '2' });
+    expect(await redis.hgetall(keys.run(runId))).toMatchObject({
+      done: '4',
+      completed: '3',
+      failed: '1',
+      resolved: '2',
+    });
   });
 
   it('counters equal the results when commits, retracts and recounts race on three connections (randomized)', async () => {
     const seed = Number(process.env.RF_TEST_SEED ?? 9091);
     let state = seed;
-    const random = (): number => ((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = (): number => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const runId = `run-${randomUUID()}`;
     const connections = [createRedis(redisUrl), createRedis(redisUrl), createRedis(redisUrl)];
     const stores = connections.map((c) => new ResultStore(c, keys));
@@ -173,12 +236,22 @@ describe('ResultStore: replace, generations, counters', () => {
           const id = episodes[Math.floor(random() * episodes.length)] as string;
           const { generation } = await s.state({ runId, episodeId: id, sampleIndex: 0 });
           const roll = random();
-          const r = roll < 0.4 ? result(runId, id) : roll < 0.7 ? result(runId, id, { resolved: false, reward: 0 }) : failedResult(runId, id);
+          const r =
+            roll < 0.4
+              ? result(runId, id)
+              : roll < 0.7
+                ? result(runId, id, { resolved: false, reward: 0 })
+                : failedResult(runId, id);
           await s.commit(r, { generation, attemptsMade: 0 });
         }
       };
       const retracter = async (s: ResultStore): Promise<void> => {
-        for (let i = 0; i < 60; i++) await s.retract({ runId, episodeId: episodes[Math.floor(random() * episodes.length)] as string, sampleIndex: 0 });
+        for (let i = 0; i < 60; i++)
+          await s.retract({
+            runId,
+            episodeId: episodes[Math.floor(random() * episodes.length)] as string,
+            sampleIndex: 0,
+          });
       };
       const recounter = async (s: ResultStore): Promise<void> => {
         for (let i = 0; i < 40; i++) await s.recount(runId);

@@ -34,7 +34,12 @@ describe('ResultStore', () => {
     expect(first.streamId).toMatch(/^\d+-\d+$/);
     expect(second.stored).toBe(false);
     expect((await store.get(runId, 'e1', 0))?.worker_id).toBe('w1');
-    expect(await redis.hgetall(keys.run(runId))).toMatchObject({ done: '1', completed: '1', resolved: '1', duplicates: '1' });
+    expect(await redis.hgetall(keys.run(runId))).toMatchObject({
+      done: '1',
+      completed: '1',
+      resolved: '1',
+      duplicates: '1',
+    });
     expect(await redis.xlen(keys.results(runId))).toBe(1);
     expect(await redis.ttl(first.key)).toBeGreaterThan(0);
   });
@@ -58,7 +63,8 @@ describe('ResultStore', () => {
     const done = (async () => {
       for await (const item of store.follow(runId, { signal: controller.signal, blockMs: 100 })) {
         seen.push(item.result.episode_id);
-        if (seen.length === 1) await store.commit(result(runId, 'new', { status: 'failed', resolved: null, reward: null }));
+        if (seen.length === 1)
+          await store.commit(result(runId, 'new', { status: 'failed', resolved: null, reward: null }));
         if (seen.length === 2) controller.abort();
       }
     })();

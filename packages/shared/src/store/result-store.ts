@@ -120,7 +120,10 @@ export class ResultStore {
    * Stores `result` unless its generation already has one (`duplicate`) or moved on (`stale`). Without a
    * fence the commit counts as generation 0 with attemptsMade 0 (producer-side results, tests).
    */
-  async commit(result: EpisodeResultInput, fence: CommitFence = { generation: 0, attemptsMade: 0 }): Promise<CommitOutcome> {
+  async commit(
+    result: EpisodeResultInput,
+    fence: CommitFence = { generation: 0, attemptsMade: 0 },
+  ): Promise<CommitOutcome> {
     const key = this.#keys.result(result.run_id, result.episode_id, result.sample_index);
     const resolved = result.resolved === null ? '' : result.resolved ? '1' : '0';
     // The group's size as registered at submit (a resubmission with more samples may have grown it).
@@ -162,7 +165,13 @@ export class ResultStore {
       ],
     )) as CommitReply;
     if (reply[0] !== 1) return { stored: false, reason: reply[2] === 'stale' ? 'stale' : 'duplicate', key };
-    return { stored: true, reason: 'stored', streamId: reply[1], key, ...(reply[2] ? { groupStreamId: reply[2] } : {}) };
+    return {
+      stored: true,
+      reason: 'stored',
+      streamId: reply[1],
+      key,
+      ...(reply[2] ? { groupStreamId: reply[2] } : {}),
+    };
   }
 
   /** The episode's generation and current result entry (one round trip). */
@@ -191,8 +200,13 @@ export class ResultStore {
       .hget(this.#keys.resultIndex(ref.runId), label)
       .hdel(this.#keys.reruns(), label);
     // Which job instance began (CommitFence.execution): a failure settled after the fact for another one is refused.
-    if (execution !== undefined) multi.hset(this.#keys.began(ref.runId), label, execution).expire(this.#keys.began(ref.runId), this.#retentionS);
-    const [[, generation], [, entry]] = (await multi.exec()) as [[unknown, string | null], [unknown, string | null], ...unknown[]];
+    if (execution !== undefined)
+      multi.hset(this.#keys.began(ref.runId), label, execution).expire(this.#keys.began(ref.runId), this.#retentionS);
+    const [[, generation], [, entry]] = (await multi.exec()) as [
+      [unknown, string | null],
+      [unknown, string | null],
+      ...unknown[],
+    ];
     return { generation: Number(generation ?? 0), current: parseEntry(entry) };
   }
 
@@ -226,14 +240,20 @@ export class ResultStore {
     if (reply[0] === -1) return { conflict: true };
     const generation = Number(reply[1]);
     // A result whose key expired by retention while its index entry lived on: nothing to carry over.
-    if (reply[0] === 1 && reply[2] !== '') return { retracted: true, generation, previous: EpisodeResultSchema.parse(JSON.parse(reply[2])) };
+    if (reply[0] === 1 && reply[2] !== '')
+      return { retracted: true, generation, previous: EpisodeResultSchema.parse(JSON.parse(reply[2])) };
     return { retracted: false, generation };
   }
 
   /** Rebuilds the run counters from the result index, atomically with commits and retracts. */
   async recount(runId: string): Promise<RunCounts> {
     const keys = [this.#keys.run(runId), this.#keys.resultIndex(runId)];
-    const [done, completed, failed, resolved] = (await RECOUNT_SCRIPT.run(this.#redis, keys, [])) as [number, number, number, number];
+    const [done, completed, failed, resolved] = (await RECOUNT_SCRIPT.run(this.#redis, keys, [])) as [
+      number,
+      number,
+      number,
+      number,
+    ];
     return { done, completed, failed, resolved };
   }
 
@@ -253,9 +273,20 @@ export class ResultStore {
    */
   follow(
     runId: string,
-    options: { after?: string; signal?: AbortSignal; blockMs?: number; until?: () => Promise<boolean>; onCursor?: (cursor: string) => void } = {},
+    options: {
+      after?: string;
+      signal?: AbortSignal;
+      blockMs?: number;
+      until?: () => Promise<boolean>;
+      onCursor?: (cursor: string) => void;
+    } = {},
   ): AsyncGenerator<StreamedResult> {
-    return followStream({ redis: this.#redis, key: this.#keys.results(runId), ...options, readPage: (after) => this.page(runId, after, 500) });
+    return followStream({
+      redis: this.#redis,
+      key: this.#keys.results(runId),
+      ...options,
+      readPage: (after) => this.page(runId, after, 500),
+    });
   }
 
   /** One page after `after`; `cursor` is the last entry read (also an expired one), undefined at the end. */
@@ -269,7 +300,10 @@ export class ResultStore {
     if (entries.length === 0) return [];
     const keys = entries.map(([, fields]) => streamField(fields, 'key'));
     const labels = entries.map(([, fields]) => streamField(fields, 'job'));
-    const [values, current] = await Promise.all([this.#redis.mget(...keys), this.#redis.hmget(this.#keys.resultIndex(runId), ...labels)]);
+    const [values, current] = await Promise.all([
+      this.#redis.mget(...keys),
+      this.#redis.hmget(this.#keys.resultIndex(runId), ...labels),
+    ]);
     const out: StreamedResult[] = [];
     entries.forEach(([streamId], i) => {
       const raw = values[i];

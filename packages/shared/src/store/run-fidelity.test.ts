@@ -26,14 +26,24 @@ afterAll(async () => {
 function fidelity(compared: number, firstDivergence: number | null): Fidelity {
   const differed = firstDivergence === null ? 0 : 1;
   return {
-    rules_version: '1', compared, matched: compared - differed, differed, no_record: 0,
-    first_divergence: firstDivergence, ratio: compared === 0 ? null : (compared - differed) / compared, steps: [],
+    rules_version: '1',
+    compared,
+    matched: compared - differed,
+    differed,
+    no_record: 0,
+    first_divergence: firstDivergence,
+    ratio: compared === 0 ? null : (compared - differed) / compared,
+    steps: [],
   };
 }
 
 function result(runId: string, episodeId: string, fid: Fidelity | undefined): EpisodeResult {
   return resultFixture({
-    run_id: runId, episode_id: episodeId, instance_id: episodeId, resolved: null, reward: null,
+    run_id: runId,
+    episode_id: episodeId,
+    instance_id: episodeId,
+    resolved: null,
+    reward: null,
     ...(fid === undefined ? {} : { fidelity: fid }),
   });
 }
@@ -49,9 +59,22 @@ function prng(seed: number): () => number {
 
 describe('run fidelity', () => {
   it('buckets the first divergent step', () => {
-    expect([null, 0, 1, 2, 3, 4, 5, 9, 10, 19, 20, 49, 50, 400].map(firstDivergenceBucket)).toEqual(
-      ['none', '0', '1', '2', '3-4', '3-4', '5-9', '5-9', '10-19', '10-19', '20-49', '20-49', '50+', '50+'],
-    );
+    expect([null, 0, 1, 2, 3, 4, 5, 9, 10, 19, 20, 49, 50, 400].map(firstDivergenceBucket)).toEqual([
+      'none',
+      '0',
+      '1',
+      '2',
+      '3-4',
+      '3-4',
+      '5-9',
+      '5-9',
+      '10-19',
+      '10-19',
+      '20-49',
+      '20-49',
+      '50+',
+      '50+',
+    ]);
   });
 
   it('counts clean episodes, first divergences and steps; results that compared nothing are not replays', async () => {
@@ -104,7 +127,13 @@ describe('run fidelity', () => {
       await Promise.all(work);
       await Promise.all(readers.map((reader) => foldRunFidelity(reader, keys, runId)));
       const figure = await readRunFidelity(redis, keys, runId);
-      expect({ seed, replayed: figure.replayed, clean: figure.clean, steps: figure.stepsCompared, matched: figure.stepsMatched }).toEqual({ seed, ...truth });
+      expect({
+        seed,
+        replayed: figure.replayed,
+        clean: figure.clean,
+        steps: figure.stepsCompared,
+        matched: figure.stepsMatched,
+      }).toEqual({ seed, ...truth });
       for (const reader of readers) reader.disconnect();
     }
   });

@@ -60,7 +60,12 @@ function labelOf(result: EpisodeResult): string {
 }
 
 /** Folds the results committed since the last fold into the aggregate (loops until the cursor is current). */
-export async function foldRunFidelity(redis: RedisClient, keys: Keyspace, runId: string, options: { retentionS?: number } = {}): Promise<void> {
+export async function foldRunFidelity(
+  redis: RedisClient,
+  keys: Keyspace,
+  runId: string,
+  options: { retentionS?: number } = {},
+): Promise<void> {
   const store = new ResultStore(redis, keys);
   const retention = String(Math.max(1, Math.round(options.retentionS ?? 14 * DAY_S)));
   for (;;) {
@@ -91,7 +96,9 @@ function compareStreamIds(a: string, b: string): number {
 export async function readRunFidelity(redis: RedisClient, keys: Keyspace, runId: string): Promise<RunFidelity> {
   const hash = await redis.hgetall(keys.runFidelity(runId));
   const num = (field: string): number => Number(hash[field] ?? 0);
-  const firstDivergence = Object.fromEntries(FIRST_DIVERGENCE_BUCKETS.map((bucket) => [bucket, num(`bucket:${bucket}`)])) as Record<FirstDivergenceBucket, number>;
+  const firstDivergence = Object.fromEntries(
+    FIRST_DIVERGENCE_BUCKETS.map((bucket) => [bucket, num(`bucket:${bucket}`)]),
+  ) as Record<FirstDivergenceBucket, number>;
   const replayed = num('episodes');
   const clean = firstDivergence.none;
   const stepsCompared = num('steps_compared');

@@ -32,14 +32,21 @@ function specsOf(episodes: readonly Episode[]): Map<string, { record: SpecRecord
 }
 
 /** Records the spec of each enqueued job of a run (one pipeline). */
-export async function recordRunSpecs(o: { redis: RedisClient; keys: Keyspace; runId: string; episodes: readonly Episode[]; ttlS?: number }): Promise<void> {
+export async function recordRunSpecs(o: {
+  redis: RedisClient;
+  keys: Keyspace;
+  runId: string;
+  episodes: readonly Episode[];
+  ttlS?: number;
+}): Promise<void> {
   if (o.episodes.length === 0) return;
   const ttlS = o.ttlS ?? 14 * DAY_S;
   const specs = specsOf(o.episodes);
   const pipeline = o.redis.pipeline();
   for (const [key, { record }] of specs) pipeline.set(o.keys.spec(key), JSON.stringify(record), 'EX', ttlS);
   const fields: string[] = [];
-  for (const episode of o.episodes) fields.push(jobIdFor(o.runId, episode.episode_id, episode.sample_index), specKey(episode.sandbox, episode.tools));
+  for (const episode of o.episodes)
+    fields.push(jobIdFor(o.runId, episode.episode_id, episode.sample_index), specKey(episode.sandbox, episode.tools));
   pipeline.hset(o.keys.runSpecs(o.runId), ...fields);
   pipeline.expire(o.keys.runSpecs(o.runId), ttlS);
   await pipeline.exec();
@@ -76,7 +83,11 @@ export async function clearAnnouncement(o: { redis: RedisClient; keys: Keyspace;
 }
 
 /** Spec key → sandboxes wanted soon: the given waiting jobs' specs plus every live announcement. */
-export async function readDemand(o: { redis: RedisClient; keys: Keyspace; waitingJobIds: readonly string[] }): Promise<Map<string, number>> {
+export async function readDemand(o: {
+  redis: RedisClient;
+  keys: Keyspace;
+  waitingJobIds: readonly string[];
+}): Promise<Map<string, number>> {
   const demand = new Map<string, number>();
   const add = (key: string | null | undefined, n: number): void => {
     if (key) demand.set(key, (demand.get(key) ?? 0) + n);
@@ -102,7 +113,11 @@ export async function readDemand(o: { redis: RedisClient; keys: Keyspace; waitin
   return demand;
 }
 
-export async function readSpec(o: { redis: RedisClient; keys: Keyspace; specKey: string }): Promise<SpecRecord | undefined> {
+export async function readSpec(o: {
+  redis: RedisClient;
+  keys: Keyspace;
+  specKey: string;
+}): Promise<SpecRecord | undefined> {
   const raw = await o.redis.get(o.keys.spec(o.specKey));
   return raw === null ? undefined : (JSON.parse(raw) as SpecRecord);
 }

@@ -5,7 +5,8 @@
  */
 export const STREAM_CURSOR_PATTERN = /^(0|\d+-\d+)$/;
 
-export const STREAM_CURSOR_HINT = 'a cursor is a stream id such as 1721462400000-0 (or 0 for the start), as printed by an earlier read';
+export const STREAM_CURSOR_HINT =
+  'a cursor is a stream id such as 1721462400000-0 (or 0 for the start), as printed by an earlier read';
 
 export function isStreamCursor(value: string): boolean {
   return STREAM_CURSOR_PATTERN.test(value);

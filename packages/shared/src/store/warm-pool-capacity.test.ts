@@ -27,7 +27,17 @@ afterAll(async () => {
 async function worker(keys: Keyspace, id: string, o: { warmPoolMax?: number; alive: boolean }): Promise<void> {
   const metrics = [
     { name: 'rf_live_sandboxes', help: 'h', type: 'gauge', values: [{ value: 3, labels: {} }], aggregator: 'sum' },
-    ...(o.warmPoolMax === undefined ? [] : [{ name: WARM_POOL_MAX_METRIC, help: 'h', type: 'gauge', values: [{ value: o.warmPoolMax, labels: {} }], aggregator: 'max' }]),
+    ...(o.warmPoolMax === undefined
+      ? []
+      : [
+          {
+            name: WARM_POOL_MAX_METRIC,
+            help: 'h',
+            type: 'gauge',
+            values: [{ value: o.warmPoolMax, labels: {} }],
+            aggregator: 'max',
+          },
+        ]),
   ];
   await redis.hset(keys.metrics(), id, JSON.stringify({ at: Date.now(), metrics }));
   if (o.alive) await redis.set(keys.workerAlive(id), '1', 'PX', 30_000);
@@ -42,7 +52,12 @@ function fleet(): Keyspace {
 describe('readWarmPoolCapacity / announcementWarning', () => {
   it('no worker, or only dead ones: "no worker is running", whatever the dead ones kept', async () => {
     const keys = fleet();
-    expect(await readWarmPoolCapacity({ redis, keys })).toEqual({ liveWorkers: 0, warmWorkers: 0, unknownWorkers: 0, warmPoolMax: 0 });
+    expect(await readWarmPoolCapacity({ redis, keys })).toEqual({
+      liveWorkers: 0,
+      warmWorkers: 0,
+      unknownWorkers: 0,
+      warmPoolMax: 0,
+    });
     await worker(keys, 'dead', { warmPoolMax: 8, alive: false });
     const capacity = await readWarmPoolCapacity({ redis, keys });
     expect(capacity).toEqual({ liveWorkers: 0, warmWorkers: 0, unknownWorkers: 0, warmPoolMax: 0 });

@@ -122,23 +122,27 @@ export const CONTEXT_OVERFLOW_ERRORS: Readonly<Record<string, ScriptedError>> = 
   'vllm-old': {
     status: 400,
     envelope: 'vllm-old',
-    message: "This model's maximum context length is 4096 tokens. However, you requested 4100 tokens (3588 in the messages, 512 in the completion). Please reduce the length of the messages or completion.",
+    message:
+      "This model's maximum context length is 4096 tokens. However, you requested 4100 tokens (3588 in the messages, 512 in the completion). Please reduce the length of the messages or completion.",
   },
   'vllm-0.10': {
     status: 400,
     envelope: 'vllm',
-    message: "'max_tokens' or 'max_completion_tokens' is too large: 512. This model's maximum context length is 4096 tokens and your request has 3700 input tokens (512 > 4096 - 3700).",
+    message:
+      "'max_tokens' or 'max_completion_tokens' is too large: 512. This model's maximum context length is 4096 tokens and your request has 3700 input tokens (512 > 4096 - 3700).",
   },
   'vllm-renderer': {
     status: 400,
     envelope: 'vllm',
     param: 'input_tokens',
-    message: "You passed 3700 input tokens and requested 512 output tokens. However, the model's context length is only 4096 tokens, resulting in a maximum input length of 3584 tokens. Please reduce the length of the input prompt.",
+    message:
+      "You passed 3700 input tokens and requested 512 output tokens. However, the model's context length is only 4096 tokens, resulting in a maximum input length of 3584 tokens. Please reduce the length of the input prompt.",
   },
   'vllm-current': {
     status: 400,
     envelope: 'vllm',
-    message: "This model's maximum context length is 4096 tokens. However, you requested 512 output tokens and your prompt contains at least 3585 input tokens, for a total of at least 4097 tokens. Please reduce the length of the input prompt or the number of requested output tokens. (parameter=input_tokens, value=3585)",
+    message:
+      "This model's maximum context length is 4096 tokens. However, you requested 512 output tokens and your prompt contains at least 3585 input tokens, for a total of at least 4097 tokens. Please reduce the length of the input prompt or the number of requested output tokens. (parameter=input_tokens, value=3585)",
   },
   'sglang-input': {
     status: 400,
@@ -148,23 +152,39 @@ export const CONTEXT_OVERFLOW_ERRORS: Readonly<Record<string, ScriptedError>> = 
   'sglang-total': {
     status: 400,
     envelope: 'sglang',
-    message: "Requested token count exceeds the model's maximum context length of 4096 tokens. You requested a total of 4300 tokens: 3788 tokens from the input messages and 512 tokens for the completion. Please reduce the number of tokens in the input messages or the completion to fit within the limit.",
+    message:
+      "Requested token count exceeds the model's maximum context length of 4096 tokens. You requested a total of 4300 tokens: 3788 tokens from the input messages and 512 tokens for the completion. Please reduce the number of tokens in the input messages or the completion to fit within the limit.",
   },
   openai: {
     status: 400,
     envelope: 'openai',
     param: 'messages',
-    message: "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens. Please reduce the length of the messages.",
+    message:
+      "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens. Please reduce the length of the messages.",
   },
 };
 
 function errorBody(error: ScriptedError): Record<string, unknown> {
-  const type = error.status === 429 ? 'RateLimitError' : error.status >= 500 ? 'InternalServerError' : error.status === 404 ? 'NotFoundError' : 'BadRequestError';
+  const type =
+    error.status === 429
+      ? 'RateLimitError'
+      : error.status >= 500
+        ? 'InternalServerError'
+        : error.status === 404
+          ? 'NotFoundError'
+          : 'BadRequestError';
   switch (error.envelope ?? 'vllm') {
     case 'vllm':
       return { error: { message: error.message, type, param: error.param ?? null, code: error.status } };
     case 'openai':
-      return { error: { message: error.message, type: 'invalid_request_error', param: error.param ?? null, code: error.status === 400 ? 'context_length_exceeded' : null } };
+      return {
+        error: {
+          message: error.message,
+          type: 'invalid_request_error',
+          param: error.param ?? null,
+          code: error.status === 400 ? 'context_length_exceeded' : null,
+        },
+      };
     case 'vllm-old':
       return { object: 'error', message: error.message, type, param: error.param ?? null, code: error.status };
     case 'sglang':
@@ -179,7 +199,10 @@ function pickAttempt(turn: ScriptedTurn, context: ScriptContext): ScriptedAttemp
 }
 
 function countAssistantMessages(messages: unknown): number {
-  return Array.isArray(messages) ? messages.filter((m) => typeof m === 'object' && m !== null && (m as { role?: unknown }).role === 'assistant').length : 0;
+  return Array.isArray(messages)
+    ? messages.filter((m) => typeof m === 'object' && m !== null && (m as { role?: unknown }).role === 'assistant')
+        .length
+    : 0;
 }
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -188,18 +211,32 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
   res.end(text);
 }
 
-function completion(reply: ScriptedReply, context: { body: Record<string, unknown>; dialect: ScriptDialect; turn: number; completionCounter: number }): Record<string, unknown> {
+function completion(
+  reply: ScriptedReply,
+  context: { body: Record<string, unknown>; dialect: ScriptDialect; turn: number; completionCounter: number },
+): Record<string, unknown> {
   const { body, dialect } = context;
   const toolCalls = reply.tool_calls?.map((call, index) => ({
     id: call.id ?? `call_${context.turn}_${index}_${context.completionCounter}`,
     type: 'function',
-    function: { name: call.name, arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments) },
+    function: {
+      name: call.name,
+      arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
+    },
   }));
-  const message: Record<string, unknown> = { role: 'assistant', content: reply.content ?? (toolCalls ? null : ''), tool_calls: toolCalls ?? [] };
+  const message: Record<string, unknown> = {
+    role: 'assistant',
+    content: reply.content ?? (toolCalls ? null : ''),
+    tool_calls: toolCalls ?? [],
+  };
   if (reply.reasoning_content !== undefined) message.reasoning_content = reply.reasoning_content;
   const promptIds = toyPromptIds((body.messages ?? []) as ToyMessage[], body.tools);
   const completionTokens = toyCompletionTokens({ content: message.content, tool_calls: toolCalls });
-  const usage = { prompt_tokens: promptIds.length, completion_tokens: completionTokens.length, total_tokens: promptIds.length + completionTokens.length };
+  const usage = {
+    prompt_tokens: promptIds.length,
+    completion_tokens: completionTokens.length,
+    total_tokens: promptIds.length + completionTokens.length,
+  };
   const mode = reply.tokens ?? 'consistent';
   const kept = mode === 'mismatch' ? completionTokens.slice(0, -1) : completionTokens;
   const choice: Record<string, unknown> = {
@@ -221,7 +258,14 @@ function completion(reply: ScriptedReply, context: { body: Record<string, unknow
     out.system_fingerprint = 'scripted-vllm';
   }
   if (mode !== 'none' && body.logprobs === true) {
-    choice.logprobs = { content: kept.map((token, position) => ({ token: token.text, logprob: toyLogprob(token, position), bytes: null, top_logprobs: [] })) };
+    choice.logprobs = {
+      content: kept.map((token, position) => ({
+        token: token.text,
+        logprob: toyLogprob(token, position),
+        bytes: null,
+        top_logprobs: [],
+      })),
+    };
   }
   if (mode !== 'none' && dialect !== 'openai' && body.return_token_ids === true) {
     choice.token_ids = kept.map((token) => token.id);
@@ -238,14 +282,16 @@ export async function startScriptedPolicyServer(options: ScriptedPolicyServerOpt
   let inflight = 0;
   let maxInflight = 0;
   let closing = false;
-  const route = options.route ?? ((body: Record<string, unknown>) => (typeof body.model === 'string' ? body.model : undefined));
+  const route =
+    options.route ?? ((body: Record<string, unknown>) => (typeof body.model === 'string' ? body.model : undefined));
 
   const wire: WireServer = await startWireServer(async (req, res) => {
     const started = performance.now();
     let body: Record<string, unknown> | undefined;
     try {
       const parsed: unknown = JSON.parse(req.body.toString('utf8'));
-      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) body = parsed as Record<string, unknown>;
+      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed))
+        body = parsed as Record<string, unknown>;
     } catch {
       body = undefined;
     }
@@ -275,11 +321,21 @@ export async function startScriptedPolicyServer(options: ScriptedPolicyServerOpt
       record.handledMs = performance.now() - started;
     };
     if (req.method === 'GET' && req.url.pathname === '/v1/models') {
-      send(res, 200, { object: 'list', data: Object.keys(options.scripts).map((id) => ({ id, object: 'model', owned_by: 'scripted' })) });
+      send(res, 200, {
+        object: 'list',
+        data: Object.keys(options.scripts).map((id) => ({ id, object: 'model', owned_by: 'scripted' })),
+      });
       return finish();
     }
     if (req.method !== 'POST' || req.url.pathname !== '/v1/chat/completions') {
-      send(res, 404, { error: { message: `Not Found: ${req.method} ${req.url.pathname}`, type: 'NotFoundError', param: null, code: 404 } });
+      send(res, 404, {
+        error: {
+          message: `Not Found: ${req.method} ${req.url.pathname}`,
+          type: 'NotFoundError',
+          param: null,
+          code: 404,
+        },
+      });
       return finish();
     }
     if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}`) {
@@ -289,25 +345,45 @@ export async function startScriptedPolicyServer(options: ScriptedPolicyServerOpt
     }
     if (body === undefined) {
       record.outcome = 'error';
-      send(res, 400, { error: { message: 'request body is not a JSON object', type: 'BadRequestError', param: null, code: 400 } });
+      send(res, 400, {
+        error: { message: 'request body is not a JSON object', type: 'BadRequestError', param: null, code: 400 },
+      });
       return finish();
     }
     const name = route(body);
     const script = name === undefined ? undefined : options.scripts[name];
     if (script === undefined || name === undefined) {
       record.outcome = 'error';
-      send(res, 404, { error: { message: `The model \`${String(body.model)}\` does not exist.`, type: 'NotFoundError', param: 'model', code: 404 } });
+      send(res, 404, {
+        error: {
+          message: `The model \`${String(body.model)}\` does not exist.`,
+          type: 'NotFoundError',
+          param: 'model',
+          code: 404,
+        },
+      });
       return finish();
     }
     const turn = countAssistantMessages(body.messages);
-    const key = createHash('sha256').update(name).update('\0').update(JSON.stringify(body.messages ?? null)).digest('hex');
+    const key = createHash('sha256')
+      .update(name)
+      .update('\0')
+      .update(JSON.stringify(body.messages ?? null))
+      .digest('hex');
     const attempt = (attempts.get(key) ?? 0) + 1;
     attempts.set(key, attempt);
     Object.assign(record, { script: name, turn, attempt });
     const scripted = script.turns[turn];
     if (scripted === undefined) {
       record.outcome = 'error';
-      send(res, 400, { error: { message: `script "${name}" has no turn ${turn} (it has ${script.turns.length})`, type: 'BadRequestError', param: null, code: 400 } });
+      send(res, 400, {
+        error: {
+          message: `script "${name}" has no turn ${turn} (it has ${script.turns.length})`,
+          type: 'BadRequestError',
+          param: null,
+          code: 400,
+        },
+      });
       return finish();
     }
     const chosen = pickAttempt(scripted, { turn, attempt, body });
@@ -322,7 +398,8 @@ export async function startScriptedPolicyServer(options: ScriptedPolicyServerOpt
     }
     if ('error' in chosen) {
       record.outcome = 'error';
-      const headers: Record<string, string> = chosen.error.retry_after === undefined ? {} : { 'retry-after': String(chosen.error.retry_after) };
+      const headers: Record<string, string> =
+        chosen.error.retry_after === undefined ? {} : { 'retry-after': String(chosen.error.retry_after) };
       send(res, chosen.error.status, errorBody(chosen.error), headers);
       return finish();
     }
@@ -331,12 +408,24 @@ export async function startScriptedPolicyServer(options: ScriptedPolicyServerOpt
     if (options.maxModelLen !== undefined && promptLen + maxTokens > options.maxModelLen) {
       record.outcome = 'error';
       const overflow = CONTEXT_OVERFLOW_ERRORS['vllm-renderer']!;
-      send(res, 400, errorBody({ ...overflow, message: `You passed ${promptLen} input tokens and requested ${maxTokens} output tokens. However, the model's context length is only ${options.maxModelLen} tokens, resulting in a maximum input length of ${options.maxModelLen - maxTokens} tokens. Please reduce the length of the input prompt.` }));
+      send(
+        res,
+        400,
+        errorBody({
+          ...overflow,
+          message: `You passed ${promptLen} input tokens and requested ${maxTokens} output tokens. However, the model's context length is only ${options.maxModelLen} tokens, resulting in a maximum input length of ${options.maxModelLen - maxTokens} tokens. Please reduce the length of the input prompt.`,
+        }),
+      );
       return finish();
     }
     record.outcome = 'reply';
     completions += 1;
-    const answer = completion(chosen.reply, { body, dialect: script.dialect ?? 'vllm', turn, completionCounter: completions });
+    const answer = completion(chosen.reply, {
+      body,
+      dialect: script.dialect ?? 'vllm',
+      turn,
+      completionCounter: completions,
+    });
     finish();
     const delay = chosen.reply.delay_ms ?? 0;
     if (delay > 0) await abortableDelay(delay);

@@ -28,7 +28,10 @@ function hash(text: string): number {
 
 /** Words, runs of spaces and single other characters, each one token. */
 export function toyTokenize(text: string): ToyToken[] {
-  return (text.match(/[A-Za-z0-9_]+|\s+|[^A-Za-z0-9_\s]/g) ?? []).map((piece) => ({ id: FIRST_TEXT_ID + (hash(piece) % VOCAB), text: piece }));
+  return (text.match(/[A-Za-z0-9_]+|\s+|[^A-Za-z0-9_\s]/g) ?? []).map((piece) => ({
+    id: FIRST_TEXT_ID + (hash(piece) % VOCAB),
+    text: piece,
+  }));
 }
 
 /** A stable pseudo logprob in (-5, 0) for a token at a position. */
@@ -56,7 +59,12 @@ export function assistantBody(message: { content?: unknown; tool_calls?: unknown
 
 function messageTokens(message: ToyMessage): number[] {
   const role = ROLE_IDS[message.role] ?? ROLE_IDS.user!;
-  const body = message.role === 'assistant' ? assistantBody(message) : typeof message.content === 'string' ? message.content : JSON.stringify(message.content ?? '');
+  const body =
+    message.role === 'assistant'
+      ? assistantBody(message)
+      : typeof message.content === 'string'
+        ? message.content
+        : JSON.stringify(message.content ?? '');
   const tail = message.role === 'tool' ? `\n[${String(message.tool_call_id ?? '')}]` : '';
   return [IM_START, role, NEWLINE, ...toyTokenize(body + tail).map((t) => t.id), IM_END, NEWLINE];
 }
@@ -64,7 +72,15 @@ function messageTokens(message: ToyMessage): number[] {
 /** The prompt ids of a request: tools (as JSON, in the system part), every message, then the assistant header. */
 export function toyPromptIds(messages: readonly ToyMessage[], tools: unknown): number[] {
   const ids: number[] = [];
-  if (tools !== undefined) ids.push(IM_START, ROLE_IDS.system!, NEWLINE, ...toyTokenize(JSON.stringify(tools)).map((t) => t.id), IM_END, NEWLINE);
+  if (tools !== undefined)
+    ids.push(
+      IM_START,
+      ROLE_IDS.system!,
+      NEWLINE,
+      ...toyTokenize(JSON.stringify(tools)).map((t) => t.id),
+      IM_END,
+      NEWLINE,
+    );
   for (const message of messages) ids.push(...messageTokens(message));
   ids.push(IM_START, ROLE_IDS.assistant!, NEWLINE);
   return ids;

@@ -12,17 +12,30 @@ export function filesFacet(getTarget: () => SwerexConformanceTarget): void {
   const upload = async (fields: Parameters<typeof multipartBody>[0]) => {
     const target = getTarget();
     const { body, contentType } = multipartBody(fields);
-    const reply = await target.send({ method: 'POST', path: '/upload', headers: { 'x-api-key': target.authToken, 'content-type': contentType }, body });
+    const reply = await target.send({
+      method: 'POST',
+      path: '/upload',
+      headers: { 'x-api-key': target.authToken, 'content-type': contentType },
+      body,
+    });
     return { status: reply.status, json: JSON.parse(reply.text) as unknown };
   };
 
   describe('/execute', () => {
     it('captures stdout, stderr and the exit code separately', async () => {
-      expect(await rex().execute('echo out; echo err >&2; exit 3')).toEqual({ stdout: 'out\n', stderr: 'err\n', exit_code: 3 });
+      expect(await rex().execute('echo out; echo err >&2; exit 3')).toEqual({
+        stdout: 'out\n',
+        stderr: 'err\n',
+        exit_code: 3,
+      });
     });
 
     it('merges stderr into stdout when asked', async () => {
-      expect(await rex().execute('echo out; echo err >&2', { merge_output_streams: true })).toEqual({ stdout: 'out\nerr\n', stderr: '', exit_code: 0 });
+      expect(await rex().execute('echo out; echo err >&2', { merge_output_streams: true })).toEqual({
+        stdout: 'out\nerr\n',
+        stderr: '',
+        exit_code: 0,
+      });
     });
 
     it('replaces the whole environment with env, and honours cwd', async () => {
@@ -75,26 +88,37 @@ export function filesFacet(getTarget: () => SwerexConformanceTarget): void {
     it('puts the file inside an existing directory as temp_file_transfer', async () => {
       const dir = scratch();
       await rex().sh(`mkdir -p ${dir}`);
-      expect((await upload([{ name: 'file', value: 'x', filename: 'x.txt' }, { name: 'target_path', value: dir }])).status).toBe(200);
+      expect(
+        (
+          await upload([
+            { name: 'file', value: 'x', filename: 'x.txt' },
+            { name: 'target_path', value: dir },
+          ])
+        ).status,
+      ).toBe(200);
       expect(await rex().ok('/read_file', { path: `${dir}/temp_file_transfer` })).toEqual({ content: 'x' });
     });
 
     it('extracts a zip into target_path when unzip is true', async () => {
       const dir = `${scratch()}/tools`;
-      const zip = storedZip({ 'bin/tool.sh': '#!/bin/sh\necho tool\n', 'README': 'readme\n' });
+      const zip = storedZip({ 'bin/tool.sh': '#!/bin/sh\necho tool\n', README: 'readme\n' });
       const reply = await upload([
         { name: 'file', value: zip, filename: 'zipped_transfer.zip', contentType: 'application/zip' },
         { name: 'target_path', value: dir },
         { name: 'unzip', value: 'true' },
       ]);
       expect(reply).toEqual({ status: 200, json: {} });
-      expect(await rex().sh(`cd ${dir} && find . -type f | sort && cat bin/tool.sh`)).toBe('./README\n./bin/tool.sh\n#!/bin/sh\necho tool\n');
+      expect(await rex().sh(`cd ${dir} && find . -type f | sort && cat bin/tool.sh`)).toBe(
+        './README\n./bin/tool.sh\n#!/bin/sh\necho tool\n',
+      );
     });
 
     it('answers 422 when a required form field is missing', async () => {
       const reply = await upload([{ name: 'target_path', value: '/tmp/x' }]);
       expect(reply.status).toBe(422);
-      expect(reply.json).toEqual({ detail: [{ type: 'missing', loc: ['body', 'file'], msg: 'Field required', input: null }] });
+      expect(reply.json).toEqual({
+        detail: [{ type: 'missing', loc: ['body', 'file'], msg: 'Field required', input: null }],
+      });
     });
   });
 

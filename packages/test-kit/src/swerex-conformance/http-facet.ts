@@ -25,13 +25,19 @@ export function httpFacet(getTarget: () => SwerexConformanceTarget): void {
     it('answers invalid bodies with 422 in the FastAPI/pydantic shape', async () => {
       const missing = await rex().raw('/execute', { shell: true });
       expect(missing.status).toBe(422);
-      expect(missing.json).toEqual({ detail: [{ type: 'missing', loc: ['body', 'command'], msg: 'Field required', input: { shell: true } }] });
+      expect(missing.json).toEqual({
+        detail: [{ type: 'missing', loc: ['body', 'command'], msg: 'Field required', input: { shell: true } }],
+      });
       const badJson = await rex().raw('/execute', '{"command":');
       expect(badJson.status).toBe(422);
       expect((badJson.json as { detail: Array<{ type: string }> }).detail[0]?.type).toBe('json_invalid');
       const wrongType = await rex().raw('/read_file', { path: 42 });
       expect(wrongType.status).toBe(422);
-      expect((wrongType.json as { detail: unknown[] }).detail[0]).toMatchObject({ type: 'string_type', loc: ['body', 'path'], input: 42 });
+      expect((wrongType.json as { detail: unknown[] }).detail[0]).toMatchObject({
+        type: 'string_type',
+        loc: ['body', 'path'],
+        input: 42,
+      });
     });
 
     it('requires session_type / action_type and reports union_tag_not_found', async () => {
@@ -42,15 +48,27 @@ export function httpFacet(getTarget: () => SwerexConformanceTarget): void {
       ] as const) {
         const reply = await rex().raw(path, body);
         expect(reply.status, path).toBe(422);
-        expect((reply.json as { detail: Array<{ type: string; loc: unknown[] }> }).detail[0]).toMatchObject({ type: 'union_tag_not_found', loc: ['body'] });
+        expect((reply.json as { detail: Array<{ type: string; loc: unknown[] }> }).detail[0]).toMatchObject({
+          type: 'union_tag_not_found',
+          loc: ['body'],
+        });
       }
     });
 
     it('ignores unknown request fields and answers with every model field', async () => {
       const session = `fields-${randomUUID()}`;
-      expect(Object.keys(await rex().createSession(session, { unknown_field: 1 })).sort()).toEqual(['output', 'session_type']);
+      expect(Object.keys(await rex().createSession(session, { unknown_field: 1 })).sort()).toEqual([
+        'output',
+        'session_type',
+      ]);
       const observation = await rex().run(session, 'true', { surprise: true });
-      expect(observation).toEqual({ output: '', exit_code: 0, failure_reason: '', expect_string: 'SHELLPS1PREFIX', session_type: 'bash' });
+      expect(observation).toEqual({
+        output: '',
+        exit_code: 0,
+        failure_reason: '',
+        expect_string: 'SHELLPS1PREFIX',
+        session_type: 'bash',
+      });
       expect(await rex().execute('true', { extra: 'x' })).toEqual({ stdout: '', stderr: '', exit_code: 0 });
       expect(await rex().closeSession(session)).toEqual({ session_type: 'bash' });
     });
@@ -58,7 +76,12 @@ export function httpFacet(getTarget: () => SwerexConformanceTarget): void {
 
   describe('X-API-Key', () => {
     it('rejects a missing key on every path, including / and /is_alive and unknown paths', async () => {
-      for (const [path, body] of [['/', undefined], ['/is_alive', undefined], ['/execute', { command: 'true' }], ['/nowhere', {}]] as const) {
+      for (const [path, body] of [
+        ['/', undefined],
+        ['/is_alive', undefined],
+        ['/execute', { command: 'true' }],
+        ['/nowhere', {}],
+      ] as const) {
         const reply = await rex().raw(path, body, { apiKey: false });
         expect([401, 403], path).toContain(reply.status);
         expect(reply.json, path).toEqual({ detail: 'Not authenticated' });

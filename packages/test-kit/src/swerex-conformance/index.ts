@@ -12,7 +12,12 @@ import { httpFacet } from './http-facet.js';
 import { sessionFacet } from './session-facet.js';
 import type { SwerexConformanceTarget } from './target.js';
 
-export const SWEREX_CONFORMANCE_FACETS = { http: httpFacet, errors: errorsFacet, session: sessionFacet, files: filesFacet } as const;
+export const SWEREX_CONFORMANCE_FACETS = {
+  http: httpFacet,
+  errors: errorsFacet,
+  session: sessionFacet,
+  files: filesFacet,
+} as const;
 export type SwerexConformanceFacet = keyof typeof SWEREX_CONFORMANCE_FACETS;
 
 export function describeSwerexConformance(

@@ -29,7 +29,12 @@ export class RexCaller {
       headers['content-type'] = 'application/json';
       payload = typeof body === 'string' ? body : JSON.stringify(body);
     }
-    const reply = await this.target.send({ method: options.method ?? (body === undefined ? 'GET' : 'POST'), path, headers, body: payload });
+    const reply = await this.target.send({
+      method: options.method ?? (body === undefined ? 'GET' : 'POST'),
+      path,
+      headers,
+      body: payload,
+    });
     let json: unknown = undefined;
     try {
       json = JSON.parse(reply.text);
@@ -57,7 +62,13 @@ export class RexCaller {
   }
 
   createSession(session: string, extra: Record<string, unknown> = {}) {
-    return this.ok('/create_session', { session, session_type: 'bash', startup_source: [], startup_timeout: 10, ...extra });
+    return this.ok('/create_session', {
+      session,
+      session_type: 'bash',
+      startup_source: [],
+      startup_timeout: 10,
+      ...extra,
+    });
   }
 
   run(session: string, command: string, extra: Record<string, unknown> = {}) {

@@ -27,7 +27,12 @@ export function sessionFacet(getTarget: () => SwerexConformanceTarget): void {
       ];
       for (const [command, extra, output, exitCode, expectString] of rows) {
         const observation = await rex().run(s, command, extra);
-        expect({ command, output: observation.output, exit_code: observation.exit_code, expect_string: observation.expect_string }).toEqual({
+        expect({
+          command,
+          output: observation.output,
+          exit_code: observation.exit_code,
+          expect_string: observation.expect_string,
+        }).toEqual({
           command,
           output,
           exit_code: exitCode,
@@ -41,7 +46,10 @@ export function sessionFacet(getTarget: () => SwerexConformanceTarget): void {
       expect((await rex().run(s, 'echo a\n\necho b  # comment\necho c')).output).toBe('a\nb\nc\n');
       expect((await rex().run(s, 'cat <<EOF\nx\ny\nEOF')).output).toBe('x\ny\n');
       expect((await rex().run(s, 'for i in 1 2; do\n  echo $i\ndone')).output).toBe('1\n2\n');
-      expect(await rex().run(s, 'A=(1 2)\necho ${A[1]}')).toMatchObject({ output: '2\n', expect_string: 'UNIQUESTRING29234' });
+      expect(await rex().run(s, 'A=(1 2)\necho ${A[1]}')).toMatchObject({
+        output: '2\n',
+        expect_string: 'UNIQUESTRING29234',
+      });
     });
   });
 
@@ -56,13 +64,22 @@ export function sessionFacet(getTarget: () => SwerexConformanceTarget): void {
     it('reads ~/.bashrc and sources startup_source files, then resets PS1', async () => {
       const home = (await rex().sh('printf %s "$HOME"')).trim();
       const dir = `/tmp/rex-startup-${randomUUID()}`;
-      await rex().ok('/write_file', { path: `${home}/.bashrc`, content: 'export FROM_BASHRC=yes\necho banner-from-bashrc\n' });
-      await rex().ok('/write_file', { path: `${dir}/env.sh`, content: "export PS1='custom> '\nexport FROM_STARTUP=1\n" });
+      await rex().ok('/write_file', {
+        path: `${home}/.bashrc`,
+        content: 'export FROM_BASHRC=yes\necho banner-from-bashrc\n',
+      });
+      await rex().ok('/write_file', {
+        path: `${dir}/env.sh`,
+        content: "export PS1='custom> '\nexport FROM_STARTUP=1\n",
+      });
       try {
         const session = `rc-${randomUUID()}`;
         const created = await rex().createSession(session, { startup_source: [`${dir}/env.sh`] });
         expect(created.output).toContain('banner-from-bashrc');
-        expect(await rex().run(session, 'echo $FROM_BASHRC $FROM_STARTUP')).toMatchObject({ output: 'yes 1\n', expect_string: 'SHELLPS1PREFIX' });
+        expect(await rex().run(session, 'echo $FROM_BASHRC $FROM_STARTUP')).toMatchObject({
+          output: 'yes 1\n',
+          expect_string: 'SHELLPS1PREFIX',
+        });
       } finally {
         await rex().sh(`rm -f ${home}/.bashrc`);
       }
@@ -72,7 +89,12 @@ export function sessionFacet(getTarget: () => SwerexConformanceTarget): void {
       const dir = `/tmp/rex-slow-${randomUUID()}`;
       await rex().ok('/write_file', { path: `${dir}/slow.sh`, content: 'sleep 3\n' });
       const session = `slow-${randomUUID()}`;
-      const exc = await rex().fails('/create_session', { session, session_type: 'bash', startup_source: [`${dir}/slow.sh`], startup_timeout: 0.5 });
+      const exc = await rex().fails('/create_session', {
+        session,
+        session_type: 'bash',
+        startup_source: [`${dir}/slow.sh`],
+        startup_timeout: 0.5,
+      });
       expect(exc.class_path).toBe('pexpect.exceptions.TIMEOUT');
       const again = await rex().fails('/create_session', { session, session_type: 'bash' });
       expect(again.class_path).toBe('swerex.exceptions.SessionExistsError');
@@ -96,9 +118,17 @@ export function sessionFacet(getTarget: () => SwerexConformanceTarget): void {
 
     it('honours check modes: silent, ignore, raise', async () => {
       const s = await fresh();
-      expect(await rex().run(s, 'echo x; (exit 7)', { check: 'silent' })).toMatchObject({ output: 'x\n', exit_code: 7 });
-      expect(await rex().run(s, 'echo y; (exit 7)', { check: 'ignore' })).toMatchObject({ output: 'y\n', exit_code: null });
-      expect((await rex().runFails(s, '(exit 7)', { check: 'raise' })).class_path).toBe('swerex.exceptions.NonZeroExitCodeError');
+      expect(await rex().run(s, 'echo x; (exit 7)', { check: 'silent' })).toMatchObject({
+        output: 'x\n',
+        exit_code: 7,
+      });
+      expect(await rex().run(s, 'echo y; (exit 7)', { check: 'ignore' })).toMatchObject({
+        output: 'y\n',
+        exit_code: null,
+      });
+      expect((await rex().runFails(s, '(exit 7)', { check: 'raise' })).class_path).toBe(
+        'swerex.exceptions.NonZeroExitCodeError',
+      );
       expect(await rex().run(s, 'echo z')).toMatchObject({ output: 'z\n', exit_code: 0 });
     });
 
@@ -114,33 +144,50 @@ export function sessionFacet(getTarget: () => SwerexConformanceTarget): void {
   describe('timeouts and interrupts', () => {
     it('timeout null waits as long as needed', async () => {
       const s = await fresh();
-      expect(await rex().run(s, 'sleep 1.2; echo slept', { timeout: null })).toMatchObject({ output: 'slept\n', exit_code: 0 });
+      expect(await rex().run(s, 'sleep 1.2; echo slept', { timeout: null })).toMatchObject({
+        output: 'slept\n',
+        exit_code: 0,
+      });
     });
 
     it('a timed-out command keeps running; its prompt is consumed by the next command', async () => {
       const s = await fresh();
       const marker = `/tmp/rex-late-${randomUUID()}`;
       await rex().runFails(s, `sleep 1; touch ${marker}`, { timeout: 0.3 });
-      await vi.waitFor(async () => expect((await rex().execute(['test', '-e', marker])).exit_code).toBe(0), { timeout: 10_000, interval: 100 });
+      await vi.waitFor(async () => expect((await rex().execute(['test', '-e', marker])).exit_code).toBe(0), {
+        timeout: 10_000,
+        interval: 100,
+      });
       expect(await rex().run(s, 'echo x')).toMatchObject({ output: 'x\n', exit_code: 0 });
     });
 
     it('bash_interrupt stops the running command (Ctrl-C)', async () => {
       const s = await fresh();
       await rex().runFails(s, 'sleep 100', { timeout: 0.3 });
-      expect(await rex().interrupt(s)).toMatchObject({ exit_code: 0, expect_string: 'SHELLPS1PREFIX', failure_reason: '', session_type: 'bash' });
+      expect(await rex().interrupt(s)).toMatchObject({
+        exit_code: 0,
+        expect_string: 'SHELLPS1PREFIX',
+        failure_reason: '',
+        session_type: 'bash',
+      });
       expect(await rex().run(s, 'echo back')).toMatchObject({ output: 'back\n', exit_code: 0 });
     });
 
     it('bash_interrupt falls back to Ctrl-Z + kill -9 %1 when Ctrl-C is ignored', async () => {
       const s = await fresh();
       await rex().runFails(s, `bash -c "trap '' INT; sleep 100"`, { timeout: 0.3 });
-      expect(await rex().interrupt(s, { timeout: 0.2, n_retry: 2 })).toMatchObject({ exit_code: 0, expect_string: 'SHELLPS1PREFIX' });
+      expect(await rex().interrupt(s, { timeout: 0.2, n_retry: 2 })).toMatchObject({
+        exit_code: 0,
+        expect_string: 'SHELLPS1PREFIX',
+      });
       const after = await rex().run(s, 'echo alive', { check: 'silent' });
       expect(after.output).toContain('alive\n');
       // bash reports (and forgets) the killed job at a prompt after it has reaped it, which may be this one or
       // the next: the reference behaves the same. What must hold is that it goes away.
-      await vi.waitFor(async () => expect((await rex().run(s, 'jobs | wc -l')).output).toBe('0\n'), { timeout: 10_000, interval: 100 });
+      await vi.waitFor(async () => expect((await rex().run(s, 'jobs | wc -l')).output).toBe('0\n'), {
+        timeout: 10_000,
+        interval: 100,
+      });
     });
   });
 

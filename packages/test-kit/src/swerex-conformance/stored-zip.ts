@@ -69,7 +69,11 @@ export function multipartBody(fields: MultipartField[]): { body: Buffer; content
     if (field.filename !== undefined) head += `; filename="${field.filename}"`;
     head += '\r\n';
     if (field.contentType !== undefined) head += `Content-Type: ${field.contentType}\r\n`;
-    chunks.push(Buffer.from(`${head}\r\n`), Buffer.isBuffer(field.value) ? field.value : Buffer.from(field.value), Buffer.from('\r\n'));
+    chunks.push(
+      Buffer.from(`${head}\r\n`),
+      Buffer.isBuffer(field.value) ? field.value : Buffer.from(field.value),
+      Buffer.from('\r\n'),
+    );
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };

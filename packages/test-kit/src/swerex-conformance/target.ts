@@ -57,7 +57,10 @@ export function dispatcherTarget(options: DispatcherTargetOptions): SwerexConfor
 }
 
 /** A target bound to a server's UNIX socket; `close()` releases the connection pool. */
-export function socketTarget(socketPath: string, authToken: string): SwerexConformanceTarget & { close(): Promise<void> } {
+export function socketTarget(
+  socketPath: string,
+  authToken: string,
+): SwerexConformanceTarget & { close(): Promise<void> } {
   const client = new Client('http://localhost', { socketPath, headersTimeout: 120_000, bodyTimeout: 120_000 });
   const target = dispatcherTarget({ origin: 'http://localhost', dispatcher: client, authToken });
   return { ...target, close: () => client.close() };

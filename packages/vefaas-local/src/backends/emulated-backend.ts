@@ -3,7 +3,13 @@
  * Thousands of sandboxes fit in one host, which is what fleet-scale benchmarks need.
  */
 import { EmulatedSwerex } from '../emulated/emulated-swerex.js';
-import { type ExitInfo, type InstanceLaunch, LaunchError, type RunningInstance, type SandboxBackend } from './backend.js';
+import {
+  type ExitInfo,
+  type InstanceLaunch,
+  LaunchError,
+  type RunningInstance,
+  type SandboxBackend,
+} from './backend.js';
 
 export interface EmulatedBackendOptions {
   /** Images that "exist"; anything else fails with function_initialize_failed. Unset = every image exists. */

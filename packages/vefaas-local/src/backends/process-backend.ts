@@ -4,7 +4,13 @@
  */
 import { Client } from 'undici';
 import type { CgroupOptions } from '../sandbox/cgroups/sandbox-cgroups.js';
-import { type ExitInfo, type InstanceLaunch, LaunchError, type RunningInstance, type SandboxBackend } from './backend.js';
+import {
+  type ExitInfo,
+  type InstanceLaunch,
+  LaunchError,
+  type RunningInstance,
+  type SandboxBackend,
+} from './backend.js';
 
 const SECOND = 1000;
 

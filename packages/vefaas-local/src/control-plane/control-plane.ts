@@ -12,7 +12,15 @@ import type { Logger } from '@rollout-fleet/shared';
 import { BodyTooLargeError, readBody } from '../http-util.js';
 import type { ActionContext, ActionHandler } from './action-context.js';
 import { createSandbox } from './create-sandbox.js';
-import { API_VERSION, ApiError, errorBody, newRequestId, type ResponseMetadata, SERVICE, successBody } from './envelope.js';
+import {
+  API_VERSION,
+  ApiError,
+  errorBody,
+  newRequestId,
+  type ResponseMetadata,
+  SERVICE,
+  successBody,
+} from './envelope.js';
 import type { Body } from './params.js';
 import { describeSandbox, killSandbox, listSandboxes, setSandboxTimeout } from './sandbox-actions.js';
 import type { SignatureVerifier } from './signature.js';
@@ -53,9 +61,15 @@ export function createControlPlane(options: ControlPlaneOptions) {
       Region: options.region,
     };
     const reply = (status: number, text: string, code?: string): void => {
-      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+      res.writeHead(status, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(text),
+      });
       res.end(text);
-      logger.debug({ action, status, code, requestId: meta.RequestId, ms: Math.round(performance.now() - started) }, 'control-plane request');
+      logger.debug(
+        { action, status, code, requestId: meta.RequestId, ms: Math.round(performance.now() - started) },
+        'control-plane request',
+      );
     };
     try {
       const raw = await readBody(req, MAX_BODY_BYTES);

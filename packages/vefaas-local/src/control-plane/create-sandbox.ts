@@ -25,7 +25,8 @@ const IMAGE_INFO_FIELDS = ['Image', 'Command', 'Port', 'Id'] as const;
 export const createSandbox: ActionHandler = async (body, context) => {
   requireFunction(body, context.settings.functionId);
   const spec = readSpec(body, context);
-  const lifetimeMs = readLifetimeMs(body, { minLifetimeMs: context.settings.minLifetimeMs, required: false }) ?? DEFAULT_LIFETIME_MS;
+  const lifetimeMs =
+    readLifetimeMs(body, { minLifetimeMs: context.settings.minLifetimeMs, required: false }) ?? DEFAULT_LIFETIME_MS;
   const throttled = context.faults.admitCreate();
   if (throttled) throw new ApiError(throttled.code, throttled.message, throttled.status);
   const coldStart = context.faults.coldStart();

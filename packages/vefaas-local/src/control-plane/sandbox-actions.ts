@@ -8,7 +8,14 @@ import { SANDBOX_STATUSES } from '../registry/sandbox-record.js';
 import type { ActionContext, ActionHandler } from './action-context.js';
 import { invalidParameter, sandboxNotFound } from './envelope.js';
 import { readLifetimeMs } from './lifetime.js';
-import { type Body, optionalInt, optionalString, optionalStringMap, requireFunction, requiredString } from './params.js';
+import {
+  type Body,
+  optionalInt,
+  optionalString,
+  optionalStringMap,
+  requireFunction,
+  requiredString,
+} from './params.js';
 import { describeView, expireAtView, listItemView } from './views.js';
 
 function findSandbox(body: Body, context: ActionContext): SandboxRecord {

@@ -63,11 +63,17 @@ describe('emulated mode at fleet scale', () => {
     });
     expect(alive.every(Boolean)).toBe(true);
 
-    const listed = await client.listAllSandboxes({ FunctionId: host.functionId, Metadata: { bench: 'scale' }, PageSize: 100 });
+    const listed = await client.listAllSandboxes({
+      FunctionId: host.functionId,
+      Metadata: { bench: 'scale' },
+      PageSize: 100,
+    });
     expect(listed).toHaveLength(SANDBOXES);
 
     await client.killSandbox({ FunctionId: host.functionId, SandboxId: ids[0] ?? '' });
-    await expect(client.describeSandbox({ FunctionId: host.functionId, SandboxId: ids[0] ?? '' })).rejects.toMatchObject({ code: 'VEFAAS_NOT_FOUND' });
+    await expect(
+      client.describeSandbox({ FunctionId: host.functionId, SandboxId: ids[0] ?? '' }),
+    ).rejects.toMatchObject({ code: 'VEFAAS_NOT_FOUND' });
     await host.close();
     expect(host.liveSandboxes()).toBe(0);
     expect(host.sandboxCounts().total).toBe(0);

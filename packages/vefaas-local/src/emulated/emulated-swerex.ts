@@ -77,10 +77,18 @@ export class EmulatedSwerex {
     const path = request.path.split('?')[0] ?? '/';
     const getPaths = new Set(['/', '/is_alive']);
     const postPaths = new Set([
-      '/create_session', '/run_in_session', '/close_session', '/execute', '/read_file', '/write_file', '/upload', '/close',
+      '/create_session',
+      '/run_in_session',
+      '/close_session',
+      '/execute',
+      '/read_file',
+      '/write_file',
+      '/upload',
+      '/close',
     ]);
     if (getPaths.has(path) && request.method !== 'GET') return { status: 405, body: { detail: 'Method Not Allowed' } };
-    if (postPaths.has(path) && request.method !== 'POST') return { status: 405, body: { detail: 'Method Not Allowed' } };
+    if (postPaths.has(path) && request.method !== 'POST')
+      return { status: 405, body: { detail: 'Method Not Allowed' } };
     if (path === '/') return ok({ message: 'hello world' });
     if (path === '/is_alive') return ok({ is_alive: true, message: '' });
     if (path === '/upload' || path === '/close') {
@@ -125,7 +133,13 @@ export class EmulatedSwerex {
     if (!this.sessions.has(name)) {
       throw new SwerexFailure('swerex.exceptions.SessionDoesNotExistError', `session ${pyRepr(name)} does not exist`);
     }
-    const observation = { output: '', exit_code: 0 as number | null, failure_reason: '', expect_string: 'SHELLPS1PREFIX', session_type: 'bash' };
+    const observation = {
+      output: '',
+      exit_code: 0 as number | null,
+      failure_reason: '',
+      expect_string: 'SHELLPS1PREFIX',
+      session_type: 'bash',
+    };
     if (body['action_type'] === 'bash_interrupt') return ok(observation);
     if (typeof body['command'] !== 'string') return missingField('command', body);
     observation.output = echoOutput(body['command'], { printf: true });
@@ -156,7 +170,10 @@ export class EmulatedSwerex {
     if (typeof body['path'] !== 'string') return missingField('path', body);
     const content = this.files.get(body['path']);
     if (content === undefined) {
-      throw new SwerexFailure('builtins.FileNotFoundError', `[Errno 2] No such file or directory: ${pyRepr(body['path'])}`);
+      throw new SwerexFailure(
+        'builtins.FileNotFoundError',
+        `[Errno 2] No such file or directory: ${pyRepr(body['path'])}`,
+      );
     }
     return ok({ content });
   }
@@ -195,12 +212,17 @@ function echoOutput(command: string, o: { printf?: boolean } = {}): string {
 }
 
 function printfOutput(argText: string): string {
-  const [format = '', ...args] = (argText.match(/'[^']*'|"[^"]*"|\S+/g) ?? []).map((arg) => unquote(arg).replaceAll('$?', '0'));
+  const [format = '', ...args] = (argText.match(/'[^']*'|"[^"]*"|\S+/g) ?? []).map((arg) =>
+    unquote(arg).replaceAll('$?', '0'),
+  );
   return format.replace(/%s/g, () => args.shift() ?? '').replaceAll('\\n', '\n');
 }
 
 function unquote(text: string): string {
-  return text.replace(/'([^']*)'|"([^"]*)"/g, (_all, single: string | undefined, double: string | undefined) => single ?? double ?? '');
+  return text.replace(
+    /'([^']*)'|"([^"]*)"/g,
+    (_all, single: string | undefined, double: string | undefined) => single ?? double ?? '',
+  );
 }
 
 function ok(body: unknown): Reply {
@@ -220,13 +242,26 @@ function stringField(body: Record<string, unknown>, name: string, fallback: stri
 function parseJson(raw: Buffer): { ok: true; value: Record<string, unknown> } | { ok: false; reply: Reply } {
   try {
     const value: unknown = JSON.parse(raw.toString('utf8'));
-    if (value !== null && typeof value === 'object' && !Array.isArray(value)) return { ok: true, value: value as Record<string, unknown> };
+    if (value !== null && typeof value === 'object' && !Array.isArray(value))
+      return { ok: true, value: value as Record<string, unknown> };
   } catch {
     // fall through to the validation error below
   }
   return {
     ok: false,
-    reply: { status: 422, body: { detail: [{ type: 'model_attributes_type', loc: ['body'], msg: 'Input should be a valid dictionary or object to extract fields from', input: raw.toString('utf8') }] } },
+    reply: {
+      status: 422,
+      body: {
+        detail: [
+          {
+            type: 'model_attributes_type',
+            loc: ['body'],
+            msg: 'Input should be a valid dictionary or object to extract fields from',
+            input: raw.toString('utf8'),
+          },
+        ],
+      },
+    },
   };
 }
 
@@ -236,17 +271,44 @@ function requireTag(body: Record<string, unknown>, field: string, allowed: strin
   if (value === undefined) {
     return {
       status: 422,
-      body: { detail: [{ type: 'union_tag_not_found', loc: ['body'], msg: `Unable to extract tag using discriminator '${field}'`, input: body, ctx: { discriminator: `'${field}'` } }] },
+      body: {
+        detail: [
+          {
+            type: 'union_tag_not_found',
+            loc: ['body'],
+            msg: `Unable to extract tag using discriminator '${field}'`,
+            input: body,
+            ctx: { discriminator: `'${field}'` },
+          },
+        ],
+      },
     };
   }
   return {
     status: 422,
-    body: { detail: [{ type: 'union_tag_invalid', loc: ['body'], msg: `Input tag '${String(value)}' found using '${field}' does not match any of the expected tags: ${allowed.map((a) => `'${a}'`).join(', ')}`, input: body, ctx: { discriminator: `'${field}'`, tag: String(value), expected_tags: allowed.map((a) => `'${a}'`).join(', ') } }] },
+    body: {
+      detail: [
+        {
+          type: 'union_tag_invalid',
+          loc: ['body'],
+          msg: `Input tag '${String(value)}' found using '${field}' does not match any of the expected tags: ${allowed.map((a) => `'${a}'`).join(', ')}`,
+          input: body,
+          ctx: {
+            discriminator: `'${field}'`,
+            tag: String(value),
+            expected_tags: allowed.map((a) => `'${a}'`).join(', '),
+          },
+        },
+      ],
+    },
   };
 }
 
 function missingField(field: string, body: Record<string, unknown>): Reply {
-  return { status: 422, body: { detail: [{ type: 'missing', loc: ['body', field], msg: 'Field required', input: body }] } };
+  return {
+    status: 422,
+    body: { detail: [{ type: 'missing', loc: ['body', field], msg: 'Field required', input: body }] },
+  };
 }
 
 function swerexception(err: SwerexFailure): Reply {

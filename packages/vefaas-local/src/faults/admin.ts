@@ -23,7 +23,8 @@ export function createAdmin(deps: { faults: FaultController; manager: SandboxMan
     const path = url.pathname;
     const method = req.method ?? 'GET';
     if (path === '/_admin/faults') {
-      if (method === 'GET') return sendJson(res, 200, { config: faults.config, stats: faults.stats, calls: faults.calls });
+      if (method === 'GET')
+        return sendJson(res, 200, { config: faults.config, stats: faults.stats, calls: faults.calls });
       if (method === 'DELETE') {
         faults.reset();
         return sendJson(res, 200, { config: faults.config });
@@ -68,7 +69,9 @@ export function createAdmin(deps: { faults: FaultController; manager: SandboxMan
         latencyMs = undefined;
       }
       if (typeof latencyMs !== 'number' || !Number.isInteger(latencyMs) || latencyMs < 0) {
-        return sendJson(res, 400, { error: { code: 'InvalidSlowness', message: 'body must be {"latencyMs": <whole number ≥ 0>}' } });
+        return sendJson(res, 400, {
+          error: { code: 'InvalidSlowness', message: 'body must be {"latencyMs": <whole number ≥ 0>}' },
+        });
       }
       record.slowMs = latencyMs;
       return sendJson(res, 200, { slowMs: latencyMs });

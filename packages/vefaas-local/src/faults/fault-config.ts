@@ -33,7 +33,16 @@ export const FaultConfigSchema = z.strictObject({
        * Per action or "*": every call answers this veFaaS error instead of running (e.g. ListSandboxes →
        * `{"code": "AccessDenied", "status": 403}`, a key pair without a veFaaS policy; KillSandbox → a kill that fails).
        */
-      answer: z.record(z.string(), z.strictObject({ code: z.string().min(1), status: z.number().int().min(400).max(599), message: z.string().optional() })).optional(),
+      answer: z
+        .record(
+          z.string(),
+          z.strictObject({
+            code: z.string().min(1),
+            status: z.number().int().min(400).max(599),
+            message: z.string().optional(),
+          }),
+        )
+        .optional(),
     })
     .optional(),
   gateway: z

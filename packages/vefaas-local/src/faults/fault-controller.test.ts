@@ -31,13 +31,17 @@ describe('FaultController', () => {
   it('keeps one endpoint’s faults independent of traffic to other endpoints', () => {
     const quiet = new FaultController(config);
     const busy = new FaultController(config);
-    const onlyDescribe = (c: FaultController) => Array.from({ length: 50 }, () => c.controlPlane('DescribeSandbox').error?.code ?? '-');
+    const onlyDescribe = (c: FaultController) =>
+      Array.from({ length: 50 }, () => c.controlPlane('DescribeSandbox').error?.code ?? '-');
     for (let i = 0; i < 37; i++) busy.controlPlane('ListSandboxes');
     expect(onlyDescribe(busy)).toEqual(onlyDescribe(quiet));
   });
 
   it('injects at roughly the configured rate and within the latency bounds', () => {
-    const controller = new FaultController({ seed: 7, controlPlane: { errorRate: 0.25, latencyMs: { '*': { min: 5, max: 15 } } } });
+    const controller = new FaultController({
+      seed: 7,
+      controlPlane: { errorRate: 0.25, latencyMs: { '*': { min: 5, max: 15 } } },
+    });
     const faults = Array.from({ length: 2000 }, () => controller.controlPlane('ListSandboxes'));
     const errors = faults.filter((f) => f.error !== null).length;
     expect(errors / faults.length).toBeGreaterThan(0.2);
@@ -47,12 +51,26 @@ describe('FaultController', () => {
   });
 
   it('counts injected faults by kind: control-plane 5xx, gateway 5xx, cold-start timeouts', () => {
-    const controller = new FaultController({ seed: 3, controlPlane: { errorRate: 0.3 }, gateway: { errorRate: 0.2 }, coldStart: { timeoutRate: 0.1 } });
-    const cp = Array.from({ length: 500 }, () => controller.controlPlane('DescribeSandbox')).filter((f) => f.error !== null).length;
-    const gw = Array.from({ length: 500 }, () => controller.gateway('/run_in_session')).filter((f) => f.error !== null).length;
+    const controller = new FaultController({
+      seed: 3,
+      controlPlane: { errorRate: 0.3 },
+      gateway: { errorRate: 0.2 },
+      coldStart: { timeoutRate: 0.1 },
+    });
+    const cp = Array.from({ length: 500 }, () => controller.controlPlane('DescribeSandbox')).filter(
+      (f) => f.error !== null,
+    ).length;
+    const gw = Array.from({ length: 500 }, () => controller.gateway('/run_in_session')).filter(
+      (f) => f.error !== null,
+    ).length;
     const cold = Array.from({ length: 500 }, () => controller.coldStart()).filter((f) => f.timeout).length;
     expect(cp * gw * cold).toBeGreaterThan(0);
-    expect(controller.stats).toMatchObject({ controlPlaneErrors: cp, gatewayErrors: gw, coldStartTimeouts: cold, injectedErrors: cp + gw });
+    expect(controller.stats).toMatchObject({
+      controlPlaneErrors: cp,
+      gatewayErrors: gw,
+      coldStartTimeouts: cold,
+      injectedErrors: cp + gw,
+    });
   });
 
   it('counts requests by control-plane action and gateway path, faults configured or not (reconfiguring keeps the counts)', () => {
@@ -85,12 +103,16 @@ describe('FaultController shellStall', () => {
     const controller = new FaultController({ shellStall: { rate: 1, ms: 2000, match: 'stall-me' } });
     expect(controller.gateway('/execute').shellStall).toBeNull();
     expect(controller.gateway('/run_in_session').shellStall).toEqual({ ms: 2000, match: 'stall-me' });
-    expect(new FaultController({ shellStall: { rate: 1 } }).gateway('/run_in_session').shellStall).toEqual({ ms: 1500 });
+    expect(new FaultController({ shellStall: { rate: 1 } }).gateway('/run_in_session').shellStall).toEqual({
+      ms: 1500,
+    });
     expect(controller.stats.shellStalls).toBe(1);
   });
 
   it('refuses a match that is not a regular expression, and unknown keys', () => {
-    expect(() => parseFaultConfig({ shellStall: { rate: 1, match: '(' } })).toThrow(/shellStall\.match: not a valid regular expression/);
+    expect(() => parseFaultConfig({ shellStall: { rate: 1, match: '(' } })).toThrow(
+      /shellStall\.match: not a valid regular expression/,
+    );
     expect(() => parseFaultConfig({ shellStall: { rate: 1, seconds: 2 } })).toThrow(/shellStall/);
     expect(() => parseFaultConfig({ shellStall: { rate: 2 } })).toThrow(/shellStall\.rate/);
   });

@@ -121,7 +121,11 @@ export class FaultController {
     const lostAnswer = this.roll(`${key}:lost`, pick(cfg.lostAnswer, action) ?? 0);
     const answer = pick(cfg.answer, action);
     const error = answer
-      ? { status: answer.status, code: answer.code, message: answer.message ?? `injected fault: ${action} answers ${answer.code}` }
+      ? {
+          status: answer.status,
+          code: answer.code,
+          message: answer.message ?? `injected fault: ${action} answers ${answer.code}`,
+        }
       : failed
         ? { status: cfg.errorStatus ?? 500, code: 'InternalError', message: 'injected fault: internal error' }
         : null;
@@ -160,11 +164,16 @@ export class FaultController {
     const now = this.now();
     const throttled = (why: string): InjectedError => {
       this.counters.throttled++;
-      return { status: cfg.status ?? 429, code: cfg.code ?? 'AccountFlowLimitExceeded', message: `flow limit exceeded: ${why}` };
+      return {
+        status: cfg.status ?? 429,
+        code: cfg.code ?? 'AccountFlowLimitExceeded',
+        message: `flow limit exceeded: ${why}`,
+      };
     };
     if (cfg.createPerSecond !== undefined) {
       this.createTimes = this.createTimes.filter((t) => now - t < SECOND);
-      if (this.createTimes.length >= cfg.createPerSecond) return throttled(`more than ${cfg.createPerSecond} CreateSandbox per second`);
+      if (this.createTimes.length >= cfg.createPerSecond)
+        return throttled(`more than ${cfg.createPerSecond} CreateSandbox per second`);
     }
     if (cfg.ratePerSecond !== undefined) {
       const burst = cfg.burst ?? 1;

@@ -23,8 +23,17 @@ describeWith([bwrapNeed()], 'fault shellStall (real bubblewrap sandbox)', () => 
       InstanceImageInfo: { Command: swerexCommand(TOKEN), Port: 8000 },
     });
     post = async (path, body, extra = {}) => {
-      const headers = { 'x-faas-instance-name': SandboxId, 'x-api-key': TOKEN, 'content-type': 'application/json', ...extra };
-      const response = await request(`${host.gatewayUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+      const headers = {
+        'x-faas-instance-name': SandboxId,
+        'x-api-key': TOKEN,
+        'content-type': 'application/json',
+        ...extra,
+      };
+      const response = await request(`${host.gatewayUrl}${path}`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+      });
       return (await response.body.json()) as Record<string, unknown>;
     };
   });

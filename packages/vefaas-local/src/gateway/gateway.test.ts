@@ -19,7 +19,11 @@ async function get(url: string, headers: Record<string, string> = {}) {
 }
 
 async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
-  const response = await request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const response = await request(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   return { status: response.statusCode, body: (await response.body.json()) as Record<string, unknown> };
 }
 
@@ -42,28 +46,56 @@ describe('gateway (emulated sandboxes)', () => {
 
   it('routes by the faasInstanceName query parameter and runs a session command', async () => {
     const pin = `?faasInstanceName=${sandboxId}`;
-    const created = await post(`${host.gatewayUrl}/create_session${pin}`, { session: 'q', session_type: 'bash', startup_source: [], startup_timeout: 1 }, { 'x-api-key': TOKEN });
+    const created = await post(
+      `${host.gatewayUrl}/create_session${pin}`,
+      { session: 'q', session_type: 'bash', startup_source: [], startup_timeout: 1 },
+      { 'x-api-key': TOKEN },
+    );
     expect(created).toEqual({ status: 200, body: { output: '', session_type: 'bash' } });
-    const ran = await post(`${host.gatewayUrl}/run_in_session${pin}`, { command: 'echo hello', session: 'q', action_type: 'bash', check: 'raise' }, { 'x-api-key': TOKEN });
+    const ran = await post(
+      `${host.gatewayUrl}/run_in_session${pin}`,
+      { command: 'echo hello', session: 'q', action_type: 'bash', check: 'raise' },
+      { 'x-api-key': TOKEN },
+    );
     expect(ran).toEqual({
       status: 200,
-      body: { output: 'hello\n', exit_code: 0, failure_reason: '', expect_string: 'SHELLPS1PREFIX', session_type: 'bash' },
+      body: {
+        output: 'hello\n',
+        exit_code: 0,
+        failure_reason: '',
+        expect_string: 'SHELLPS1PREFIX',
+        session_type: 'bash',
+      },
     });
   });
 
   it('passes SWE-ReX auth and runtime errors through unchanged', async () => {
     const pin = { 'x-faas-instance-name': sandboxId };
-    expect(await get(`${host.gatewayUrl}/is_alive`, { ...pin, 'x-api-key': 'wrong' })).toEqual({ status: 401, body: { detail: 'Invalid API Key' } });
-    const missing = await post(`${host.gatewayUrl}/run_in_session`, { command: 'ls', session: 'nope', action_type: 'bash' }, { ...pin, 'x-api-key': TOKEN });
+    expect(await get(`${host.gatewayUrl}/is_alive`, { ...pin, 'x-api-key': 'wrong' })).toEqual({
+      status: 401,
+      body: { detail: 'Invalid API Key' },
+    });
+    const missing = await post(
+      `${host.gatewayUrl}/run_in_session`,
+      { command: 'ls', session: 'nope', action_type: 'bash' },
+      { ...pin, 'x-api-key': TOKEN },
+    );
     expect(missing.status).toBe(511);
     expect(missing.body['swerexception']).toMatchObject({
       class_path: 'swerex.exceptions.SessionDoesNotExistError',
       message: "session 'nope' does not exist",
       extra_info: {},
     });
-    const written = await post(`${host.gatewayUrl}/write_file`, { path: '/a.txt', content: 'x\n' }, { ...pin, 'x-api-key': TOKEN });
+    const written = await post(
+      `${host.gatewayUrl}/write_file`,
+      { path: '/a.txt', content: 'x\n' },
+      { ...pin, 'x-api-key': TOKEN },
+    );
     expect(written).toEqual({ status: 200, body: {} });
-    expect(await post(`${host.gatewayUrl}/read_file`, { path: '/a.txt' }, { ...pin, 'x-api-key': TOKEN })).toEqual({ status: 200, body: { content: 'x\n' } });
+    expect(await post(`${host.gatewayUrl}/read_file`, { path: '/a.txt' }, { ...pin, 'x-api-key': TOKEN })).toEqual({
+      status: 200,
+      body: { content: 'x\n' },
+    });
   });
 
   it('answers 400 without a pin', async () => {
@@ -73,17 +105,28 @@ describe('gateway (emulated sandboxes)', () => {
   });
 
   it('answers 404 InstanceNotFound for an unknown instance', async () => {
-    const unknown = await get(`${host.gatewayUrl}/is_alive`, { 'x-faas-instance-name': 'sbx-ghost', 'x-api-key': TOKEN });
-    expect(unknown).toEqual({ status: 404, body: { error: { code: 'InstanceNotFound', message: 'instance sbx-ghost not found' } } });
+    const unknown = await get(`${host.gatewayUrl}/is_alive`, {
+      'x-faas-instance-name': 'sbx-ghost',
+      'x-api-key': TOKEN,
+    });
+    expect(unknown).toEqual({
+      status: 404,
+      body: { error: { code: 'InstanceNotFound', message: 'instance sbx-ghost not found' } },
+    });
   });
 
   it('answers as for a dead instance after its processes die; Describe shows Failed', async () => {
     const victim = await createSandbox(host);
-    const killed = await request(`${host.controlPlaneUrl}/_admin/sandboxes/${victim}/kill-instance`, { method: 'POST' });
+    const killed = await request(`${host.controlPlaneUrl}/_admin/sandboxes/${victim}/kill-instance`, {
+      method: 'POST',
+    });
     expect(killed.statusCode).toBe(200);
     await killed.body.dump();
     const dead = await get(`${host.gatewayUrl}/is_alive`, { 'x-faas-instance-name': victim, 'x-api-key': TOKEN });
-    expect(dead).toEqual({ status: 404, body: { error: { code: 'InstanceNotFound', message: `instance ${victim} not found` } } });
+    expect(dead).toEqual({
+      status: 404,
+      body: { error: { code: 'InstanceNotFound', message: `instance ${victim} not found` } },
+    });
     const described = await okResult(host, 'DescribeSandbox', { FunctionId: host.functionId, SandboxId: victim });
     expect(described).toMatchObject({ Status: 'Failed', ErrorCode: 'function_health_check_failed' });
   });

@@ -24,7 +24,16 @@ import { keyMatches, presentedKey } from './gateway-key.js';
 
 const SECOND = 1000;
 const HOP_BY_HOP = new Set([
-  'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'expect',
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'expect',
 ]);
 /** Tells the sandbox's server to freeze its shell before fetching the exit code (fault `shellStall`). */
 const SHELL_STALL_HEADER = 'x-vefaas-local-shell-stall';
@@ -73,7 +82,12 @@ export function createGateway(deps: GatewayDeps) {
     }
     const pin = headerValue(req, 'x-faas-instance-name') || url.searchParams.get('faasInstanceName') || '';
     if (pin === '') {
-      gatewayError(res, 400, 'MissingInstanceName', 'X-Faas-Instance-Name header or faasInstanceName query parameter is required');
+      gatewayError(
+        res,
+        400,
+        'MissingInstanceName',
+        'X-Faas-Instance-Name header or faasInstanceName query parameter is required',
+      );
       return;
     }
     const fault = faults.gateway(path);
@@ -90,7 +104,8 @@ export function createGateway(deps: GatewayDeps) {
     const dead = (): void => sendJson(res, settings.deadInstance.status, settings.deadInstance.body(pin));
     if (record === undefined || record.status === 'Failed' || record.status === 'Terminating') return dead();
     if (record.status === 'Starting' || record.instance === null) {
-      if (record.status === 'Starting' && !faults.startingUnknownToGateway()) return gatewayError(res, 503, 'InstanceNotReady', `instance ${pin} is starting`);
+      if (record.status === 'Starting' && !faults.startingUnknownToGateway())
+        return gatewayError(res, 503, 'InstanceNotReady', `instance ${pin} is starting`);
       return dead();
     }
     const instance = record.instance;
@@ -107,7 +122,12 @@ export function createGateway(deps: GatewayDeps) {
     try {
       if (instance.target.kind === 'inline') {
         const body = await readBody(req, INLINE_BODY_LIMIT);
-        const response = await instance.target.handle({ method: req.method ?? 'GET', path: forwardPath, headers, body });
+        const response = await instance.target.handle({
+          method: req.method ?? 'GET',
+          path: forwardPath,
+          headers,
+          body,
+        });
         res.writeHead(response.status, { ...response.headers, 'content-length': response.body.length });
         res.end(response.body);
         return;
@@ -121,7 +141,12 @@ export function createGateway(deps: GatewayDeps) {
       if (await instanceGone(record, instance)) return dead();
       const timedOut = (err as { code?: string }).code?.startsWith('UND_ERR_') && /Timeout/.test((err as Error).name);
       logger.warn({ sandboxId: pin, path, err }, 'gateway upstream failure');
-      gatewayError(res, timedOut ? 504 : 502, timedOut ? 'UpstreamTimeout' : 'UpstreamError', `instance ${pin}: ${(err as Error).message}`);
+      gatewayError(
+        res,
+        timedOut ? 504 : 502,
+        timedOut ? 'UpstreamTimeout' : 'UpstreamError',
+        `instance ${pin}: ${(err as Error).message}`,
+      );
     }
   };
 }

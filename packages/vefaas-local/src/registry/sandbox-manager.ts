@@ -101,7 +101,11 @@ export class SandboxManager extends EventEmitter<SandboxEvents> {
    * Registers the sandbox (status Starting) and starts it in the background. `started` settles once it is
    * Ready or Failed; it never rejects.
    */
-  create(spec: SandboxSpec, lifetimeMs: number, coldStartDelayMs = 0): { record: SandboxRecord; started: Promise<void> } {
+  create(
+    spec: SandboxSpec,
+    lifetimeMs: number,
+    coldStartDelayMs = 0,
+  ): { record: SandboxRecord; started: Promise<void> } {
     if (this.closed) throw new Error('sandbox manager is closed');
     const createdAt = this.now();
     const record: SandboxRecord = {
@@ -184,7 +188,8 @@ export class SandboxManager extends EventEmitter<SandboxEvents> {
       });
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      if (!(err instanceof LaunchError)) this.options.logger.warn({ sandboxId: record.id, err }, 'sandbox launch failed');
+      if (!(err instanceof LaunchError))
+        this.options.logger.warn({ sandboxId: record.id, err }, 'sandbox launch failed');
       this.fail(record, 'function_initialize_failed', message);
       return;
     }
@@ -197,7 +202,10 @@ export class SandboxManager extends EventEmitter<SandboxEvents> {
     while (!record.terminating && record.instance === instance && record.status === 'Starting') {
       if (await instance.isAlive()) {
         if (record.status === 'Starting' && !record.terminating) this.setStatus(record, 'Ready');
-        this.options.logger.info({ sandboxId: record.id, pid: instance.pid, startMs: this.now() - record.createdAt }, 'sandbox ready');
+        this.options.logger.info(
+          { sandboxId: record.id, pid: instance.pid, startMs: this.now() - record.createdAt },
+          'sandbox ready',
+        );
         return;
       }
       if (this.now() >= deadline) {
@@ -210,7 +218,11 @@ export class SandboxManager extends EventEmitter<SandboxEvents> {
     }
   }
 
-  private onExited(record: SandboxRecord, instance: RunningInstance, exit: { code: number | null; signal: string | null }): void {
+  private onExited(
+    record: SandboxRecord,
+    instance: RunningInstance,
+    exit: { code: number | null; signal: string | null },
+  ): void {
     if (record.instance === instance) record.instance = null;
     if (record.terminating || !this.records.has(record.id)) return;
     const message = `instance exited (code ${String(exit.code)}, signal ${String(exit.signal)})`;

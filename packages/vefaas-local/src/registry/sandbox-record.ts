@@ -6,10 +6,7 @@ export type SandboxStatus = (typeof SANDBOX_STATUSES)[number];
 
 /** ErrorCode values the real service reports on failure (§1.4). */
 export type SandboxErrorCode =
-  | 'internal_load_request_error'
-  | 'function_initialize_failed'
-  | 'function_health_check_failed'
-  | 'route_terminating';
+  'internal_load_request_error' | 'function_initialize_failed' | 'function_health_check_failed' | 'route_terminating';
 
 export interface KeyValue {
   Key: string;

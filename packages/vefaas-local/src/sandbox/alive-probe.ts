@@ -11,7 +11,12 @@ export interface AliveProbe {
 /** True only for 200 `{"is_alive": true}`; false on any connection error, timeout or other status. */
 export async function isSwerexAlive(probe: AliveProbe): Promise<boolean> {
   const timeout = probe.timeoutMs ?? 2000;
-  const client = new Client('http://localhost', { socketPath: probe.socketPath, connectTimeout: timeout, headersTimeout: timeout, bodyTimeout: timeout });
+  const client = new Client('http://localhost', {
+    socketPath: probe.socketPath,
+    connectTimeout: timeout,
+    headersTimeout: timeout,
+    bodyTimeout: timeout,
+  });
   try {
     const response = await client.request({
       method: 'GET',

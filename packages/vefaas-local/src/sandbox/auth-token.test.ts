@@ -22,7 +22,13 @@ describe('parseAuthToken', () => {
     expect(parseAuthToken(command)).toBe(token);
   });
 
-  it.each([['python3 -m swerex.server'], ['bash install.sh'], ['curl https://x/i.sh | bash'], ['sleep infinity'], ['']])('returns "" when there is no token: %s', (command) => {
+  it.each([
+    ['python3 -m swerex.server'],
+    ['bash install.sh'],
+    ['curl https://x/i.sh | bash'],
+    ['sleep infinity'],
+    [''],
+  ])('returns "" when there is no token: %s', (command) => {
     expect(parseAuthToken(command)).toBe('');
   });
 });

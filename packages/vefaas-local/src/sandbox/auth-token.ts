@@ -24,7 +24,8 @@ function scriptArgument(command: string): string | undefined {
   const last = segments[segments.length - 1];
   if (last === undefined) return undefined;
   const words = shellWords(last);
-  while (words.length > 0 && (PREFIX_WORDS.has(words[0] ?? '') || /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0] ?? ''))) words.shift();
+  while (words.length > 0 && (PREFIX_WORDS.has(words[0] ?? '') || /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0] ?? '')))
+    words.shift();
   const program = words.shift();
   if (program === undefined || !SHELLS.has(program.split('/').pop() ?? '')) return undefined;
   let readsStdin = false;

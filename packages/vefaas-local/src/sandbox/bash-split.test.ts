@@ -17,7 +17,13 @@ function split(commands: string[]): Array<string[] | typeof FALLBACK> {
     `        out.append("${FALLBACK}")`,
     'print(json.dumps(out))',
   ].join('\n');
-  return JSON.parse(execFileSync('/usr/bin/python3', ['-c', script], { cwd: RUNTIME_DIR, input: JSON.stringify(commands), encoding: 'utf8' })) as Array<string[] | typeof FALLBACK>;
+  return JSON.parse(
+    execFileSync('/usr/bin/python3', ['-c', script], {
+      cwd: RUNTIME_DIR,
+      input: JSON.stringify(commands),
+      encoding: 'utf8',
+    }),
+  ) as Array<string[] | typeof FALLBACK>;
 }
 
 describe('split_bash_command', () => {
@@ -35,7 +41,10 @@ describe('split_bash_command', () => {
       ['if true\nthen\n echo a\nfi', ['if true\nthen\n echo a\nfi']],
       ['f() {\n echo x\n}\nf', ['f() {\n echo x\n}', 'f']],
       ['echo $(echo a\necho b)\necho c', ['echo $(echo a\necho b)', 'echo c']],
-      ['case x in\n a) echo a;;\n *) echo b;;\nesac\necho c', ['case x in\n a) echo a;;\n *) echo b;;\nesac', 'echo c']],
+      [
+        'case x in\n a) echo a;;\n *) echo b;;\nesac\necho c',
+        ['case x in\n a) echo a;;\n *) echo b;;\nesac', 'echo c'],
+      ],
       ['sleep 1 &\necho y', ['sleep 1 &', 'echo y']],
       ['a;\nb', ['a;', 'b']],
     ];
@@ -43,7 +52,15 @@ describe('split_bash_command', () => {
   });
 
   it('gives up (fallback terminator) where bashlex cannot parse', () => {
-    const cases = ['A=(1 2)', '[[ -n x ]]', "cat <<'EOF'\nx\nEOF", '((x=1))', 'for ((i=0;i<2;i++)); do echo; done', 'time ls', 'select x in a; do break; done'];
+    const cases = [
+      'A=(1 2)',
+      '[[ -n x ]]',
+      "cat <<'EOF'\nx\nEOF",
+      '((x=1))',
+      'for ((i=0;i<2;i++)); do echo; done',
+      'time ls',
+      'select x in a; do break; done',
+    ];
     expect(split(cases)).toEqual(cases.map(() => FALLBACK));
   });
 });

@@ -8,7 +8,16 @@ import { checkIsolation } from './check-isolation.js';
 const layout = stateLayout('/tmp/state', 'sb1');
 const MB = 1024 * 1024;
 const args = (network: boolean) =>
-  bwrapArgs({ layout, network, env: { TERM: 'dumb' }, hostname: 'sb1', command: ['/usr/bin/true'], tmpfsBytes: 64 * MB, tmpfsPerms: true, imageSource: '/img/built' });
+  bwrapArgs({
+    layout,
+    network,
+    env: { TERM: 'dumb' },
+    hostname: 'sb1',
+    command: ['/usr/bin/true'],
+    tmpfsBytes: 64 * MB,
+    tmpfsPerms: true,
+    imageSource: '/img/built',
+  });
 
 describe('bwrapArgs', () => {
   it('unshares every namespace, drops capabilities and dies with its parent', () => {
@@ -30,25 +39,56 @@ describe('bwrapArgs', () => {
     // The host directories besides the system: the server's own code and the image, both read-only.
     expect(joined).toContain(`--ro-bind ${RUNTIME_DIR} ${JAIL.runtime}`);
     expect(joined).toContain(`--ro-bind /img/built ${JAIL.image}`);
-    const sources = a.flatMap((arg, i) => (arg === '--ro-bind' || arg === '--bind' ? [a[i + 1] ?? ''] : [])).filter((s) => s !== RUNTIME_DIR && s !== '/img/built');
-    for (const hostDir of ['/work', '/home', '/root', '/var', '/sys']) expect(sources.some((s) => s === hostDir || s.startsWith(`${hostDir}/`)), hostDir).toBe(false);
+    const sources = a
+      .flatMap((arg, i) => (arg === '--ro-bind' || arg === '--bind' ? [a[i + 1] ?? ''] : []))
+      .filter((s) => s !== RUNTIME_DIR && s !== '/img/built');
+    for (const hostDir of ['/work', '/home', '/root', '/var', '/sys'])
+      expect(
+        sources.some((s) => s === hostDir || s.startsWith(`${hostDir}/`)),
+        hostDir,
+      ).toBe(false);
     expect(a.slice(a.indexOf('--') + 1)).toEqual(['/usr/bin/true']);
   });
 
   it('binds a list of /etc entries, never /etc itself, and generated passwd/group/hosts', () => {
     const a = args(false);
-    const etcBinds = a.flatMap((arg, i) => (arg === '--ro-bind' && (a[i + 2] ?? '').startsWith('/etc') ? [[a[i + 1], a[i + 2]]] : []));
+    const etcBinds = a.flatMap((arg, i) =>
+      arg === '--ro-bind' && (a[i + 2] ?? '').startsWith('/etc') ? [[a[i + 1], a[i + 2]]] : [],
+    );
     expect(etcBinds.map(([, dest]) => dest)).not.toContain('/etc');
-    for (const secret of ['/etc/shadow', '/etc/gshadow', '/etc/ssh', '/etc/ssl/private', '/etc/sudoers', '/etc/pip.conf', '/etc/npmrc', '/etc/apt']) {
-      expect(etcBinds.some(([, dest]) => dest === secret || (dest ?? '').startsWith(`${secret}/`)), secret).toBe(false);
+    for (const secret of [
+      '/etc/shadow',
+      '/etc/gshadow',
+      '/etc/ssh',
+      '/etc/ssl/private',
+      '/etc/sudoers',
+      '/etc/pip.conf',
+      '/etc/npmrc',
+      '/etc/apt',
+    ]) {
+      expect(
+        etcBinds.some(([, dest]) => dest === secret || (dest ?? '').startsWith(`${secret}/`)),
+        secret,
+      ).toBe(false);
     }
-    for (const file of ['passwd', 'group', 'hosts']) expect(etcBinds).toContainEqual([`${layout.etc}/${file}`, `/etc/${file}`]);
+    for (const file of ['passwd', 'group', 'hosts'])
+      expect(etcBinds).toContainEqual([`${layout.etc}/${file}`, `/etc/${file}`]);
     expect(etcBinds.map(([, dest]) => dest)).not.toContain('/etc/resolv.conf');
-    if (existsSync('/etc/resolv.conf')) expect(args(true).join(' ')).toContain('--ro-bind /etc/resolv.conf /etc/resolv.conf');
+    if (existsSync('/etc/resolv.conf'))
+      expect(args(true).join(' ')).toContain('--ro-bind /etc/resolv.conf /etc/resolv.conf');
   });
 
   it('leaves tmpfs unsized when bwrap cannot size it', () => {
-    const a = bwrapArgs({ layout, network: false, env: {}, hostname: 'sb1', command: ['/usr/bin/true'], tmpfsBytes: undefined, tmpfsPerms: false, imageSource: null });
+    const a = bwrapArgs({
+      layout,
+      network: false,
+      env: {},
+      hostname: 'sb1',
+      command: ['/usr/bin/true'],
+      tmpfsBytes: undefined,
+      tmpfsPerms: false,
+      imageSource: null,
+    });
     expect(a).not.toContain('--size');
     expect(a.join(' ')).toContain(`--tmpfs ${JAIL.testbed}`);
     expect(a.join(' ')).not.toContain(JAIL.image);
@@ -57,6 +97,11 @@ describe('bwrapArgs', () => {
 
 describeWith([bwrapNeed()], 'checkIsolation', () => {
   it('reports a working bubblewrap on this machine', () => {
-    expect(checkIsolation()).toMatchObject({ bwrap: true, version: expect.stringMatching(/^bubblewrap /), tmpfsSize: true, tmpfsPerms: true });
+    expect(checkIsolation()).toMatchObject({
+      bwrap: true,
+      version: expect.stringMatching(/^bubblewrap /),
+      tmpfsSize: true,
+      tmpfsPerms: true,
+    });
   });
 });

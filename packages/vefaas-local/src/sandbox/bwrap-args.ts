@@ -18,10 +18,33 @@ const SYSTEM_DIRS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
  * passwd, group and hosts are generated per sandbox (no host accounts or host names inside).
  */
 const ETC_ENTRIES = [
-  'alternatives', 'bash.bashrc', 'ca-certificates', 'ca-certificates.conf', 'debian_version', 'gai.conf', 'host.conf',
-  'inputrc', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'locale.alias', 'localtime', 'magic', 'magic.mime',
-  'mime.types', 'nsswitch.conf', 'os-release', 'pki/tls/certs', 'profile', 'protocols', 'services', 'shells',
-  'ssl/certs', 'ssl/openssl.cnf', 'terminfo', 'timezone',
+  'alternatives',
+  'bash.bashrc',
+  'ca-certificates',
+  'ca-certificates.conf',
+  'debian_version',
+  'gai.conf',
+  'host.conf',
+  'inputrc',
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
+  'locale.alias',
+  'localtime',
+  'magic',
+  'magic.mime',
+  'mime.types',
+  'nsswitch.conf',
+  'os-release',
+  'pki/tls/certs',
+  'profile',
+  'protocols',
+  'services',
+  'shells',
+  'ssl/certs',
+  'ssl/openssl.cnf',
+  'terminfo',
+  'timezone',
 ];
 /** Only with network access. */
 const ETC_NETWORK_ENTRIES = ['resolv.conf'];
@@ -92,7 +115,12 @@ export interface BwrapArgsOptions {
 }
 
 function tmpfs(dest: string, bytes: number | undefined, perms?: string): string[] {
-  return [...(bytes === undefined ? [] : ['--size', String(bytes)]), ...(perms === undefined ? [] : ['--perms', perms]), '--tmpfs', dest];
+  return [
+    ...(bytes === undefined ? [] : ['--size', String(bytes)]),
+    ...(perms === undefined ? [] : ['--perms', perms]),
+    '--tmpfs',
+    dest,
+  ];
 }
 
 export function bwrapArgs(options: BwrapArgsOptions): string[] {
@@ -103,15 +131,22 @@ export function bwrapArgs(options: BwrapArgsOptions): string[] {
     ...tmpfs(repoDir, tmpfsBytes),
     ...tmpfs(JAIL.tmp, tmpfsBytes, options.tmpfsPerms ? '1777' : undefined),
     ...tmpfs(JAIL.home, tmpfsBytes),
-    '--bind', layout.run, JAIL.run,
-    '--ro-bind', RUNTIME_DIR, JAIL.runtime,
+    '--bind',
+    layout.run,
+    JAIL.run,
+    '--ro-bind',
+    RUNTIME_DIR,
+    JAIL.runtime,
   );
   if (options.imageSource !== null) args.push('--ro-bind', options.imageSource, JAIL.image);
   args.push(
     // Everything else (the jail's own root tmpfs: /, /opt, /run) is read-only.
-    '--remount-ro', '/',
-    '--hostname', options.hostname,
-    '--chdir', repoDir,
+    '--remount-ro',
+    '/',
+    '--hostname',
+    options.hostname,
+    '--chdir',
+    repoDir,
     '--clearenv',
   );
   for (const [key, value] of Object.entries(options.env)) args.push('--setenv', key, value);

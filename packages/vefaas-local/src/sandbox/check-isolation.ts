@@ -26,10 +26,14 @@ function probe(): IsolationReport {
   const version = spawnSync(BWRAP, ['--version'], { encoding: 'utf8', timeout: PROBE_TIMEOUT_MS });
   if (version.error !== undefined) return { bwrap: false, reason: `${BWRAP} cannot run: ${version.error.message}` };
   const versionText = version.stdout.trim();
-  const trial = spawnSync(BWRAP, [...namespaceArgs(false), ...systemBindArgs({ network: false }), '--', '/usr/bin/true'], {
-    encoding: 'utf8',
-    timeout: PROBE_TIMEOUT_MS,
-  });
+  const trial = spawnSync(
+    BWRAP,
+    [...namespaceArgs(false), ...systemBindArgs({ network: false }), '--', '/usr/bin/true'],
+    {
+      encoding: 'utf8',
+      timeout: PROBE_TIMEOUT_MS,
+    },
+  );
   if (trial.status !== 0) {
     const why = trial.stderr.trim() || trial.error?.message || `exit status ${String(trial.status)}`;
     return { bwrap: false, version: versionText, reason: `a trial jail failed: ${why}` };
@@ -37,5 +41,10 @@ function probe(): IsolationReport {
   // Options that appeared after 0.4 (Ubuntu 22.04 ships 0.6, without --size): used when present.
   const help = spawnSync(BWRAP, ['--help'], { encoding: 'utf8', timeout: PROBE_TIMEOUT_MS });
   const helpText = `${help.stdout ?? ''}${help.stderr ?? ''}`;
-  return { bwrap: true, version: versionText, tmpfsSize: /--size\b/.test(helpText), tmpfsPerms: /--perms\b/.test(helpText) };
+  return {
+    bwrap: true,
+    version: versionText,
+    tmpfsSize: /--size\b/.test(helpText),
+    tmpfsPerms: /--perms\b/.test(helpText),
+  };
 }

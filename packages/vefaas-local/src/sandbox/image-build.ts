@@ -37,7 +37,10 @@ export function buildImage(templateDir: string, cacheRoot: string): Promise<stri
 }
 
 async function build(templateDir: string, cacheRoot: string): Promise<string> {
-  const target = join(cacheRoot, `${basename(templateDir)}-${Buffer.from(templateDir).toString('base64url').slice(-16)}`);
+  const target = join(
+    cacheRoot,
+    `${basename(templateDir)}-${Buffer.from(templateDir).toString('base64url').slice(-16)}`,
+  );
   if (existsSync(join(target, '.git'))) return target;
   const staging = `${target}.${process.pid}.tmp`;
   await rm(staging, { recursive: true, force: true });

@@ -16,7 +16,22 @@ import { JAIL } from './jail-layout.js';
 export const IMAGE_MANIFEST = '.rollout-fleet-image.json';
 
 /** Paths the jail itself uses or binds from the host: a repository cannot sit on or under them. */
-const RESERVED = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/proc', '/dev', '/tmp', '/root', '/run', '/opt/swerex-local'];
+const RESERVED = [
+  '/usr',
+  '/bin',
+  '/sbin',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/libx32',
+  '/etc',
+  '/proc',
+  '/dev',
+  '/tmp',
+  '/root',
+  '/run',
+  '/opt/swerex-local',
+];
 
 export interface ImageManifest {
   repoDir: string;
@@ -43,18 +58,29 @@ export function readImageManifest(imageDir: string): ImageManifest {
   const fields = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
   const repoDir = fields['repo_dir'] ?? JAIL.testbed;
   if (typeof repoDir !== 'string' || !isUsableRepoDir(repoDir)) {
-    throw manifestError(imageDir, `repo_dir must be an absolute path outside ${RESERVED.join(', ')} without "." or ".." segments, got ${JSON.stringify(repoDir)}`);
+    throw manifestError(
+      imageDir,
+      `repo_dir must be an absolute path outside ${RESERVED.join(', ')} without "." or ".." segments, got ${JSON.stringify(repoDir)}`,
+    );
   }
   const authToken = fields['auth_token'];
-  if (authToken !== undefined && (typeof authToken !== 'string' || !/^\S+$/.test(authToken))) throw manifestError(imageDir, 'auth_token must be a non-empty string without spaces');
+  if (authToken !== undefined && (typeof authToken !== 'string' || !/^\S+$/.test(authToken)))
+    throw manifestError(imageDir, 'auth_token must be a non-empty string without spaces');
   const bashrc = fields['bashrc'];
-  if (bashrc !== undefined && typeof bashrc !== 'string') throw manifestError(imageDir, 'bashrc must be a string (the file\'s text)');
+  if (bashrc !== undefined && typeof bashrc !== 'string')
+    throw manifestError(imageDir, "bashrc must be a string (the file's text)");
   return { repoDir, ...(authToken === undefined ? {} : { authToken }), ...(bashrc === undefined ? {} : { bashrc }) };
 }
 
 export function isUsableRepoDir(path: string): boolean {
   if (!path.startsWith('/') || path === '/' || path.endsWith('/') || /[\0\n\r]/.test(path)) return false;
-  if (path.split('/').slice(1).some((part) => part === '' || part === '.' || part === '..')) return false;
+  if (
+    path
+      .split('/')
+      .slice(1)
+      .some((part) => part === '' || part === '.' || part === '..')
+  )
+    return false;
   return !RESERVED.some((reserved) => path === reserved || path.startsWith(`${reserved}/`));
 }
 

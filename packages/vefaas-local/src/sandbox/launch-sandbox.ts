@@ -20,7 +20,15 @@ import { buildImage } from './image-build.js';
 import { createSandboxCgroups } from './cgroups/sandbox-cgroups.js';
 import { IMAGE_MANIFEST, readImageManifest, type ImageManifest } from './image-manifest.js';
 import type { SandboxCgroups } from './cgroups/types.js';
-import { DEFAULT_PATH, JAIL, MAX_SOCKET_PATH_BYTES, RUNTIME_DIR, SERVER_SCRIPT, stateLayout, type StateLayout } from './jail-layout.js';
+import {
+  DEFAULT_PATH,
+  JAIL,
+  MAX_SOCKET_PATH_BYTES,
+  RUNTIME_DIR,
+  SERVER_SCRIPT,
+  stateLayout,
+  type StateLayout,
+} from './jail-layout.js';
 import { isAlive, killPids, processTree } from './process-tree.js';
 import type { EnforcedLimits, IsolationReport, SandboxExit, SandboxLaunch, SandboxProcess } from './types.js';
 
@@ -36,7 +44,8 @@ const KILL_WAIT_MS = 10 * SECOND;
 const SANDBOX_ID = /^[A-Za-z0-9_.-]{1,128}$/;
 
 /** Joins the cgroups given as the first `$1` arguments, then execs the rest. */
-const JOIN_CGROUPS_SCRIPT = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 126; shift; n=$((n-1)); done; exec "$@"';
+const JOIN_CGROUPS_SCRIPT =
+  'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 126; shift; n=$((n-1)); done; exec "$@"';
 /**
  * Inside the jail: fills the repository tmpfs ($1: /testbed, or the image's repo_dir) from the read-only image —
  * without the image's manifest, which is not part of the repository — then execs the server (exit 125: copy failed).
@@ -47,40 +56,70 @@ const FILL_REPO_SCRIPT = `cp -a --no-preserve=ownership ${JAIL.image}/. "$1"/ ||
 
 export async function launchSandbox(launch: SandboxLaunch): Promise<SandboxProcess> {
   if (!SANDBOX_ID.test(launch.sandboxId) || launch.sandboxId === '.' || launch.sandboxId === '..') {
-    throw new RolloutError('INPUT_INVALID', `sandbox id ${JSON.stringify(launch.sandboxId)} is not a safe directory name`);
+    throw new RolloutError(
+      'INPUT_INVALID',
+      `sandbox id ${JSON.stringify(launch.sandboxId)} is not a safe directory name`,
+    );
   }
   const layout = stateLayout(launch.stateRoot, launch.sandboxId);
   if (Buffer.byteLength(layout.socketPath) > MAX_SOCKET_PATH_BYTES) {
-    throw new RolloutError('CONFIG_INVALID', `socket path ${layout.socketPath} exceeds ${MAX_SOCKET_PATH_BYTES} bytes; use a shorter state root`);
+    throw new RolloutError(
+      'CONFIG_INVALID',
+      `socket path ${layout.socketPath} exceeds ${MAX_SOCKET_PATH_BYTES} bytes; use a shorter state root`,
+    );
   }
   const jailed = launch.isolation === 'bwrap';
   // Read before anything is created: a bad manifest fails the start with nothing to clean up.
-  const manifest: ImageManifest = launch.imageDir === null ? { repoDir: JAIL.testbed } : readImageManifest(launch.imageDir);
+  const manifest: ImageManifest =
+    launch.imageDir === null ? { repoDir: JAIL.testbed } : readImageManifest(launch.imageDir);
   const repoDir = manifest.repoDir;
   const imageSource = await prepareStateDir(layout, launch, jailed);
 
   const authToken = manifest.authToken ?? parseAuthToken(launch.command);
-  const cgroups = await createSandboxCgroups({
-    sandboxId: launch.sandboxId,
-    memoryMB: launch.memoryMB,
-    cpuMilli: launch.cpuMilli,
-    maxProcesses: launch.maxProcesses ?? DEFAULT_MAX_PROCESSES,
-  }, launch.cgroup);
+  const cgroups = await createSandboxCgroups(
+    {
+      sandboxId: launch.sandboxId,
+      memoryMB: launch.memoryMB,
+      cpuMilli: launch.cpuMilli,
+      maxProcesses: launch.maxProcesses ?? DEFAULT_MAX_PROCESSES,
+    },
+    launch.cgroup,
+  );
   const jailFeatures = jailed ? checkIsolation() : undefined;
   const via = cgroups === null ? undefined : (`cgroup-${cgroups.version}` as const);
   const limits: EnforcedLimits = {
     memory: cgroups?.memory === true && via !== undefined ? via : 'rlimit-as',
     processes: cgroups?.pids === true && via !== undefined ? via : 'none',
     cpu: cgroups?.cpu === true && via !== undefined ? via : 'none',
-    disk: !jailed ? 'none' : jailFeatures?.tmpfsSize === true ? 'tmpfs-size' : cgroups?.memory === true ? 'memory' : 'none',
+    disk: !jailed
+      ? 'none'
+      : jailFeatures?.tmpfsSize === true
+        ? 'tmpfs-size'
+        : cgroups?.memory === true
+          ? 'memory'
+          : 'none',
   };
   if (!jailed && manifest.bashrc !== undefined) await writeFile(join(layout.home, '.bashrc'), manifest.bashrc);
-  const argv = buildArgv({ launch, layout, authToken, limits, cgroups, imageSource, jailFeatures, repoDir, ...(manifest.bashrc === undefined ? {} : { bashrc: manifest.bashrc }) });
+  const argv = buildArgv({
+    launch,
+    layout,
+    authToken,
+    limits,
+    cgroups,
+    imageSource,
+    jailFeatures,
+    repoDir,
+    ...(manifest.bashrc === undefined ? {} : { bashrc: manifest.bashrc }),
+  });
 
   const logFd = openSync(layout.logPath, 'a');
   let child;
   try {
-      child = spawn(argv[0] as string, argv.slice(1), { stdio: ['ignore', logFd, logFd], detached: true, env: { PATH: DEFAULT_PATH } });
+    child = spawn(argv[0] as string, argv.slice(1), {
+      stdio: ['ignore', logFd, logFd],
+      detached: true,
+      env: { PATH: DEFAULT_PATH },
+    });
   } finally {
     closeSync(logFd);
   }
@@ -90,7 +129,13 @@ export async function launchSandbox(launch: SandboxLaunch): Promise<SandboxProce
   });
   await new Promise<void>((resolve, reject) => {
     child.once('spawn', resolve);
-    child.once('error', (err) => reject(new RolloutError('SANDBOX_START_FAILED', `could not start sandbox ${launch.sandboxId}: ${err.message}`, { cause: err })));
+    child.once('error', (err) =>
+      reject(
+        new RolloutError('SANDBOX_START_FAILED', `could not start sandbox ${launch.sandboxId}: ${err.message}`, {
+          cause: err,
+        }),
+      ),
+    );
   }).catch(async (err: unknown) => {
     await cgroups?.remove();
     await rm(layout.stateDir, { recursive: true, force: true });
@@ -194,9 +239,20 @@ async function writeJailEtc(dir: string, hostname: string): Promise<void> {
   // bwrap keeps this process's uid inside the jail; give it a name and the jail's HOME.
   const own = uid === 0 ? [] : [`sandbox:x:${uid}:${gid}:sandbox:${JAIL.home}:/bin/bash`];
   const ownGroup = gid === 0 ? [] : [`sandbox:x:${gid}:`];
-  await writeFile(join(dir, 'passwd'), [`root:x:0:0:root:${JAIL.home}:/bin/bash`, ...own, 'nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin', ''].join('\n'));
+  await writeFile(
+    join(dir, 'passwd'),
+    [
+      `root:x:0:0:root:${JAIL.home}:/bin/bash`,
+      ...own,
+      'nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin',
+      '',
+    ].join('\n'),
+  );
   await writeFile(join(dir, 'group'), ['root:x:0:', ...ownGroup, 'nogroup:x:65534:', ''].join('\n'));
-  await writeFile(join(dir, 'hosts'), ['127.0.0.1\tlocalhost', `127.0.1.1\t${hostname}`, '::1\tlocalhost ip6-localhost ip6-loopback', ''].join('\n'));
+  await writeFile(
+    join(dir, 'hosts'),
+    ['127.0.0.1\tlocalhost', `127.0.1.1\t${hostname}`, '::1\tlocalhost ip6-localhost ip6-loopback', ''].join('\n'),
+  );
 }
 
 /** Bytes in regular files directly under `dir` (the socket directory holds one socket and nothing else). */
@@ -237,30 +293,69 @@ function buildArgv(input: ArgvInput): string[] {
   const serverArgs = ['-E', '-s', '-B'];
   let command: string[];
   if (jailed) {
-    command = [python, ...serverArgs, join(JAIL.runtime, SERVER_SCRIPT), '--socket', JAIL.socket, '--auth-token', authToken];
+    command = [
+      python,
+      ...serverArgs,
+      join(JAIL.runtime, SERVER_SCRIPT),
+      '--socket',
+      JAIL.socket,
+      '--auth-token',
+      authToken,
+    ];
     if (input.bashrc !== undefined) command = ['/bin/sh', '-c', WRITE_BASHRC_SCRIPT, 'sh', input.bashrc, ...command];
     if (imageSource !== null) command = ['/bin/sh', '-c', FILL_REPO_SCRIPT, 'sh', repoDir, ...command];
-    command = [bwrapPath() ?? 'bwrap', ...bwrapArgs({
-      layout,
-      network: launch.network,
-      env,
-      hostname: launch.sandboxId.slice(0, 63),
-      tmpfsBytes: input.jailFeatures?.tmpfsSize === true ? (launch.diskMB ?? DEFAULT_DISK_MB) * MB : undefined,
-      tmpfsPerms: input.jailFeatures?.tmpfsPerms === true,
-      imageSource,
-      repoDir,
-      command,
-    })];
+    command = [
+      bwrapPath() ?? 'bwrap',
+      ...bwrapArgs({
+        layout,
+        network: launch.network,
+        env,
+        hostname: launch.sandboxId.slice(0, 63),
+        tmpfsBytes: input.jailFeatures?.tmpfsSize === true ? (launch.diskMB ?? DEFAULT_DISK_MB) * MB : undefined,
+        tmpfsPerms: input.jailFeatures?.tmpfsPerms === true,
+        imageSource,
+        repoDir,
+        command,
+      }),
+    ];
   } else {
     // No mount namespace: the server maps the repository (/testbed, or the image's repo_dir), /root and /tmp to
     // this sandbox's directories at its edge, so episodes written for a jailed sandbox (SWE-bench images) find
     // their paths and do not share /tmp.
-    const pairs = [[repoDir, layout.testbed], [JAIL.home, layout.home], [JAIL.tmp, layout.tmp]];
+    const pairs = [
+      [repoDir, layout.testbed],
+      [JAIL.home, layout.home],
+      [JAIL.tmp, layout.tmp],
+    ];
     const aliases = pairs.flatMap(([alias, real]) => ['--path-alias', `${alias}=${real}`]);
-    command = ['/usr/bin/env', '-i', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), python, ...serverArgs, join(RUNTIME_DIR, SERVER_SCRIPT), '--socket', layout.socketPath, '--auth-token', authToken, '--die-with-parent', '--cwd', layout.testbed, ...aliases];
+    command = [
+      '/usr/bin/env',
+      '-i',
+      ...Object.entries(env).map(([k, v]) => `${k}=${v}`),
+      python,
+      ...serverArgs,
+      join(RUNTIME_DIR, SERVER_SCRIPT),
+      '--socket',
+      layout.socketPath,
+      '--auth-token',
+      authToken,
+      '--die-with-parent',
+      '--cwd',
+      layout.testbed,
+      ...aliases,
+    ];
   }
   if (limits.memory === 'rlimit-as') command = ['prlimit', `--as=${launch.memoryMB * MB}`, '--', ...command];
-  if (cgroups !== null && cgroups.procsFiles.length > 0) command = ['/bin/sh', '-c', JOIN_CGROUPS_SCRIPT, 'sh', String(cgroups.procsFiles.length), ...cgroups.procsFiles, ...command];
+  if (cgroups !== null && cgroups.procsFiles.length > 0)
+    command = [
+      '/bin/sh',
+      '-c',
+      JOIN_CGROUPS_SCRIPT,
+      'sh',
+      String(cgroups.procsFiles.length),
+      ...cgroups.procsFiles,
+      ...command,
+    ];
   return command;
 }
 
@@ -270,7 +365,8 @@ async function waitUntilGone(list: () => Promise<number[]>): Promise<void> {
     const alive: number[] = [];
     for (const pid of await list()) if (await isAlive(pid)) alive.push(pid);
     if (alive.length === 0) return;
-    if (Date.now() > deadline) throw new RolloutError('INTERNAL', `sandbox processes survived SIGKILL: ${alive.join(',')}`);
+    if (Date.now() > deadline)
+      throw new RolloutError('INTERNAL', `sandbox processes survived SIGKILL: ${alive.join(',')}`);
     killPids(alive);
     await abortableDelay(20);
   }

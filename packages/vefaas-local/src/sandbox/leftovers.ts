@@ -8,11 +8,20 @@ import { abortableDelay } from '@rollout-fleet/shared';
 import { sandboxCgroupDirs, type CgroupOptions } from './cgroups/sandbox-cgroups.js';
 import { killPids } from './process-tree.js';
 
-export async function removeSandboxLeftovers(options: { stateRoot: string; sandboxId: string; cgroup?: CgroupOptions }): Promise<void> {
+export async function removeSandboxLeftovers(options: {
+  stateRoot: string;
+  sandboxId: string;
+  cgroup?: CgroupOptions;
+}): Promise<void> {
   const dirs = await sandboxCgroupDirs(options.sandboxId, options.cgroup);
   for (const dir of dirs) {
     const procs = await readFile(join(dir, 'cgroup.procs'), 'utf8').catch(() => '');
-    killPids(procs.split('\n').filter((line) => line.trim() !== '').map(Number));
+    killPids(
+      procs
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .map(Number),
+    );
   }
   for (const dir of dirs) {
     for (let attempt = 0; attempt < 50; attempt++) {

@@ -42,8 +42,11 @@ describeWith([bwrapNeed()], 'parent death', () => {
     const imageDir = await makeImageTemplate();
     const sandboxId = `orphan-${randomUUID().slice(0, 8)}`;
     const script = fileURLToPath(new URL('../../test/orphan-launcher.ts', import.meta.url));
-    const child = spawn(process.execPath, ['--import', 'tsx', script, stateRoot, sandboxId, imageDir], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const [line] = (await createInterface({ input: child.stdout })[Symbol.asyncIterator]().next()).value?.split('\n') ?? [];
+    const child = spawn(process.execPath, ['--import', 'tsx', script, stateRoot, sandboxId, imageDir], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const [line] =
+      (await createInterface({ input: child.stdout })[Symbol.asyncIterator]().next()).value?.split('\n') ?? [];
     const { pids } = JSON.parse(line ?? '{}') as { pids: number[] };
     expect(pids.length).toBeGreaterThanOrEqual(5);
     expect(stillThere(pids)).toEqual(pids);
@@ -85,11 +88,19 @@ describe('launch options', () => {
     const target = socketTarget(sandbox.socketPath, 'tok');
     const rex = new RexCaller(target);
     // The server translates /testbed and /root both ways: the host directories never show, the aliases work.
-    expect(await rex.sh('pwd; echo $HOME $MY_ENV $TERM; cat hello.txt')).toBe('/testbed\n/root v dumb\nhello from the image\n');
-    expect(await rex.sh('cat /testbed/hello.txt; cd /root && pwd; ls -d /testbedx 2>&1 | head -c 0')).toBe('hello from the image\n/root\n');
+    expect(await rex.sh('pwd; echo $HOME $MY_ENV $TERM; cat hello.txt')).toBe(
+      '/testbed\n/root v dumb\nhello from the image\n',
+    );
+    expect(await rex.sh('cat /testbed/hello.txt; cd /root && pwd; ls -d /testbedx 2>&1 | head -c 0')).toBe(
+      'hello from the image\n/root\n',
+    );
     await rex.ok('/write_file', { path: '/testbed/sub/new.txt', content: 'written at /testbed/sub\n' });
-    expect(await readFile(join(sandbox.stateDir, 'testbed', 'sub', 'new.txt'), 'utf8')).toBe(`written at ${sandbox.stateDir}/testbed/sub\n`);
-    expect(await rex.ok('/read_file', { path: '/testbed/sub/new.txt' })).toEqual({ content: 'written at /testbed/sub\n' });
+    expect(await readFile(join(sandbox.stateDir, 'testbed', 'sub', 'new.txt'), 'utf8')).toBe(
+      `written at ${sandbox.stateDir}/testbed/sub\n`,
+    );
+    expect(await rex.ok('/read_file', { path: '/testbed/sub/new.txt' })).toEqual({
+      content: 'written at /testbed/sub\n',
+    });
     // Its own /tmp, not the host's (concurrent sandboxes write the same /tmp paths).
     await rex.sh('echo mine > /tmp/rf-alias-probe');
     expect(existsSync('/tmp/rf-alias-probe')).toBe(false);

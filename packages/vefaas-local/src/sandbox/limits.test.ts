@@ -21,7 +21,9 @@ describeWith([bwrapNeed()], 'resource limits of a bubblewrap sandbox', () => {
     });
 
     it('a 1 GiB allocation fails with memoryMB 512, a 200 MiB one works, and the server survives', async () => {
-      expect((await rex.execute(['python3', '-c', "b = b'x' * (200 << 20); print(len(b))"])).stdout).toBe(`${200 << 20}\n`);
+      expect((await rex.execute(['python3', '-c', "b = b'x' * (200 << 20); print(len(b))"])).stdout).toBe(
+        `${200 << 20}\n`,
+      );
       const big = await rex.execute(['python3', '-c', "b = b'x' * (1 << 30); print(len(b))"]);
       expect(big.stdout).toBe('');
       // cgroup OOM killer → SIGKILL (-9); RLIMIT_AS → MemoryError (exit 1).

@@ -17,7 +17,8 @@ afterAll(async () => {
 
 describe('resolveImage', () => {
   it('maps registry references to <imagesDir>/<last component without tag or digest>', () => {
-    const ref = 'enterprise-public-cn-beijing.cr.volces.com/swe-bench-verified/sweb.eval.x86_64.django_1776_django-11099:v2';
+    const ref =
+      'enterprise-public-cn-beijing.cr.volces.com/swe-bench-verified/sweb.eval.x86_64.django_1776_django-11099:v2';
     expect(resolveImage(ref, imagesDir)).toBe(join(imagesDir, 'sweb.eval.x86_64.django_1776_django-11099'));
     expect(resolveImage('python:3.12@sha256:abc', imagesDir)).toBe(join(imagesDir, 'python'));
     expect(resolveImage('python', imagesDir)).toBe(join(imagesDir, 'python'));

@@ -9,7 +9,14 @@ import { SwerexRuntimeError, type SetupOutcome } from '@rollout-fleet/sandbox';
 import { agentShell, recordedAgentFor, type RestartableSession } from './recorded-agent.js';
 
 const episode = (extra: Record<string, unknown> = {}): Episode =>
-  EpisodeSchema.parse({ run_id: 'r', episode_id: 'e', instance_id: 'i', sandbox: { image: 'pyutils' }, repo_dir: '/work dir/repo', ...extra });
+  EpisodeSchema.parse({
+    run_id: 'r',
+    episode_id: 'e',
+    instance_id: 'i',
+    sandbox: { image: 'pyutils' },
+    repo_dir: '/work dir/repo',
+    ...extra,
+  });
 
 const ok: SetupOutcome = { ran: true, status: 0, output: '' };
 
@@ -67,35 +74,62 @@ describe('agentShell: a new session is set up as the first one was', () => {
   });
 
   it('a repository the model removed: the restart fails as the model’s doing (SESSION_RESTART_FAILED)', async () => {
-    const s = session((c) => (c.startsWith('cd ') ? { ran: true, status: 1, output: 'bash: cd: No such file or directory\n' } : ok));
-    const err = await agentShell(s, recordedAgentFor(episode())).restartSession?.().then(() => undefined, (e: unknown) => coerceError(e));
+    const s = session((c) =>
+      c.startsWith('cd ') ? { ran: true, status: 1, output: 'bash: cd: No such file or directory\n' } : ok,
+    );
+    const err = await agentShell(s, recordedAgentFor(episode()))
+      .restartSession?.()
+      .then(
+        () => undefined,
+        (e: unknown) => coerceError(e),
+      );
     expect(err).toMatchObject({ code: 'SESSION_RESTART_FAILED', class: 'model' });
     expect(err?.message).toContain('No such file or directory');
   });
 
   it('a set-up whose outcome stays unknown (no end marker) is given to the restart to retry, and ends as the model’s doing', async () => {
     const s = session(() => ({ ran: false, output: 'SHELLPS1PREFIX' }));
-    const err = await agentShell(s, recordedAgentFor(episode())).restartSession?.().then(() => undefined, (e: unknown) => coerceError(e));
+    const err = await agentShell(s, recordedAgentFor(episode()))
+      .restartSession?.()
+      .then(
+        () => undefined,
+        (e: unknown) => coerceError(e),
+      );
     expect(err).toMatchObject({ code: 'SESSION_RESTART_FAILED', class: 'model' });
     expect((err?.cause as RolloutError | undefined)?.code).toBe('SESSION_SETUP_AMBIGUOUS');
   });
 
   it('a set-up command the server refused is the model’s doing too', async () => {
     const s = session(() => new SwerexRuntimeError({ classPath: 'builtins.RuntimeError', message: 'bash died' }));
-    const err = await agentShell(s, recordedAgentFor(episode())).restartSession?.().then(() => undefined, (e: unknown) => coerceError(e));
+    const err = await agentShell(s, recordedAgentFor(episode()))
+      .restartSession?.()
+      .then(
+        () => undefined,
+        (e: unknown) => coerceError(e),
+      );
     expect(err).toMatchObject({ code: 'SESSION_RESTART_FAILED', class: 'model' });
   });
 
   it('a sandbox that stops answering during the set-up stays infra (retried)', async () => {
     const s = session(() => new RolloutError('SANDBOX_DEAD', 'gone'));
-    const err = await agentShell(s, recordedAgentFor(episode())).restartSession?.().then(() => undefined, (e: unknown) => coerceError(e));
+    const err = await agentShell(s, recordedAgentFor(episode()))
+      .restartSession?.()
+      .then(
+        () => undefined,
+        (e: unknown) => coerceError(e),
+      );
     expect(err).toMatchObject({ code: 'SANDBOX_DEAD', class: 'infra' });
   });
 
   it('a restart the sandbox refuses is passed on as it is', async () => {
     const s = session();
     s.restartError = new RolloutError('SESSION_RESTART_FAILED', 'poisoned ~/.bashrc');
-    const err = await agentShell(s, recordedAgentFor(episode())).restartSession?.().then(() => undefined, (e: unknown) => coerceError(e));
+    const err = await agentShell(s, recordedAgentFor(episode()))
+      .restartSession?.()
+      .then(
+        () => undefined,
+        (e: unknown) => coerceError(e),
+      );
     expect(err).toMatchObject({ code: 'SESSION_RESTART_FAILED' });
     expect(s.log).toEqual(['<restart>']);
   });

@@ -23,16 +23,30 @@ describe('EpisodeWatch', () => {
   });
 
   it('stops exactly the superseded episodes and every episode of a cancelled run', async () => {
-    const watch = new EpisodeWatch({ redis, keys, logger: createLogger({ level: 'silent', format: 'json' }), intervalMs: 60_000 });
+    const watch = new EpisodeWatch({
+      redis,
+      keys,
+      logger: createLogger({ level: 'silent', format: 'json' }),
+      intervalMs: 60_000,
+    });
     const runs = ['run-a', 'run-b', 'run-c'];
-    const tracked = runs.flatMap((runId) =>
-      Array.from({ length: 5 }, (_, i) => ({ runId, episodeId: `e${i}`, sampleIndex: i % 2, generation: i % 3 })),
-    ).map((episode) => ({ episode, handle: watch.track(episode) }));
+    const tracked = runs
+      .flatMap((runId) =>
+        Array.from({ length: 5 }, (_, i) => ({ runId, episodeId: `e${i}`, sampleIndex: i % 2, generation: i % 3 })),
+      )
+      .map((episode) => ({ episode, handle: watch.track(episode) }));
     // Each episode's stored generation: its own, except e3 of run-a and e1 of run-b, which moved on.
     for (const { episode } of tracked) {
-      const moved = (episode.runId === 'run-a' && episode.episodeId === 'e3') || (episode.runId === 'run-b' && episode.episodeId === 'e1');
+      const moved =
+        (episode.runId === 'run-a' && episode.episodeId === 'e3') ||
+        (episode.runId === 'run-b' && episode.episodeId === 'e1');
       const stored = episode.generation + (moved ? 1 : 0);
-      if (stored > 0) await redis.hset(keys.generations(episode.runId), jobIdFor(episode.runId, episode.episodeId, episode.sampleIndex), String(stored));
+      if (stored > 0)
+        await redis.hset(
+          keys.generations(episode.runId),
+          jobIdFor(episode.runId, episode.episodeId, episode.sampleIndex),
+          String(stored),
+        );
     }
     await redis.hset(keys.run('run-c'), 'cancelled', '1');
     await redis.hset(keys.run('run-a'), 'cancelled', '0');
@@ -41,9 +55,15 @@ describe('EpisodeWatch', () => {
 
     const stopped = tracked
       .filter(({ handle }) => handle.signal.aborted)
-      .map(({ episode, handle }) => `${episode.runId}/${episode.episodeId}:${(handle.signal.reason as RolloutError).code}`);
+      .map(
+        ({ episode, handle }) => `${episode.runId}/${episode.episodeId}:${(handle.signal.reason as RolloutError).code}`,
+      );
     expect(stopped.sort()).toEqual(
-      ['run-a/e3:SUPERSEDED', 'run-b/e1:SUPERSEDED', ...Array.from({ length: 5 }, (_, i) => `run-c/e${i}:CANCELLED`)].sort(),
+      [
+        'run-a/e3:SUPERSEDED',
+        'run-b/e1:SUPERSEDED',
+        ...Array.from({ length: 5 }, (_, i) => `run-c/e${i}:CANCELLED`),
+      ].sort(),
     );
     watch.close();
   });

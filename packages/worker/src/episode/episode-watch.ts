@@ -41,7 +41,11 @@ export class EpisodeWatch {
 
   /** Starts watching one running episode; its signal aborts with CANCELLED or SUPERSEDED. */
   track(episode: WatchedEpisode): { signal: AbortSignal; stop: () => void } {
-    const watched: Watched = { ...episode, label: jobIdFor(episode.runId, episode.episodeId, episode.sampleIndex), controller: new AbortController() };
+    const watched: Watched = {
+      ...episode,
+      label: jobIdFor(episode.runId, episode.episodeId, episode.sampleIndex),
+      controller: new AbortController(),
+    };
     this.#watched.add(watched);
     this.#timer ??= setInterval(() => void this.check(), this.#o.intervalMs ?? 1000).unref();
     return {
@@ -86,7 +90,12 @@ export class EpisodeWatch {
           }
           const generation = Number(generations[i] ?? 0);
           if (generation !== w.generation) {
-            w.controller.abort(new RolloutError('SUPERSEDED', `episode ${w.label} was forced or retried while it ran (generation ${w.generation} → ${generation})`));
+            w.controller.abort(
+              new RolloutError(
+                'SUPERSEDED',
+                `episode ${w.label} was forced or retried while it ran (generation ${w.generation} → ${generation})`,
+              ),
+            );
           }
         });
       }

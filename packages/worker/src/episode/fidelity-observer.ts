@@ -30,7 +30,8 @@ export function createFidelityObserver(options: {
   return {
     async observe(step, output) {
       const call = options.trajectory[step.index];
-      const recorded = call?.observation === undefined || !options.mask ? call?.observation : options.mask(call.observation);
+      const recorded =
+        call?.observation === undefined || !options.mask ? call?.observation : options.mask(call.observation);
       const view = await options.agent.observation(options.session, output);
       const verdict = compareStep(
         { index: step.index, recorded, replayed: view.text, agentRules: view.rules, exitCode: step.exit_code },

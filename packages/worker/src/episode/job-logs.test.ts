@@ -21,7 +21,8 @@ afterAll(async () => {
 });
 
 describe('job-log appends', () => {
-  const append = (...args: Parameters<ReturnType<typeof createJobLogWriter>>): Promise<number> => createJobLogWriter(redis)(...args);
+  const append = (...args: Parameters<ReturnType<typeof createJobLogWriter>>): Promise<number> =>
+    createJobLogWriter(redis)(...args);
   it('appends rows in order in one write, where Bull Board reads them, honouring keepLogs', async () => {
     const job = await queue.add('a', {}, { jobId: 'j1' });
     expect(await append(job, ['step 1/3', 'step 2/3'])).toBe(2);
@@ -43,7 +44,9 @@ describe('job-log appends', () => {
 
 describe('createJobLogWriter', () => {
   it('sends the appends of one event-loop turn as one pipeline; each answers its own length (-1 for a gone job)', async () => {
-    const jobs = await Promise.all(['w1', 'w2', 'w3'].map((id) => queue.add(id, {}, { jobId: id, ...(id === 'w2' ? { keepLogs: 1 } : {}) })));
+    const jobs = await Promise.all(
+      ['w1', 'w2', 'w3'].map((id) => queue.add(id, {}, { jobId: id, ...(id === 'w2' ? { keepLogs: 1 } : {}) })),
+    );
     const gone = await queue.add('w4', {}, { jobId: 'w4' });
     await gone.remove();
     const append = createJobLogWriter(redis);
@@ -54,7 +57,10 @@ describe('createJobLogWriter', () => {
       const pipeline = makePipeline();
       const evalsha = pipeline.evalsha.bind(pipeline) as (...args: unknown[]) => unknown;
       let first = true;
-      (pipeline as unknown as { evalsha: (...args: unknown[]) => unknown }).evalsha = (sha: unknown, ...rest: unknown[]) => {
+      (pipeline as unknown as { evalsha: (...args: unknown[]) => unknown }).evalsha = (
+        sha: unknown,
+        ...rest: unknown[]
+      ) => {
         const asked = first ? '0'.repeat(40) : sha;
         first = false;
         return evalsha(asked, ...rest);

@@ -24,7 +24,8 @@ function scriptArgs(job: LoggedJob, rows: readonly string[]): { keys: string[]; 
  * Each append still answers on its own (its log length, or -1 for a job that is gone).
  */
 export function createJobLogWriter(redis: RedisClient): (job: LoggedJob, rows: readonly string[]) => Promise<number> {
-  let pending: Array<{ keys: string[]; args: string[]; resolve: (n: number) => void; reject: (err: unknown) => void }> = [];
+  let pending: Array<{ keys: string[]; args: string[]; resolve: (n: number) => void; reject: (err: unknown) => void }> =
+    [];
   const flush = async (): Promise<void> => {
     const batch = pending;
     pending = [];
@@ -35,7 +36,8 @@ export function createJobLogWriter(redis: RedisClient): (job: LoggedJob, rows: r
       const [err, value] = answers?.[i] ?? [new Error('no answer from the pipeline'), null];
       if (err === null) item.resolve(Number(value));
       // A server that does not know the script yet (fresh, restarted): this one append loads it.
-      else if (isNoScriptError(err)) SCRIPT.run(redis, item.keys, item.args).then((n) => item.resolve(Number(n)), item.reject);
+      else if (isNoScriptError(err))
+        SCRIPT.run(redis, item.keys, item.args).then((n) => item.resolve(Number(n)), item.reject);
       else item.reject(err);
     });
   };

@@ -13,16 +13,36 @@ describe('job progress and step log lines', () => {
   it('writes one line per step with tool, exit code and duration', () => {
     const base = { index: 2, tool: 'bash', exit_code: 0, duration_ms: 1240, timed_out: false };
     expect(formatStepLog(base, 12)).toBe('step 3/12 bash exit=0 1.24s');
-    expect(formatStepLog({ ...base, exit_code: null, timed_out: true, duration_ms: 120_000 }, 12)).toBe('step 3/12 bash exit=- 120s timeout');
-    expect(formatStepLog({ ...base, tool: 'str_replace_editor', exit_code: 1, duration_ms: 15_500, error: { code: 'BAD_ARGS', message: 'x' }, truncated: true }, 12)).toBe(
-      'step 3/12 str_replace_editor exit=1 15.5s error=BAD_ARGS output-truncated',
+    expect(formatStepLog({ ...base, exit_code: null, timed_out: true, duration_ms: 120_000 }, 12)).toBe(
+      'step 3/12 bash exit=- 120s timeout',
     );
+    expect(
+      formatStepLog(
+        {
+          ...base,
+          tool: 'str_replace_editor',
+          exit_code: 1,
+          duration_ms: 15_500,
+          error: { code: 'BAD_ARGS', message: 'x' },
+          truncated: true,
+        },
+        12,
+      ),
+    ).toBe('step 3/12 str_replace_editor exit=1 15.5s error=BAD_ARGS output-truncated');
   });
 });
 
 describe('the grade in the job log', () => {
   const base: GradingDetails = {
-    parser: 'django', parser_source: 'episode', tests_ran: true, timed_out: false, tests_parsed: 7, problem: null, log: '', log_bytes: 0, log_truncated: false,
+    parser: 'django',
+    parser_source: 'episode',
+    tests_ran: true,
+    timed_out: false,
+    tests_parsed: 7,
+    problem: null,
+    log: '',
+    log_bytes: 0,
+    log_truncated: false,
     tests: [
       { id: 'test_add (t.C.test_add)', list: 'FAIL_TO_PASS', status: 'PASSED', outcome: 'success' },
       { id: 'test_mul (t.B.test_mul)', list: 'PASS_TO_PASS', status: 'PASSED', outcome: 'success' },
@@ -31,15 +51,26 @@ describe('the grade in the job log', () => {
   };
 
   it('is one line when nothing needs a look', () => {
-    expect(formatGradingLog(base, false)).toBe('graded parser=django (episode) tests-parsed=7 FAIL_TO_PASS 1/1 PASS_TO_PASS 1/2 unresolved');
+    expect(formatGradingLog(base, false)).toBe(
+      'graded parser=django (episode) tests-parsed=7 FAIL_TO_PASS 1/1 PASS_TO_PASS 1/2 unresolved',
+    );
   });
 
   it('warns with the problem and lists the first tests that were not found, with what the log has instead', () => {
     const missing = Array.from({ length: 7 }, (_, i) => ({
-      id: `t.py::test_${i}`, list: 'PASS_TO_PASS' as const, status: null, outcome: 'failure' as const, hint: 'not found in the test log — check the id format for this parser',
+      id: `t.py::test_${i}`,
+      list: 'PASS_TO_PASS' as const,
+      status: null,
+      outcome: 'failure' as const,
+      hint: 'not found in the test log — check the id format for this parser',
       ...(i === 0 ? { similar: ['test_0 (t.C.test_0)'] } : {}),
     }));
-    const details: GradingDetails = { ...base, tests_parsed: 0, problem: 'the django parser found 0 test results in the eval log', tests: missing };
+    const details: GradingDetails = {
+      ...base,
+      tests_parsed: 0,
+      problem: 'the django parser found 0 test results in the eval log',
+      tests: missing,
+    };
     expect(formatGradingLog(details, false).split('\n')).toEqual([
       'graded parser=django (episode) tests-parsed=0 FAIL_TO_PASS 0/0 PASS_TO_PASS 0/7 unresolved',
       'WARNING: the django parser found 0 test results in the eval log',

@@ -35,7 +35,14 @@ export function turnProgress(done: number, maxTurns: number): EpisodeProgress {
  * The job-log lines of one model turn: `turn 3/50 finish=tool_calls tokens=812+41 request=0.84s`, then
  * `retries=N (codes)`, `slot-wait=…`, `format-error=<code>` when they apply; then one line per executed step.
  */
-export function formatTurnLog(turn: Pick<TurnRecord, 'index' | 'finish_reason' | 'usage' | 'latency_ms' | 'retries' | 'retry_codes' | 'slot_wait_ms' | 'format_error'>, steps: readonly StepLogFields[], maxTurns: number): string {
+export function formatTurnLog(
+  turn: Pick<
+    TurnRecord,
+    'index' | 'finish_reason' | 'usage' | 'latency_ms' | 'retries' | 'retry_codes' | 'slot_wait_ms' | 'format_error'
+  >,
+  steps: readonly StepLogFields[],
+  maxTurns: number,
+): string {
   const parts = [`turn ${turn.index + 1}/${maxTurns}`, `finish=${turn.finish_reason ?? '-'}`];
   if (turn.usage !== null) parts.push(`tokens=${turn.usage.prompt_tokens}+${turn.usage.completion_tokens}`);
   parts.push(`request=${formatSeconds(turn.latency_ms)}`);
@@ -56,7 +63,12 @@ export type StepLogFields = Pick<StepRecord, 'index' | 'tool' | 'exit_code' | 'd
  */
 export function formatStepLog(step: StepLogFields, total?: number): string {
   const exit = step.exit_code === null ? '-' : String(step.exit_code);
-  const parts = [`step ${step.index + 1}${total === undefined ? '' : `/${total}`}`, step.tool, `exit=${exit}`, formatSeconds(step.duration_ms)];
+  const parts = [
+    `step ${step.index + 1}${total === undefined ? '' : `/${total}`}`,
+    step.tool,
+    `exit=${exit}`,
+    formatSeconds(step.duration_ms),
+  ];
   if (step.timed_out) parts.push('timeout');
   if (step.error !== undefined) parts.push(`error=${step.error.code}`);
   if (step.truncated === true) parts.push('output-truncated');
@@ -85,8 +97,11 @@ export function formatGradingLog(details: GradingDetails, resolved: boolean): st
   ].join(' ');
   if (details.problem === null) return head;
   const missing = details.tests.filter((test) => test.hint !== undefined);
-  const lines = missing.slice(0, NOT_FOUND_LINES).map((test) => `  not found: ${test.id}${test.similar ? ` (log has: ${test.similar.join(', ')})` : ''}`);
-  if (missing.length > NOT_FOUND_LINES) lines.push(`  … and ${missing.length - NOT_FOUND_LINES} more (the result's grading.tests lists them all)`);
+  const lines = missing
+    .slice(0, NOT_FOUND_LINES)
+    .map((test) => `  not found: ${test.id}${test.similar ? ` (log has: ${test.similar.join(', ')})` : ''}`);
+  if (missing.length > NOT_FOUND_LINES)
+    lines.push(`  … and ${missing.length - NOT_FOUND_LINES} more (the result's grading.tests lists them all)`);
   return [head, `WARNING: ${details.problem}`, ...lines].join('\n');
 }
 

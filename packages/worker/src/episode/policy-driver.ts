@@ -15,7 +15,22 @@
  * so far like a replay that stops there; asking the model for more turns would only get "no shell" observations.
  */
 import { captureTokens } from '../policy-client/token-capture.js';
-import { coerceError, encodeTurnTokens, renderTemplate, effectiveTemplates, templateValuesOf, type ChatMessage, type Episode, type Failure, type FullTurnIds, type Policy, type StepRecord, type TokenTotals, type ToolCall, type TurnRecord } from '@rollout-fleet/shared';
+import {
+  coerceError,
+  encodeTurnTokens,
+  renderTemplate,
+  effectiveTemplates,
+  templateValuesOf,
+  type ChatMessage,
+  type Episode,
+  type Failure,
+  type FullTurnIds,
+  type Policy,
+  type StepRecord,
+  type TokenTotals,
+  type ToolCall,
+  type TurnRecord,
+} from '@rollout-fleet/shared';
 import { buildChatRequest, samplingFields } from '../policy-client/chat-request.js';
 import { toolProfile } from '../policy/tool-profiles.js';
 import { planReply, type PlannedCall } from '../policy/reply-plan.js';
@@ -86,20 +101,31 @@ export async function runPolicyLoop(options: PolicyDriverOptions): Promise<Polic
   /** Set once the step executor says no shell can be had any more. */
   let stopped: Failure | null = null;
 
-  const runCall = async (call: { name: string; arguments: Record<string, unknown>; timeout_s?: number | undefined }, extra: Pick<StepRecord, 'turn' | 'tool_call_id'>) => {
+  const runCall = async (
+    call: { name: string; arguments: Record<string, unknown>; timeout_s?: number | undefined },
+    extra: Pick<StepRecord, 'turn' | 'tool_call_id'>,
+  ) => {
     const executed = await execute(call, steps.length);
     const record: StepRecord = { ...executed.record, ...extra };
     steps.push(record);
     await options.onStep?.(record);
     stopped ??= executed.stopped ?? null;
-    return { record, observation: profile.observation({ output: executed.output, exitCode: record.exit_code }), output: executed.output };
+    return {
+      record,
+      observation: profile.observation({ output: executed.output, exitCode: record.exit_code }),
+      output: executed.output,
+    };
   };
 
   // A recorded opening, replayed: each call becomes an assistant tool call answered by its observation.
   for (const [index, call] of episode.trajectory.entries()) {
     signal?.throwIfAborted();
     const id = prefixCallId(call, index);
-    messages.push({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.arguments) } }] });
+    messages.push({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.arguments) } }],
+    });
     const ran = await runCall(call, { tool_call_id: id });
     messages.push({ role: 'tool', tool_call_id: id, content: ran.observation });
     if (stopped) return done('exit_environment_error');
@@ -127,10 +153,20 @@ export async function runPolicyLoop(options: PolicyDriverOptions): Promise<Polic
       }
     }
     const started = now();
-    const body = buildChatRequest({ policy, messages, tools: profile.tools, parallelToolCalls: parallel, maxCompletionTokens: maxTokens });
+    const body = buildChatRequest({
+      policy,
+      messages,
+      tools: profile.tools,
+      parallelToolCalls: parallel,
+      maxCompletionTokens: maxTokens,
+    });
     let response;
     try {
-      response = await options.requestTurn({ body, fallbackToolCallId: (i) => `call_${index}_${i}`, ...(signal ? { signal } : {}) });
+      response = await options.requestTurn({
+        body,
+        fallbackToolCallId: (i) => `call_${index}_${i}`,
+        ...(signal ? { signal } : {}),
+      });
     } catch (thrown) {
       if (coerceError(thrown).code === 'POLICY_CONTEXT_OVERFLOW') return done('exit_context');
       throw thrown;
@@ -141,9 +177,15 @@ export async function runPolicyLoop(options: PolicyDriverOptions): Promise<Polic
       promptTokenIds: completion.promptTokenIds,
       completionTokenIds: completion.completionTokenIds,
       logprobs: completion.logprobs,
-      want: { tokenIds: policy.capture.token_ids && policy.server_kind !== 'openai', logprobs: policy.capture.logprobs },
+      want: {
+        tokenIds: policy.capture.token_ids && policy.server_kind !== 'openai',
+        logprobs: policy.capture.logprobs,
+      },
     });
-    const ids = captured.promptIds !== null && captured.completionIds !== null ? { promptIds: captured.promptIds, completionIds: captured.completionIds } : undefined;
+    const ids =
+      captured.promptIds !== null && captured.completionIds !== null
+        ? { promptIds: captured.promptIds, completionIds: captured.completionIds }
+        : undefined;
     const turn: TurnRecord = {
       index,
       sampling: samplingFields(policy, maxTokens),
@@ -172,7 +214,9 @@ export async function runPolicyLoop(options: PolicyDriverOptions): Promise<Polic
       tokens.completion_tokens += completion.usage.completion_tokens;
       tokens.total_tokens += completion.usage.total_tokens;
     }
-    messages.push(completion.message.reasoning_content === undefined ? completion.message : withoutReasoning(completion.message));
+    messages.push(
+      completion.message.reasoning_content === undefined ? completion.message : withoutReasoning(completion.message),
+    );
 
     let exit: PolicyExit | undefined;
     const finishTurn = async (): Promise<PolicyExit | undefined> => {
@@ -189,7 +233,13 @@ export async function runPolicyLoop(options: PolicyDriverOptions): Promise<Polic
       await finishTurn();
       return done('exit_context');
     }
-    const plan = planReply({ message: completion.message, finishReason: completion.finishReason, profile, parallel, workingDir });
+    const plan = planReply({
+      message: completion.message,
+      finishReason: completion.finishReason,
+      profile,
+      parallel,
+      workingDir,
+    });
     switch (plan.kind) {
       case 'submit':
       case 'finished':
@@ -198,7 +248,8 @@ export async function runPolicyLoop(options: PolicyDriverOptions): Promise<Polic
       case 'format':
         turn.format_error = { code: plan.code, message: plan.message };
         if (plan.replies.length === 0) messages.push({ role: 'user', content: plan.message });
-        for (const reply of plan.replies) messages.push({ role: 'tool', tool_call_id: reply.id, content: reply.content });
+        for (const reply of plan.replies)
+          messages.push({ role: 'tool', tool_call_id: reply.id, content: reply.content });
         formatErrors += 1;
         if (formatErrors >= limits.max_format_errors) exit = 'exit_format';
         break;

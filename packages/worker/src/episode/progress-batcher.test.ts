@@ -6,8 +6,13 @@ function recordingSink() {
   return {
     writes,
     sink: {
-      updateProgress: vi.fn(async (value: number) => void writes.push({ kind: 'progress', value, at: performance.now() })),
-      logRows: vi.fn(async (rows: readonly string[]) => void rows.forEach((row) => writes.push({ kind: 'log', value: row, at: performance.now() }))),
+      updateProgress: vi.fn(
+        async (value: number) => void writes.push({ kind: 'progress', value, at: performance.now() }),
+      ),
+      logRows: vi.fn(
+        async (rows: readonly string[]) =>
+          void rows.forEach((row) => writes.push({ kind: 'log', value: row, at: performance.now() })),
+      ),
     },
   };
 }
@@ -56,7 +61,10 @@ describe('ProgressBatcher', () => {
   });
 
   it('log() appends a row without moving the progress (the grade after the last step)', async () => {
-    const sink = { updateProgress: vi.fn(async (_p: number) => undefined), logRows: vi.fn(async (_rows: readonly string[]) => undefined) };
+    const sink = {
+      updateProgress: vi.fn(async (_p: number) => undefined),
+      logRows: vi.fn(async (_rows: readonly string[]) => undefined),
+    };
     const batcher = new ProgressBatcher(sink, { intervalMs: 60_000 });
     batcher.push(3, 'step 3/3');
     batcher.log('graded parser=pytest');

@@ -70,7 +70,10 @@ export class ProgressBatcher<P> {
     // Chained: batches land in order, and close() waits for all of them.
     this.#writing = this.#writing.then(async () => {
       try {
-        await Promise.all([...(progress === undefined ? [] : [this.#sink.updateProgress(progress)]), ...(rows.length > 0 ? [this.#sink.logRows(rows)] : [])]);
+        await Promise.all([
+          ...(progress === undefined ? [] : [this.#sink.updateProgress(progress)]),
+          ...(rows.length > 0 ? [this.#sink.logRows(rows)] : []),
+        ]);
       } catch (err) {
         this.#logger?.warn({ err }, 'could not write job progress');
       }

@@ -7,12 +7,25 @@
 import { RolloutError, coerceError, type Episode, type SweAgentToolBundle, type ToolCall } from '@rollout-fleet/shared';
 import { hasV1Submission, sweAgentObservation, type AgentView } from '../fidelity/agent-view.js';
 import { recordingFormatFor, type RecordingFormat } from '../fidelity/normalise.js';
-import { shellQuote, sweAgentActionCommand, sweAgentActionFor, sweAgentSessionCommand, sweAgentSetupCommand, SwerexRuntimeError, setupStatus, toolCallToCommand, type SetupOutcome } from '@rollout-fleet/sandbox';
+import {
+  shellQuote,
+  sweAgentActionCommand,
+  sweAgentActionFor,
+  sweAgentSessionCommand,
+  sweAgentSetupCommand,
+  SwerexRuntimeError,
+  setupStatus,
+  toolCallToCommand,
+  type SetupOutcome,
+} from '@rollout-fleet/sandbox';
 import type { StepShell, ToCommand } from './step-executor.js';
 
 /** The session operations the set-up needs (AgentEnv provides them). */
 export interface AgentSession {
-  run(command: string, options: { timeoutS: number }): Promise<{ output: string; exitCode: number | null; timedOut: boolean }>;
+  run(
+    command: string,
+    options: { timeoutS: number },
+  ): Promise<{ output: string; exitCode: number | null; timedOut: boolean }>;
   /** One of our own one-line set-up commands, read from an end marker (AgentEnv.runSetup, session-setup.ts). */
   runSetup(command: string, options: { timeoutS: number }): Promise<SetupOutcome>;
   readFile(path: string): Promise<string>;
@@ -43,16 +56,21 @@ export const SWE_AGENT_PATCH_FILE = '/root/model.patch';
 async function enterRepoDir(session: AgentSession, repoDir: string): Promise<void> {
   const outcome = await session.runSetup(`cd -- ${shellQuote(repoDir)}`, { timeoutS: SETUP_TIMEOUT_S });
   if (setupStatus(outcome, `entering repo_dir ${repoDir}`) !== 0) {
-    throw new RolloutError('REPO_DIR_MISSING', `repo_dir ${repoDir} is not a directory in this sandbox: ${outcome.output.trim().slice(0, 300)}`, {
-      details: { repoDir },
-    });
+    throw new RolloutError(
+      'REPO_DIR_MISSING',
+      `repo_dir ${repoDir} is not a directory in this sandbox: ${outcome.output.trim().slice(0, 300)}`,
+      {
+        details: { repoDir },
+      },
+    );
   }
 }
 
 async function mustRun(session: AgentSession, command: string, what: string): Promise<void> {
   const outcome = await session.runSetup(command, { timeoutS: SETUP_TIMEOUT_S });
   const status = setupStatus(outcome, what);
-  if (status !== 0) throw new RolloutError('SANDBOX_START_FAILED', `${what} failed (exit ${status}): ${outcome.output.slice(0, 500)}`);
+  if (status !== 0)
+    throw new RolloutError('SANDBOX_START_FAILED', `${what} failed (exit ${status}): ${outcome.output.slice(0, 500)}`);
 }
 
 const plain: AgentView['rules'] = [];
@@ -144,9 +162,18 @@ export function agentShell(session: RestartableSession, agent: RecordedAgent): S
       await session.restartSession({ setup: () => agent.restore(session) }).catch((thrown: unknown) => {
         const err = coerceError(thrown);
         if (err.code === 'SESSION_RESTART_FAILED') throw err;
-        const modelSide = thrown instanceof SwerexRuntimeError || err.code === 'REPO_DIR_MISSING' || err.code === 'SANDBOX_START_FAILED' || err.code === 'SESSION_SETUP_AMBIGUOUS' || err.class === 'model';
+        const modelSide =
+          thrown instanceof SwerexRuntimeError ||
+          err.code === 'REPO_DIR_MISSING' ||
+          err.code === 'SANDBOX_START_FAILED' ||
+          err.code === 'SESSION_SETUP_AMBIGUOUS' ||
+          err.class === 'model';
         if (!modelSide) throw err;
-        throw new RolloutError('SESSION_RESTART_FAILED', `the new bash session could not be set up again: ${err.message}`, { cause: thrown });
+        throw new RolloutError(
+          'SESSION_RESTART_FAILED',
+          `the new bash session could not be set up again: ${err.message}`,
+          { cause: thrown },
+        );
       });
     },
   };

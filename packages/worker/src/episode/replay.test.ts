@@ -9,7 +9,10 @@ const call = (command: string): ToolCall => ({ name: 'execute_bash', arguments: 
 type Ran = Awaited<ReturnType<StepShell['run']>>;
 
 /** A shell that answers each command from a script; `restart` records calls and may throw. */
-function scriptedShell(answers: Record<string, Ran | Error>, restart?: () => Promise<void>): StepShell & { restarts: number; ran: string[] } {
+function scriptedShell(
+  answers: Record<string, Ran | Error>,
+  restart?: () => Promise<void>,
+): StepShell & { restarts: number; ran: string[] } {
   const shell = {
     restarts: 0,
     ran: [] as string[],
@@ -31,7 +34,9 @@ const options = { stepTimeoutS: 5, outputLimitBytes: 10_000, toCommand: toolCall
 
 describe('replayTrajectory: a broken shell', () => {
   it('records a step that ended its session, starts a new one and says so in the next observation', async () => {
-    const shell = scriptedShell({ exit: { output: '', exitCode: null, durationMs: 1, timedOut: false, sessionLost: 'ended' } });
+    const shell = scriptedShell({
+      exit: { output: '', exitCode: null, durationMs: 1, timedOut: false, sessionLost: 'ended' },
+    });
     const { steps, stopped } = await replayTrajectory({ ...options, shell, trajectory: [call('exit'), call('pwd')] });
     expect(stopped).toBeNull();
     expect(shell.restarts).toBe(1);
@@ -44,7 +49,9 @@ describe('replayTrajectory: a broken shell', () => {
   });
 
   it('keeps the timeout observation of a step that could not be interrupted, then restarts', async () => {
-    const shell = scriptedShell({ 'sleep 9': { output: '', exitCode: null, durationMs: 1, timedOut: true, sessionLost: 'unresponsive' } });
+    const shell = scriptedShell({
+      'sleep 9': { output: '', exitCode: null, durationMs: 1, timedOut: true, sessionLost: 'unresponsive' },
+    });
     const { steps } = await replayTrajectory({ ...options, shell, trajectory: [call('sleep 9'), call('ls')] });
     expect(steps[0]).toMatchObject({ timed_out: true, error: { code: 'SWEREX_INTERRUPT_FAILED' } });
     expect(steps[0]?.output).toContain("The command 'sleep 9' was cancelled because it took more than 5 seconds.");
@@ -53,8 +60,15 @@ describe('replayTrajectory: a broken shell', () => {
 
   it('stops, graded, when no new session will start (a model failure), without running the rest', async () => {
     const restartFailure = new RolloutError('SESSION_RESTART_FAILED', 'a new bash session would not start: EOF');
-    const shell = scriptedShell({ exit: { output: '', exitCode: null, durationMs: 1, timedOut: false, sessionLost: 'ended' } }, () => Promise.reject(restartFailure));
-    const { steps, stopped } = await replayTrajectory({ ...options, shell, trajectory: [call('exit'), call('pwd'), call('ls')] });
+    const shell = scriptedShell(
+      { exit: { output: '', exitCode: null, durationMs: 1, timedOut: false, sessionLost: 'ended' } },
+      () => Promise.reject(restartFailure),
+    );
+    const { steps, stopped } = await replayTrajectory({
+      ...options,
+      shell,
+      trajectory: [call('exit'), call('pwd'), call('ls')],
+    });
     expect(stopped).toMatchObject({ code: 'SESSION_RESTART_FAILED', class: 'model' });
     expect(steps).toHaveLength(1);
     expect(steps[0]?.error?.code).toBe('SESSION_RESTART_FAILED');
@@ -62,10 +76,13 @@ describe('replayTrajectory: a broken shell', () => {
   });
 
   it('fails the attempt when the sandbox itself is gone during the restart (infra)', async () => {
-    const shell = scriptedShell({ exit: { output: '', exitCode: null, durationMs: 1, timedOut: false, sessionLost: 'ended' } }, () =>
-      Promise.reject(new RolloutError('SANDBOX_DEAD', 'gone')),
+    const shell = scriptedShell(
+      { exit: { output: '', exitCode: null, durationMs: 1, timedOut: false, sessionLost: 'ended' } },
+      () => Promise.reject(new RolloutError('SANDBOX_DEAD', 'gone')),
     );
-    await expect(replayTrajectory({ ...options, shell, trajectory: [call('exit'), call('pwd')] })).rejects.toMatchObject({ code: 'SANDBOX_DEAD' });
+    await expect(
+      replayTrajectory({ ...options, shell, trajectory: [call('exit'), call('pwd')] }),
+    ).rejects.toMatchObject({ code: 'SANDBOX_DEAD' });
   });
 
   it('propagates infra errors of a step and turns model errors into observations (with bash -n output)', async () => {
@@ -78,14 +95,23 @@ describe('replayTrajectory: a broken shell', () => {
     const { steps } = await replayTrajectory({ ...options, shell, trajectory: [call('(a')] });
     expect(steps[0]?.output).toContain('Your bash command contained syntax errors and was NOT executed.');
     expect(steps[0]?.output).toContain('syntax error near unexpected token');
-    await expect(replayTrajectory({ ...options, shell, trajectory: [call('boom')] })).rejects.toMatchObject({ code: 'SWEREX_NETWORK' });
+    await expect(replayTrajectory({ ...options, shell, trajectory: [call('boom')] })).rejects.toMatchObject({
+      code: 'SWEREX_NETWORK',
+    });
   });
 
   it('starts no step after the episode deadline: the rest is not run, a model failure (graded)', async () => {
     let clock = 0;
     const shell = scriptedShell({});
     const trajectory = [call('a'), call('b'), call('c')];
-    const replayed = replayTrajectory({ ...options, shell, trajectory, deadline: 10, now: () => clock, onStep: () => void (clock += 10) });
+    const replayed = replayTrajectory({
+      ...options,
+      shell,
+      trajectory,
+      deadline: 10,
+      now: () => clock,
+      onStep: () => void (clock += 10),
+    });
     const { steps, stopped } = await replayed;
     expect(steps.map((s) => s.command)).toEqual(['a']);
     expect(stopped).toMatchObject({ code: 'EPISODE_DEADLINE', class: 'model' });

@@ -42,7 +42,15 @@ export async function replayTrajectory(options: ReplayOptions): Promise<ReplayOu
     options.signal?.throwIfAborted();
     if (options.deadline !== undefined && now() >= options.deadline) {
       const left = options.trajectory.length - index;
-      return { steps, stopped: toFailure(new RolloutError('EPISODE_DEADLINE', `the episode deadline passed before step ${index}; ${left} step(s) not run`)) };
+      return {
+        steps,
+        stopped: toFailure(
+          new RolloutError(
+            'EPISODE_DEADLINE',
+            `the episode deadline passed before step ${index}; ${left} step(s) not run`,
+          ),
+        ),
+      };
     }
     const { record, output, stopped } = await execute(call, index);
     steps.push(record);

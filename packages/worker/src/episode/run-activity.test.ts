@@ -4,7 +4,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createKeyspace, createRedis, deleteKeysMatching, getRunStatus, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
+import {
+  createKeyspace,
+  createRedis,
+  deleteKeysMatching,
+  getRunStatus,
+  type Keyspace,
+  type RedisClient,
+} from '@rollout-fleet/shared';
 import { RunActivity } from './run-activity.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -34,7 +41,13 @@ describe('RunActivity and getRunStatus', () => {
     await a.start('r', 'r|e1|0');
     await a.start('r', 'r|e2|0');
     await a.start('other', 'other|e1|0');
-    expect(await getRunStatus({ redis, keys, runId: 'r' })).toMatchObject({ total: 5, done: 1, active: 2, retrying: 0, waiting: 2 });
+    expect(await getRunStatus({ redis, keys, runId: 'r' })).toMatchObject({
+      total: 5,
+      done: 1,
+      active: 2,
+      retrying: 0,
+      waiting: 2,
+    });
     await a.finish('r', 'r|e1|0', true);
     expect(await getRunStatus({ redis, keys, runId: 'r' })).toMatchObject({ active: 1, retrying: 1, waiting: 2 });
     // The retry starts (on any worker): no longer retrying.
@@ -119,7 +132,10 @@ describe('RunActivity and getRunStatus', () => {
     await dead.start('r', 'r|e3|0');
     expect(await alive.sweep()).toBe(0);
     expect((await getRunStatus({ redis, keys, runId: 'r' })).active).toBe(3);
-    await vi.waitFor(async () => expect(await redis.exists(keys.workerAlive('dead'))).toBe(0), { timeout: 5_000, interval: 20 });
+    await vi.waitFor(async () => expect(await redis.exists(keys.workerAlive('dead'))).toBe(0), {
+      timeout: 5_000,
+      interval: 20,
+    });
     expect(await alive.sweep()).toBe(2);
     expect(await getRunStatus({ redis, keys, runId: 'r' })).toMatchObject({ active: 1, waiting: 3 });
     expect(await redis.hkeys(keys.activeJobs())).toEqual(['r|e1|0']);

@@ -9,7 +9,24 @@
  * by default, graded in a fresh sandbox of the same image, acquired while the last steps run. Grading in the
  * agent's own sandbox (`freshEval: false`) is an explicit, unsafe opt-in.
  */
-import { DEFAULT_REPO_DIR, RolloutError, coerceError, linkedAbort, type ChatMessage, type Episode, type Failure, type Fidelity, type LinkedAbort, type Logger, type Policy, type PolicyRunInfo, type StepRecord, type TokenTotals, type ToolName, type TurnRecord } from '@rollout-fleet/shared';
+import {
+  DEFAULT_REPO_DIR,
+  RolloutError,
+  coerceError,
+  linkedAbort,
+  type ChatMessage,
+  type Episode,
+  type Failure,
+  type Fidelity,
+  type LinkedAbort,
+  type Logger,
+  type Policy,
+  type PolicyRunInfo,
+  type StepRecord,
+  type TokenTotals,
+  type ToolName,
+  type TurnRecord,
+} from '@rollout-fleet/shared';
 import { PolicyClient } from '../policy-client/policy-client.js';
 import { toolProfile } from '../policy/tool-profiles.js';
 import type { AgentEnv } from '@rollout-fleet/sandbox';
@@ -141,7 +158,8 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
 
     const freshGrading = needsFreshSandbox(deps, episode);
     // A trajectory this short ends before a sandbox could start: acquire the grading sandbox right away.
-    if (freshGrading && !episode.policy && episode.trajectory.length <= 2) evalBox = startEvalSandbox(deps, input, lost);
+    if (freshGrading && !episode.policy && episode.trajectory.length <= 2)
+      evalBox = startEvalSandbox(deps, input, lost);
     const countStep = (step: StepRecord): void => {
       deps.metrics.perStep.step(step.tool, step.duration_ms / 1000);
     };
@@ -150,13 +168,25 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
     await agent.prepare(main.env);
     // After the model breaks its shell, the new session is set up again the same way (recorded-agent.ts).
     const shell = agentShell(main.env, agent);
-    const fidelity = createFidelityObserver({ trajectory: episode.trajectory, agent, session: main.env, keepChars: deps.outputLimitBytes, mask: input.mask });
+    const fidelity = createFidelityObserver({
+      trajectory: episode.trajectory,
+      agent,
+      session: main.env,
+      keepChars: deps.outputLimitBytes,
+      mask: input.mask,
+    });
     const replayStarted = performance.now();
     let steps: StepRecord[];
     let stopped: Failure | null = null;
     let run: PolicyRun | undefined;
     if (episode.policy && requester) {
-      run = await drivePolicy(deps, input, { shell, policy: episode.policy, requester, countStep, deadline: episodeDeadline });
+      run = await drivePolicy(deps, input, {
+        shell,
+        policy: episode.policy,
+        requester,
+        countStep,
+        deadline: episodeDeadline,
+      });
       steps = run.steps;
       stopped = run.stopped;
     } else {
@@ -176,7 +206,11 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
           deps.metrics.perStep.fidelity(verdict.verdict);
           countStep(step);
           // Acquire the grading sandbox while the last steps run, so its start-up hides behind them.
-          if (freshGrading && !evalBox && prefetchNow(step.index + 1, total, performance.now() - replayStarted, timings.sandboxAcquireMs)) {
+          if (
+            freshGrading &&
+            !evalBox &&
+            prefetchNow(step.index + 1, total, performance.now() - replayStarted, timings.sandboxAcquireMs)
+          ) {
             evalBox = startEvalSandbox(deps, input, lost);
           }
           await input.onStep?.(step, total);
@@ -189,9 +223,10 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
 
     const gradeStarted = performance.now();
     // The patch must reflect every command the steps sent: the shell may still be catching up with them.
-    const outOfSync = episode.model_patch === undefined && base !== null
-      ? await settleBeforeExtraction(main.env, { stepTimeoutS: episode.limits.step_timeout_s, logger: input.logger })
-      : null;
+    const outOfSync =
+      episode.model_patch === undefined && base !== null
+        ? await settleBeforeExtraction(main.env, { stepTimeoutS: episode.limits.step_timeout_s, logger: input.logger })
+        : null;
     const graded = await grade(deps, input, {
       main,
       repoDir,
@@ -218,7 +253,10 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
     if (evalBox) {
       const box = evalBox as EvalSandbox;
       box.control.abort(new RolloutError('INTERNAL', 'the grading sandbox is not needed'));
-      await box.box.then((b) => b.release(), () => undefined);
+      await box.box.then(
+        (b) => b.release(),
+        () => undefined,
+      );
       box.control.dispose();
     }
     lost.dispose();
@@ -260,7 +298,13 @@ export function prefetchNow(done: number, total: number, elapsedMs: number, star
 async function drivePolicy(
   deps: AttemptDeps,
   input: AttemptInput,
-  o: { shell: StepShell; policy: Policy; requester: TurnRequester; countStep: (step: StepRecord) => void; deadline: number },
+  o: {
+    shell: StepShell;
+    policy: Policy;
+    requester: TurnRequester;
+    countStep: (step: StepRecord) => void;
+    deadline: number;
+  },
 ): Promise<PolicyRun> {
   const { episode } = input;
   const profile = toolProfile(o.policy.tool_profile);
@@ -283,7 +327,12 @@ async function drivePolicy(
       stepsSoFar.push(step);
       o.countStep(step);
     },
-    onTurn: (turn) => input.onTurn?.(turn, turn.steps.map((i) => stepsSoFar[i]!), maxTurns),
+    onTurn: (turn) =>
+      input.onTurn?.(
+        turn,
+        turn.steps.map((i) => stepsSoFar[i]!),
+        maxTurns,
+      ),
   });
 }
 
@@ -301,7 +350,10 @@ function turnRequesterFor(deps: AttemptDeps, policy: Policy, logger: Logger): Tu
   if (policy.api_key_env !== undefined) {
     apiKey = deps.policy.secret(policy.api_key_env);
     if (apiKey === undefined || apiKey === '') {
-      throw new RolloutError('POLICY_KEY_MISSING', `policy.api_key_env names ${policy.api_key_env}, which is not set in this worker's environment (worker ${deps.workerId})`);
+      throw new RolloutError(
+        'POLICY_KEY_MISSING',
+        `policy.api_key_env names ${policy.api_key_env}, which is not set in this worker's environment (worker ${deps.workerId})`,
+      );
     }
   }
   return createTurnRequester({
@@ -327,7 +379,9 @@ function policyOutcome(policy: Policy, run: PolicyRun, patch: string | null): Po
       model: policy.model,
       server_kind: policy.server_kind,
       tool_profile: policy.tool_profile,
-      tools: toolProfile(policy.tool_profile).tools.map((tool) => structuredClone(tool) as unknown as Record<string, unknown>),
+      tools: toolProfile(policy.tool_profile).tools.map(
+        (tool) => structuredClone(tool) as unknown as Record<string, unknown>,
+      ),
     },
   };
 }
@@ -336,7 +390,13 @@ function policyOutcome(policy: Policy, run: PolicyRun, patch: string | null): Po
 async function grade(
   deps: AttemptDeps,
   input: AttemptInput,
-  o: { main: SuppliedSandbox; repoDir: string; base: RepoBase | null; takeEvalBox: () => EvalSandbox; newEvalBox: () => EvalSandbox },
+  o: {
+    main: SuppliedSandbox;
+    repoDir: string;
+    base: RepoBase | null;
+    takeEvalBox: () => EvalSandbox;
+    newEvalBox: () => EvalSandbox;
+  },
 ): Promise<Verdict> {
   const { episode } = input;
   const given = episode.model_patch;
@@ -354,7 +414,15 @@ async function grade(
   if (!spec) return ungraded(patch, failure);
   if (failure) return noPatchTaken(spec, failure, deps.reward);
   const run = (env: AgentEnv, mode: 'in-place' | 'apply'): Promise<SandboxGrade> =>
-    gradeInSandbox({ shell: env, instanceId: episode.instance_id, eval: spec, mode, patch, repoDir: o.repoDir, logLimitBytes: deps.outputLimitBytes });
+    gradeInSandbox({
+      shell: env,
+      instanceId: episode.instance_id,
+      eval: spec,
+      mode,
+      patch,
+      repoDir: o.repoDir,
+      logLimitBytes: deps.outputLimitBytes,
+    });
   const outcome = (g: SandboxGrade, gradedIn: 'fresh' | 'in-place'): Verdict => gradedVerdict(g, gradedIn, deps.reward);
   if (given !== undefined && !needsFreshSandbox(deps, episode)) return outcome(await run(o.main.env, 'apply'), 'fresh');
   if (!needsFreshSandbox(deps, episode)) return outcome(await run(o.main.env, 'in-place'), 'in-place');
@@ -384,7 +452,12 @@ async function grade(
  * A started sandbox with the episode's tools, from the fleet's supply: leased from creation to kill, with
  * heartbeat and lifetime guard. A lost lease aborts the attempt through `lost` (the sandbox may be reaped).
  */
-export async function openEnv(deps: AttemptDeps, input: AttemptInput, role: SandboxRole, lost: Pick<AbortController, 'abort'>): Promise<SuppliedSandbox> {
+export async function openEnv(
+  deps: AttemptDeps,
+  input: AttemptInput,
+  role: SandboxRole,
+  lost: Pick<AbortController, 'abort'>,
+): Promise<SuppliedSandbox> {
   const { episode, logger } = input;
   return deps.supply.acquire({
     sandbox: episode.sandbox,

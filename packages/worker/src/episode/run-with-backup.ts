@@ -5,7 +5,15 @@
  * the result — the processor commits it, and the exactly-once commit still decides against any other
  * execution — and the other is aborted (ATTEMPT_SUPERSEDED) and its sandbox killed. Both are recorded.
  */
-import { RolloutError, abortableDelay, coerceError, linkedAbort, toFailure, type Failure, type LinkedAbort } from '@rollout-fleet/shared';
+import {
+  RolloutError,
+  abortableDelay,
+  coerceError,
+  linkedAbort,
+  toFailure,
+  type Failure,
+  type LinkedAbort,
+} from '@rollout-fleet/shared';
 import { runAttempt, type AttemptDeps, type AttemptInput, type AttemptOutcome } from './run-attempt.js';
 import type { StragglerPolicy } from './stragglers.js';
 
@@ -48,7 +56,14 @@ export async function runWithBackup(
     // Progress shows the primary's steps; a backup shows in the logs and in the result's attempts.
     const { onStep, onTurn, ...rest } = input;
     const reporting = backup ? rest : { ...rest, ...(onStep ? { onStep } : {}), ...(onTurn ? { onTurn } : {}) };
-    const runner: Runner = { backup, control, sandboxId: null, startedAt: new Date(), done: Promise.resolve(undefined as never), settled: false };
+    const runner: Runner = {
+      backup,
+      control,
+      sandboxId: null,
+      startedAt: new Date(),
+      done: Promise.resolve(undefined as never),
+      settled: false,
+    };
     runner.done = attempt(deps, {
       ...reporting,
       role: backup ? 'backup' : 'main',
@@ -88,27 +103,47 @@ export async function runWithBackup(
     }
   })().catch(() => false);
 
-  const first = await Promise.race([primary.done.then(() => 'primary' as const, () => 'primary' as const), watching.then((b) => (b ? ('backup' as const) : ('none' as const)))]);
+  const first = await Promise.race([
+    primary.done.then(
+      () => 'primary' as const,
+      () => 'primary' as const,
+    ),
+    watching.then((b) => (b ? ('backup' as const) : ('none' as const))),
+  ]);
   if (first !== 'backup') {
     watchStop.abort();
     return { outcome: await primary.done, traces: [trace(primary, null)] };
   }
-  input.logger.warn({ elapsedMs: Math.round(performance.now() - began) }, 'attempt is a straggler: starting a backup in another sandbox');
+  input.logger.warn(
+    { elapsedMs: Math.round(performance.now() - began) },
+    'attempt is a straggler: starting a backup in another sandbox',
+  );
   const backup = start(true);
   const runners = [primary, backup];
   const winner = await firstSuccess(runners);
   if (!winner) {
     // Neither copy produced an outcome: the primary's failure is the attempt's.
     await Promise.allSettled(runners.map((r) => r.done));
-    throw await primary.done.then(() => new RolloutError('INTERNAL', 'unreachable'), (err: unknown) => err);
+    throw await primary.done.then(
+      () => new RolloutError('INTERNAL', 'unreachable'),
+      (err: unknown) => err,
+    );
   }
   const loser = runners.find((r) => r !== winner) as Runner;
-  const superseded = new RolloutError('ATTEMPT_SUPERSEDED', `the ${winner.backup ? 'backup' : 'primary'} attempt finished first; this one was stopped and its sandbox killed`);
+  const superseded = new RolloutError(
+    'ATTEMPT_SUPERSEDED',
+    `the ${winner.backup ? 'backup' : 'primary'} attempt finished first; this one was stopped and its sandbox killed`,
+  );
   if (!loser.settled) loser.control.abort(superseded);
   // Its finally has released (killed) its sandbox once this settles.
-  const loserError = await loser.done.then(() => superseded, (err: unknown) => err);
+  const loserError = await loser.done.then(
+    () => superseded,
+    (err: unknown) => err,
+  );
   const loserFailure = loser.control.signal.aborted ? toFailure(superseded) : toFailure(coerceError(loserError));
-  const traces = [trace(winner, null), trace(loser, loserFailure)].sort((a, b) => a.startedAt.getTime() - b.startedAt.getTime());
+  const traces = [trace(winner, null), trace(loser, loserFailure)].sort(
+    (a, b) => a.startedAt.getTime() - b.startedAt.getTime(),
+  );
   return { outcome: await winner.done, traces };
 }
 

@@ -17,16 +17,32 @@ const call = { name: 'execute_bash', arguments: { command: 'echo $GH_TOKEN' } };
 
 describe('step executor: the episode’s secrets are masked in every observation', () => {
   it('masks the whole observation the drivers get and the record’s output; output_bytes stays the sandbox’s size', async () => {
-    const execute = createStepExecutor({ shell: shellAnswering(ok(`token ${SECRET}\n`)), toCommand: toolCallToCommand, stepTimeoutS: 5, outputLimitBytes: 10_000, mask });
+    const execute = createStepExecutor({
+      shell: shellAnswering(ok(`token ${SECRET}\n`)),
+      toCommand: toolCallToCommand,
+      stepTimeoutS: 5,
+      outputLimitBytes: 10_000,
+      mask,
+    });
     const step = await execute(call, 0);
     expect(step.output).toBe(`token ${SECRET_MASK}\n`);
-    expect(step.record).toMatchObject({ output: `token ${SECRET_MASK}\n`, output_bytes: Buffer.byteLength(`token ${SECRET}\n`), truncated: false });
+    expect(step.record).toMatchObject({
+      output: `token ${SECRET_MASK}\n`,
+      output_bytes: Buffer.byteLength(`token ${SECRET}\n`),
+      truncated: false,
+    });
   });
 
   it('masks before cutting to the output limit: a secret across the cut leaves no part of itself', async () => {
     // Head and tail are 20 bytes each: unmasked, the secret would straddle the head's end.
     const output = `${'x'.repeat(10)}${SECRET}${'y'.repeat(100)}`;
-    const execute = createStepExecutor({ shell: shellAnswering(ok(output)), toCommand: toolCallToCommand, stepTimeoutS: 5, outputLimitBytes: 40, mask });
+    const execute = createStepExecutor({
+      shell: shellAnswering(ok(output)),
+      toCommand: toolCallToCommand,
+      stepTimeoutS: 5,
+      outputLimitBytes: 40,
+      mask,
+    });
     const step = await execute(call, 0);
     expect(step.record.truncated).toBe(true);
     expect(step.record.output.startsWith(`${'x'.repeat(10)}${SECRET_MASK}yyyyyyy`)).toBe(true);
@@ -35,7 +51,13 @@ describe('step executor: the episode’s secrets are masked in every observation
 
   it('masks the text of a model-side error observation and its error message', async () => {
     const err = new RolloutError('SWEREX_RUNTIME', `could not run: ${SECRET}`);
-    const execute = createStepExecutor({ shell: shellAnswering(err), toCommand: toolCallToCommand, stepTimeoutS: 5, outputLimitBytes: 10_000, mask });
+    const execute = createStepExecutor({
+      shell: shellAnswering(err),
+      toCommand: toolCallToCommand,
+      stepTimeoutS: 5,
+      outputLimitBytes: 10_000,
+      mask,
+    });
     const step = await execute(call, 0);
     expect(err.class).toBe('model');
     expect(step.output).toBe(`could not run: ${SECRET_MASK}`);
@@ -43,7 +65,12 @@ describe('step executor: the episode’s secrets are masked in every observation
   });
 
   it('without a masker (an episode with no secrets) the step is as the sandbox produced it', async () => {
-    const execute = createStepExecutor({ shell: shellAnswering(ok(`token ${SECRET}\n`)), toCommand: toolCallToCommand, stepTimeoutS: 5, outputLimitBytes: 10_000 });
+    const execute = createStepExecutor({
+      shell: shellAnswering(ok(`token ${SECRET}\n`)),
+      toCommand: toolCallToCommand,
+      stepTimeoutS: 5,
+      outputLimitBytes: 10_000,
+    });
     expect((await execute(call, 0)).output).toBe(`token ${SECRET}\n`);
   });
 });

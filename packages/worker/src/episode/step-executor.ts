@@ -11,7 +11,12 @@
  */
 import { RolloutError, coerceError, toFailure, type Failure, type StepRecord } from '@rollout-fleet/shared';
 import { keepOutput, type KeptOutput } from './output-limit.js';
-import { noShellObservation, sessionRestartedNote, syntaxErrorObservation, timeoutObservation } from './observations.js';
+import {
+  noShellObservation,
+  sessionRestartedNote,
+  syntaxErrorObservation,
+  timeoutObservation,
+} from './observations.js';
 import { SANDBOX_LOSS } from '../grading/verdict.js';
 
 export interface StepShell {
@@ -31,9 +36,11 @@ export interface StepShell {
   restartSession?(): Promise<void>;
 }
 
-export type ToCommand = (call: { name: string; arguments: Record<string, unknown>; action?: string | undefined }) =>
-  | { ok: true; command: string }
-  | { ok: false; error: { code: string; message: string } };
+export type ToCommand = (call: {
+  name: string;
+  arguments: Record<string, unknown>;
+  action?: string | undefined;
+}) => { ok: true; command: string } | { ok: false; error: { code: string; message: string } };
 
 export interface StepCall {
   name: string;
@@ -75,7 +82,16 @@ export function createStepExecutor(options: StepExecutorOptions): StepExecutor {
   return async (call, index) => {
     const step = await execute(call, index);
     const output = mask(step.output);
-    return { ...step, output, record: maskedRecord(step.record, { output, changed: output !== step.output, mask, limitBytes: options.outputLimitBytes }) };
+    return {
+      ...step,
+      output,
+      record: maskedRecord(step.record, {
+        output,
+        changed: output !== step.output,
+        mask,
+        limitBytes: options.outputLimitBytes,
+      }),
+    };
   };
 }
 
@@ -141,7 +157,8 @@ function unmaskedExecutor(options: StepExecutorOptions): StepExecutor {
     note = '';
     if (!executed.lost) return executed.step;
     try {
-      if (!options.shell.restartSession) throw new RolloutError('SESSION_RESTART_FAILED', 'this shell cannot start a new session');
+      if (!options.shell.restartSession)
+        throw new RolloutError('SESSION_RESTART_FAILED', 'this shell cannot start a new session');
       await options.shell.restartSession();
       note = sessionRestartedNote(converted.command, executed.lost);
       return executed.step;
@@ -173,7 +190,13 @@ interface StepInput {
  */
 function stepRecord(
   o: StepInput,
-  outcome: { kept: KeptOutput; exitCode: number | null; durationMs: number; timedOut: boolean; error: StepRecord['error'] },
+  outcome: {
+    kept: KeptOutput;
+    exitCode: number | null;
+    durationMs: number;
+    timedOut: boolean;
+    error: StepRecord['error'];
+  },
 ): StepRecord {
   const record: StepRecord = {
     index: o.index,
@@ -191,7 +214,10 @@ function stepRecord(
   return record;
 }
 
-async function runStep(options: StepExecutorOptions, o: StepInput): Promise<{ step: ExecutedStep; lost?: 'ended' | 'unresponsive' }> {
+async function runStep(
+  options: StepExecutorOptions,
+  o: StepInput,
+): Promise<{ step: ExecutedStep; lost?: 'ended' | 'unresponsive' }> {
   try {
     const ran = await options.shell.run(o.command, { timeoutS: o.timeoutS });
     const output = o.note + (ran.timedOut ? timeoutObservation(o.command, o.timeoutS) : ran.output);
@@ -199,14 +225,24 @@ async function runStep(options: StepExecutorOptions, o: StepInput): Promise<{ st
       ran.sessionLost === 'ended'
         ? { code: 'SWEREX_SESSION_ENDED', message: 'the command ended the shell session' }
         : ran.sessionLost === 'unresponsive'
-          ? { code: 'SWEREX_INTERRUPT_FAILED', message: `step exceeded ${o.timeoutS} s and the session could not be interrupted` }
+          ? {
+              code: 'SWEREX_INTERRUPT_FAILED',
+              message: `step exceeded ${o.timeoutS} s and the session could not be interrupted`,
+            }
           : ran.timedOut
             ? { code: 'STEP_TIMEOUT', message: `step exceeded ${o.timeoutS} s` }
             : undefined;
     // The true size, when the output was cut while it was read (bounded-body.ts).
-    const original = ran.outputBytes === undefined || ran.timedOut ? undefined : Buffer.byteLength(o.note, 'utf8') + ran.outputBytes;
+    const original =
+      ran.outputBytes === undefined || ran.timedOut ? undefined : Buffer.byteLength(o.note, 'utf8') + ran.outputBytes;
     const kept = keepOutput(output, options.outputLimitBytes, original);
-    const record = stepRecord(o, { kept, exitCode: ran.timedOut ? null : ran.exitCode, durationMs: ran.durationMs, timedOut: ran.timedOut, error });
+    const record = stepRecord(o, {
+      kept,
+      exitCode: ran.timedOut ? null : ran.exitCode,
+      durationMs: ran.durationMs,
+      timedOut: ran.timedOut,
+      error,
+    });
     const step: ExecutedStep = { output, record };
     return ran.sessionLost ? { step, lost: ran.sessionLost } : { step };
   } catch (thrown) {
@@ -221,9 +257,17 @@ async function runStep(options: StepExecutorOptions, o: StepInput): Promise<{ st
     const extra = (err.details.extraInfo ?? {}) as Record<string, unknown>;
     const output =
       o.note +
-      (err.code === 'SWEREX_BASH_SYNTAX' ? syntaxErrorObservation(String(extra.bash_stdout ?? ''), String(extra.bash_stderr ?? '')) : err.message);
+      (err.code === 'SWEREX_BASH_SYNTAX'
+        ? syntaxErrorObservation(String(extra.bash_stdout ?? ''), String(extra.bash_stderr ?? ''))
+        : err.message);
     const kept = keepOutput(output, options.outputLimitBytes);
-    const record = stepRecord(o, { kept, exitCode: null, durationMs: o.now() - o.started, timedOut: false, error: { code: err.code, message: err.message } });
+    const record = stepRecord(o, {
+      kept,
+      exitCode: null,
+      durationMs: o.now() - o.started,
+      timedOut: false,
+      error: { code: err.code, message: err.message },
+    });
     return { step: { output, record } };
   }
 }

@@ -1,7 +1,13 @@
 /** The straggler policy on real Redis: the tail, the p90 rule, the minimum of samples, and a racing budget. */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createKeyspace, createRedis, deleteKeysMatching, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
+import {
+  createKeyspace,
+  createRedis,
+  deleteKeysMatching,
+  type Keyspace,
+  type RedisClient,
+} from '@rollout-fleet/shared';
 import { StragglerPolicy } from './stragglers.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -23,7 +29,7 @@ function keyspace(): Keyspace {
 }
 
 describe('StragglerPolicy', () => {
-  it('flags an attempt only in the run\'s tail, past factor × p90, once enough attempts finished', async () => {
+  it("flags an attempt only in the run's tail, past factor × p90, once enough attempts finished", async () => {
     const keys = keyspace();
     const policy = new StragglerPolicy(redis, keys, { cacheMs: 0 });
     await redis.hset(keys.run('r'), 'total', 100, 'done', 50);

@@ -41,7 +41,15 @@ export class StragglerPolicy {
   constructor(redis: RedisClient, keys: Keyspace, options: StragglerOptions = {}) {
     this.#redis = redis;
     this.#keys = keys;
-    this.#o = { tailFraction: 0.1, factor: 3, minSamples: 10, budgetFraction: 0.05, checkMs: 1000, cacheMs: 1000, ...options };
+    this.#o = {
+      tailFraction: 0.1,
+      factor: 3,
+      minSamples: 10,
+      budgetFraction: 0.05,
+      checkMs: 1000,
+      cacheMs: 1000,
+      ...options,
+    };
   }
 
   get checkMs(): number {
@@ -51,7 +59,12 @@ export class StragglerPolicy {
   /** Records a completed attempt's wall time (ms) for the run's p90. */
   async record(runId: string, ms: number): Promise<void> {
     const key = this.#keys.runDurations(runId);
-    await this.#redis.multi().lpush(key, Math.round(ms)).ltrim(key, 0, DURATIONS_KEPT - 1).expire(key, 14 * 24 * 3600).exec();
+    await this.#redis
+      .multi()
+      .lpush(key, Math.round(ms))
+      .ltrim(key, 0, DURATIONS_KEPT - 1)
+      .expire(key, 14 * 24 * 3600)
+      .exec();
   }
 
   /** Whether an attempt of this run, running for `elapsedMs`, is a straggler worth a backup now. */
@@ -81,7 +94,10 @@ export class StragglerPolicy {
       this.#redis.lrange(this.#keys.runDurations(runId), 0, -1),
     ]);
     const sorted = durations.map(Number).sort((a, b) => a - b);
-    const p90Ms = sorted.length >= this.#o.minSamples ? (sorted[Math.min(sorted.length - 1, Math.floor(0.9 * sorted.length))] ?? null) : null;
+    const p90Ms =
+      sorted.length >= this.#o.minSamples
+        ? (sorted[Math.min(sorted.length - 1, Math.floor(0.9 * sorted.length))] ?? null)
+        : null;
     const view = { at: performance.now(), total: Number(counts[0] ?? 0), done: Number(counts[1] ?? 0), p90Ms };
     this.#views.set(runId, view);
     if (this.#views.size > 1000) this.#views.delete(this.#views.keys().next().value as string);

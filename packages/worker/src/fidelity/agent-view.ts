@@ -34,7 +34,11 @@ export function hasV1Submission(output: string): boolean {
  * @param patchFile the content of the patch file `submit` wrote (`/root/model.patch`), when the output carries the
  *   v1 marker: SWE-agent 1.0+ stores that file as the observation.
  */
-export function sweAgentObservation(raw: string, bundle: Pick<SweAgentToolBundle, 'version'>, patchFile?: string): AgentView {
+export function sweAgentObservation(
+  raw: string,
+  bundle: Pick<SweAgentToolBundle, 'version'>,
+  patchFile?: string,
+): AgentView {
   const rules: string[] = [];
   let text = raw;
   const { version } = bundle;

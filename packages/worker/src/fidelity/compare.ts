@@ -4,7 +4,13 @@
  */
 import type { Fidelity, FidelityStep } from '@rollout-fleet/shared';
 import { lineDiff } from './line-diff.js';
-import { FIDELITY_RULES_VERSION, miniCanonical, normaliseCommon, normaliseRecorded, type RecordingFormat } from './normalise.js';
+import {
+  FIDELITY_RULES_VERSION,
+  miniCanonical,
+  normaliseCommon,
+  normaliseRecorded,
+  type RecordingFormat,
+} from './normalise.js';
 
 export interface StepToCompare {
   index: number;
@@ -43,7 +49,8 @@ export function compareStep(step: StepToCompare, options: CompareOptions): Fidel
       sideRules.push('mini-output');
     }
   }
-  const recorded = format.agent === 'mini-swe-agent' ? normaliseCommon(recordedText, format) : normaliseRecorded(recordedText, format);
+  const recorded =
+    format.agent === 'mini-swe-agent' ? normaliseCommon(recordedText, format) : normaliseRecorded(recordedText, format);
   const replayed = normaliseCommon(replayedText, format);
   const rules = [...new Set([...sideRules, ...recorded.rules, ...replayed.rules])];
   const base: FidelityStep = { index: step.index, verdict: recorded.text === replayed.text ? 'match' : 'differs' };

@@ -22,12 +22,18 @@ describe('normalisation rules', () => {
   });
 
   it('ansi-colour: colour codes go; the text inside them does not', () => {
-    expect(verdict('\x1b[31mFAILED\x1b[0m test_x', 'FAILED test_x')).toMatchObject({ verdict: 'match', rules: ['ansi-colour'] });
+    expect(verdict('\x1b[31mFAILED\x1b[0m test_x', 'FAILED test_x')).toMatchObject({
+      verdict: 'match',
+      rules: ['ansi-colour'],
+    });
     expect(verdict('\x1b[31mFAILED\x1b[0m test_x', 'PASSED test_x').verdict).toBe('differs');
   });
 
   it('trailing-whitespace: spaces at line ends and final newlines; blank lines inside still count', () => {
-    expect(verdict('     2\t\nx  \n\n', '     2\nx')).toMatchObject({ verdict: 'match', rules: ['trailing-whitespace'] });
+    expect(verdict('     2\t\nx  \n\n', '     2\nx')).toMatchObject({
+      verdict: 'match',
+      rules: ['trailing-whitespace'],
+    });
     expect(verdict('a\n\nb', 'a\nb').verdict).toBe('differs');
     expect(verdict('  a', 'a').verdict).toBe('differs');
   });
@@ -36,7 +42,9 @@ describe('normalisation rules', () => {
     const footer = '\n(Open file: /r/a.py)\n(Current directory: /r)\nbash-$';
     expect(verdict(`8.2${footer}`, '8.2', SWE)).toMatchObject({ verdict: 'match', rules: ['template'] });
     expect(verdict('OBSERVATION:\nok', 'ok', SWE).verdict).toBe('match');
-    expect(verdict(`Your command ran successfully and did not produce any output.${footer}`, '', SWE).verdict).toBe('match');
+    expect(verdict(`Your command ran successfully and did not produce any output.${footer}`, '', SWE).verdict).toBe(
+      'match',
+    );
     // The footer is not removed from a replayed output, and only SWE-agent recordings have one.
     expect(verdict(`8.2${footer}`, `8.3`, SWE).verdict).toBe('differs');
     expect(verdict(`8.2${footer}`, '8.2', GENERIC).verdict).toBe('differs');
@@ -52,7 +60,10 @@ describe('normalisation rules', () => {
 
   it('unordered-lines: find_file results and directory listings compare as sets; other output keeps its order', () => {
     const header = 'Found 2 matches for "a.py" in /r:';
-    expect(verdict(`${header}\n/r/x/a.py\n/r/a.py`, `${header}\n/r/a.py\n/r/x/a.py`)).toMatchObject({ verdict: 'match', rules: ['unordered-lines'] });
+    expect(verdict(`${header}\n/r/x/a.py\n/r/a.py`, `${header}\n/r/a.py\n/r/x/a.py`)).toMatchObject({
+      verdict: 'match',
+      rules: ['unordered-lines'],
+    });
     expect(verdict(`${header}\n/r/x/a.py\n/r/a.py`, `${header}\n/r/a.py\n/r/y/a.py`).verdict).toBe('differs');
     const listing = "Here's the files and directories up to 2 levels deep in /r, excluding hidden items:";
     expect(verdict(`${listing}\n/r\n/r/b\n/r/a`, `${listing}\n/r\n/r/a\n/r/b`).verdict).toBe('match');
@@ -62,8 +73,12 @@ describe('normalisation rules', () => {
   it('lint-codes: a lint failure compares flake8 codes, not their Python-version wording', () => {
     const failure = (message: string): string =>
       `Your proposed edit has introduced new syntax error(s). Please read this error message carefully and then retry editing the file.\n\nERRORS:\n- ${message}\n\nThis is how your edit would have looked if applied`;
-    expect(verdict(failure('E999 SyntaxError: invalid syntax'), failure("E999 SyntaxError: '(' was never closed"))).toMatchObject({ verdict: 'match', rules: ['lint-codes'] });
-    expect(verdict(failure('E999 SyntaxError: invalid syntax'), failure("F821 undefined name 'x'")).verdict).toBe('differs');
+    expect(
+      verdict(failure('E999 SyntaxError: invalid syntax'), failure("E999 SyntaxError: '(' was never closed")),
+    ).toMatchObject({ verdict: 'match', rules: ['lint-codes'] });
+    expect(verdict(failure('E999 SyntaxError: invalid syntax'), failure("F821 undefined name 'x'")).verdict).toBe(
+      'differs',
+    );
     // Outside a lint failure, "- E999 ..." lines are compared whole.
     expect(verdict('- E999 SyntaxError: invalid syntax', '- E999 SyntaxError: other').verdict).toBe('differs');
   });
@@ -83,7 +98,10 @@ describe('normalisation rules', () => {
 
 describe("the agent's view of a replayed output", () => {
   it('1.x: the retry token is deleted, leaving its newline', () => {
-    expect(sweAgentObservation('msg\n\n###SWE-AGENT-RETRY-WITH-OUTPUT###\n', { version: '1.1' })).toEqual({ text: 'msg\n\n\n', rules: ['agent-retry-token'] });
+    expect(sweAgentObservation('msg\n\n###SWE-AGENT-RETRY-WITH-OUTPUT###\n', { version: '1.1' })).toEqual({
+      text: 'msg\n\n\n',
+      rules: ['agent-retry-token'],
+    });
   });
 
   it('1.x submission: 1.0-dev took the text between the markers; releases read the patch file', () => {
@@ -96,7 +114,10 @@ describe("the agent's view of a replayed output", () => {
   it('0.x submission and the 0.6+ splitlines join', () => {
     expect(sweAgentObservation('<<SUBMISSION||\ndiff\n||SUBMISSION>>\n', { version: '0.3' }).text).toBe('\ndiff\n');
     expect(sweAgentObservation('<<SUBMISSION||\ndiff\n||SUBMISSION>>\n', { version: '0.7' }).text).toBe('');
-    expect(sweAgentObservation('a\r\nb\rc\n', { version: '0.6.1' })).toEqual({ text: 'a\nb\nc', rules: ['agent-splitlines'] });
+    expect(sweAgentObservation('a\r\nb\rc\n', { version: '0.6.1' })).toEqual({
+      text: 'a\nb\nc',
+      rules: ['agent-splitlines'],
+    });
     expect(splitlinesJoin('a\u2028b\x0bc')).toBe('a\nb\nc');
     expect(sweAgentObservation('a\n', { version: '0.3' }).text).toBe('a\n');
   });
@@ -104,9 +125,20 @@ describe("the agent's view of a replayed output", () => {
 
 describe('verdicts and the episode figure', () => {
   it('no recorded observation is no_record; a difference keeps the recorded text and a diff', () => {
-    expect(compareStep({ index: 3, recorded: undefined, replayed: 'x', exitCode: 0 }, { format: GENERIC })).toEqual({ index: 3, verdict: 'no_record' });
-    const differs = compareStep({ index: 1, recorded: 'a\nb\nc', replayed: 'a\nB\nc', exitCode: 0 }, { format: GENERIC });
-    expect(differs).toEqual({ index: 1, verdict: 'differs', recorded: 'a\nb\nc', diff: '--- recorded\n+++ replayed\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c' });
+    expect(compareStep({ index: 3, recorded: undefined, replayed: 'x', exitCode: 0 }, { format: GENERIC })).toEqual({
+      index: 3,
+      verdict: 'no_record',
+    });
+    const differs = compareStep(
+      { index: 1, recorded: 'a\nb\nc', replayed: 'a\nB\nc', exitCode: 0 },
+      { format: GENERIC },
+    );
+    expect(differs).toEqual({
+      index: 1,
+      verdict: 'differs',
+      recorded: 'a\nb\nc',
+      diff: '--- recorded\n+++ replayed\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c',
+    });
   });
 
   it('matched / compared, the first divergence, and null when nothing was compared', () => {
@@ -117,8 +149,19 @@ describe('verdicts and the episode figure', () => {
       { index: 3, verdict: 'match' as const },
       { index: 4, verdict: 'differs' as const },
     ];
-    expect(summariseFidelity(steps)).toMatchObject({ compared: 4, matched: 2, differed: 2, no_record: 1, first_divergence: 2, ratio: 0.5 });
-    expect(summariseFidelity([{ index: 0, verdict: 'no_record' }])).toMatchObject({ compared: 0, ratio: null, first_divergence: null });
+    expect(summariseFidelity(steps)).toMatchObject({
+      compared: 4,
+      matched: 2,
+      differed: 2,
+      no_record: 1,
+      first_divergence: 2,
+      ratio: 0.5,
+    });
+    expect(summariseFidelity([{ index: 0, verdict: 'no_record' }])).toMatchObject({
+      compared: 0,
+      ratio: null,
+      first_divergence: null,
+    });
   });
 
   it('the diff is clipped and stays bounded for huge texts', () => {

@@ -18,9 +18,10 @@ function operations(a: readonly string[], b: readonly string[]): Op[] {
   const lengths = new Uint32Array((n + 1) * width);
   for (let i = n - 1; i >= 0; i -= 1) {
     for (let j = m - 1; j >= 0; j -= 1) {
-      lengths[i * width + j] = a[i] === b[j]
-        ? (lengths[(i + 1) * width + j + 1] ?? 0) + 1
-        : Math.max(lengths[(i + 1) * width + j] ?? 0, lengths[i * width + j + 1] ?? 0);
+      lengths[i * width + j] =
+        a[i] === b[j]
+          ? (lengths[(i + 1) * width + j + 1] ?? 0) + 1
+          : Math.max(lengths[(i + 1) * width + j] ?? 0, lengths[i * width + j + 1] ?? 0);
     }
   }
   const ops: Op[] = [];
@@ -62,7 +63,9 @@ function hunks(ops: readonly Op[]): string[] {
     const first = slice[0];
     const aCount = slice.filter((op) => op.kind !== '+').length;
     const bCount = slice.filter((op) => op.kind !== '-').length;
-    out.push(`@@ -${(first?.a ?? 0) + (aCount > 0 ? 1 : 0)},${aCount} +${(first?.b ?? 0) + (bCount > 0 ? 1 : 0)},${bCount} @@`);
+    out.push(
+      `@@ -${(first?.a ?? 0) + (aCount > 0 ? 1 : 0)},${aCount} +${(first?.b ?? 0) + (bCount > 0 ? 1 : 0)},${bCount} @@`,
+    );
     for (const op of slice) out.push(`${op.kind}${op.text}`);
     index = stop;
   }

@@ -56,7 +56,8 @@ export const sweAgentTemplate: Rule = (text) => {
 };
 
 const FIND_FILE_HEADER = /^Found \d+ matches for "[^\n]*" in [^\n]*:$/;
-const DIRECTORY_VIEW_HEADER = /^Here's the files and directories up to 2 levels deep in [^\n]*, excluding hidden items:$/;
+const DIRECTORY_VIEW_HEADER =
+  /^Here's the files and directories up to 2 levels deep in [^\n]*, excluding hidden items:$/;
 
 /**
  * `unordered-lines`: `find_file` results and `str_replace_editor view <dir>` listings come in file-system order,
@@ -106,12 +107,17 @@ export function parseMiniObservation(text: string): MiniObservation | undefined 
  * `returncode N` + newline + output. When the recording kept only head and tail, the replay's output is cut to
  * the same head and tail lengths.
  */
-export function miniCanonical(recorded: string, replayedOutput: string, exitCode: number | null): { recorded: string; replayed: string } | undefined {
+export function miniCanonical(
+  recorded: string,
+  replayedOutput: string,
+  exitCode: number | null,
+): { recorded: string; replayed: string } | undefined {
   const parsed = parseMiniObservation(recorded);
   if (parsed === undefined) return undefined;
   const replayedCode = `returncode ${exitCode ?? -1}\n`;
   const recordedCode = `returncode ${parsed.returncode}\n`;
-  if (parsed.output !== undefined) return { recorded: recordedCode + parsed.output, replayed: replayedCode + replayedOutput };
+  if (parsed.output !== undefined)
+    return { recorded: recordedCode + parsed.output, replayed: replayedCode + replayedOutput };
   const head = parsed.head ?? '';
   const tail = parsed.tail ?? '';
   return {
@@ -139,7 +145,9 @@ export function normaliseRecorded(text: string, format: RecordingFormat): Normal
 }
 
 /** How an episode's recorded observations were written, from the tool bundle it names. */
-export function recordingFormatFor(toolBundle: { name: 'swe-agent'; pty_observations?: boolean } | { name: 'mini-swe-agent' } | undefined): RecordingFormat {
+export function recordingFormatFor(
+  toolBundle: { name: 'swe-agent'; pty_observations?: boolean } | { name: 'mini-swe-agent' } | undefined,
+): RecordingFormat {
   if (toolBundle === undefined) return { agent: 'generic', stripEnds: false };
   if (toolBundle.name === 'mini-swe-agent') return { agent: 'mini-swe-agent', stripEnds: false };
   return { agent: 'swe-agent', stripEnds: toolBundle.pty_observations === true };

@@ -31,7 +31,9 @@ describe('buildApplyPatchScript run by real bash + git', () => {
     execFileSync('git', ['init', '-q', repoDir]);
     writeFileSync(join(repoDir, 'file.txt'), ORIGINAL);
     execFileSync('git', ['add', '.'], { cwd: repoDir });
-    execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-qm', 'base'], { cwd: repoDir });
+    execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-qm', 'base'], {
+      cwd: repoDir,
+    });
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -17,7 +17,10 @@ const BOL = '(?<![^\\n])';
 const EOL = '(?![^\\n])';
 const WS = `[${PY_WHITESPACE_CLASS}]`;
 const MULTILINE_PASS_PATTERNS = [
-  new RegExp(`${BOL}([^\\n]*?)${WS}\\.\\.\\.${WS}Testing against Django installed in ([\\s\\S]*?) silenced\\)\\.\\nok${EOL}`, 'g'),
+  new RegExp(
+    `${BOL}([^\\n]*?)${WS}\\.\\.\\.${WS}Testing against Django installed in ([\\s\\S]*?) silenced\\)\\.\\nok${EOL}`,
+    'g',
+  ),
   new RegExp(`${BOL}([^\\n]*?)${WS}\\.\\.\\.${WS}Internal Server Error: \\/([^\\n]*)\\/\\nok${EOL}`, 'g'),
   new RegExp(`${BOL}([^\\n]*?)${WS}\\.\\.\\.${WS}System check identified no issues \\(0 silenced\\)\\nok${EOL}`, 'g'),
 ];

@@ -21,7 +21,8 @@ function instance(id: string): Instance {
   return found;
 }
 
-const CONDA = 'if [ -f /opt/miniconda3/bin/activate ]; then source /opt/miniconda3/bin/activate && conda activate testbed; fi';
+const CONDA =
+  'if [ -f /opt/miniconda3/bin/activate ]; then source /opt/miniconda3/bin/activate && conda activate testbed; fi';
 
 describe('buildEvalScript', () => {
   itWith([sharedDataNeed(DATASET)], 'builds the harness script for a django test_patch', () => {
@@ -52,29 +53,39 @@ describe('buildEvalScript', () => {
     );
   });
 
-  itWith([sharedDataNeed(DATASET)], 'builds the harness lines for a pytest test_patch, with repo-specific commands in their slots', () => {
-    const { repo, base_commit, test_patch } = instance('pytest-dev__pytest-11143');
-    const lines = evalScriptLines({
-      eval: { repo, base_commit, test_patch, test_command: 'pytest -rA' },
-      evalCommands: ['export LANG=C.UTF-8'],
-      installCommand: 'python -m pip install -e .',
-    });
-    const reset = `git checkout ${base_commit} testing/test_assertrewrite.py`;
-    expect(lines.slice(0, 3)).toEqual([CONDA, 'cd /testbed', 'export LANG=C.UTF-8']);
-    expect(lines.slice(-7)).toEqual([
-      'python -m pip install -e .',
-      reset,
-      `git apply -v - <<'EOF_114329324912'\n${test_patch}\nEOF_114329324912`,
-      ": '>>>>> Start Test Output'",
-      'pytest -rA testing/test_assertrewrite.py',
-      ": '>>>>> End Test Output'",
-      reset,
-    ]);
-  });
+  itWith(
+    [sharedDataNeed(DATASET)],
+    'builds the harness lines for a pytest test_patch, with repo-specific commands in their slots',
+    () => {
+      const { repo, base_commit, test_patch } = instance('pytest-dev__pytest-11143');
+      const lines = evalScriptLines({
+        eval: { repo, base_commit, test_patch, test_command: 'pytest -rA' },
+        evalCommands: ['export LANG=C.UTF-8'],
+        installCommand: 'python -m pip install -e .',
+      });
+      const reset = `git checkout ${base_commit} testing/test_assertrewrite.py`;
+      expect(lines.slice(0, 3)).toEqual([CONDA, 'cd /testbed', 'export LANG=C.UTF-8']);
+      expect(lines.slice(-7)).toEqual([
+        'python -m pip install -e .',
+        reset,
+        `git apply -v - <<'EOF_114329324912'\n${test_patch}\nEOF_114329324912`,
+        ": '>>>>> Start Test Output'",
+        'pytest -rA testing/test_assertrewrite.py',
+        ": '>>>>> End Test Output'",
+        reset,
+      ]);
+    },
+  );
 
   it('omits reset and apply without a test_patch and resets against HEAD without a base_commit', () => {
-    const lines = evalScriptLines({ eval: { repo: 'o/r', test_command: 'pytest -rA tests' }, condaRoot: '/opt/conda', condaEnv: 'py' });
-    expect(lines[0]).toBe('if [ -f /opt/conda/bin/activate ]; then source /opt/conda/bin/activate && conda activate py; fi');
+    const lines = evalScriptLines({
+      eval: { repo: 'o/r', test_command: 'pytest -rA tests' },
+      condaRoot: '/opt/conda',
+      condaEnv: 'py',
+    });
+    expect(lines[0]).toBe(
+      'if [ -f /opt/conda/bin/activate ]; then source /opt/conda/bin/activate && conda activate py; fi',
+    );
     expect(lines).toContain('git -c core.fileMode=false diff HEAD');
     expect(lines.some((line) => line.startsWith('git checkout') || line.startsWith('git apply'))).toBe(false);
     expect(lines.at(-2)).toBe('pytest -rA tests');
@@ -82,8 +93,12 @@ describe('buildEvalScript', () => {
 
   it('returns a given eval_script verbatim and refuses a spec with neither script nor command', () => {
     const evalScript = '#!/bin/bash\necho custom\n';
-    expect(buildEvalScript({ eval: { repo: 'o/r', eval_script: evalScript, test_command: 'ignored' } })).toBe(evalScript);
-    expect(() => buildEvalScript({ eval: { repo: 'o/r' } })).toThrow(expect.objectContaining({ code: 'INPUT_INVALID' }));
+    expect(buildEvalScript({ eval: { repo: 'o/r', eval_script: evalScript, test_command: 'ignored' } })).toBe(
+      evalScript,
+    );
+    expect(() => buildEvalScript({ eval: { repo: 'o/r' } })).toThrow(
+      expect.objectContaining({ code: 'INPUT_INVALID' }),
+    );
   });
 });
 

@@ -50,7 +50,8 @@ export function evalScriptLines(options: EvalScriptOptions): string[] {
   const testPatch = spec.test_patch ?? '';
   const testFiles = testPatch === '' ? [] : modifiedFiles(testPatch);
   const reset = testFiles.length > 0 ? [`git checkout ${baseCommit} ${testFiles.join(' ')}`] : [];
-  const applyTestPatch = testPatch === '' ? [] : [`git apply -v - <<'${HEREDOC_DELIMITER}'\n${testPatch}\n${HEREDOC_DELIMITER}`];
+  const applyTestPatch =
+    testPatch === '' ? [] : [`git apply -v - <<'${HEREDOC_DELIMITER}'\n${testPatch}\n${HEREDOC_DELIMITER}`];
   const directives = testPatch === '' ? [] : testDirectives(testPatch, spec.repo);
 
   return [

@@ -54,10 +54,12 @@ export const CLEAN_GIT_ENV: Readonly<Record<string, string>> = {
 };
 
 /** Absolute git, found among the system locations only (never through anyone's PATH). */
-const FIND_GIT = 'git=; for g in /usr/bin/git /bin/git /usr/local/bin/git; do if [ -x "$g" ]; then git=$g; break; fi; done';
+const FIND_GIT =
+  'git=; for g in /usr/bin/git /bin/git /usr/local/bin/git; do if [ -x "$g" ]; then git=$g; break; fi; done';
 
 /** Command-line config wins over every file git could still read; safe.directory is only honoured here. */
-const GIT_FLAGS = "-c 'safe.directory=*' -c core.hooksPath=/dev/null -c core.fsmonitor=false -c core.attributesFile=/dev/null";
+const GIT_FLAGS =
+  "-c 'safe.directory=*' -c core.hooksPath=/dev/null -c core.fsmonitor=false -c core.attributesFile=/dev/null";
 
 const PROBE_SCRIPT = `set -u
 repo=$1
@@ -115,7 +117,11 @@ export async function probeRepository(shell: ExecShell, repoDir: string): Promis
     ran = await shell.execute(bash(PROBE_SCRIPT, 'rf-probe', [repoDir], PROBE_TIMEOUT_S));
   } catch (thrown) {
     if (!(thrown instanceof SwerexRuntimeError)) throw thrown;
-    throw new RolloutError('SANDBOX_START_FAILED', `could not inspect the repository at ${repoDir}: ${thrown.message}`, { cause: thrown });
+    throw new RolloutError(
+      'SANDBOX_START_FAILED',
+      `could not inspect the repository at ${repoDir}: ${thrown.message}`,
+      { cause: thrown },
+    );
   }
   const line = ran.stdout.trim();
   // `none`: no git or no repository there. An empty answer comes only from a runtime that runs no commands
@@ -123,9 +129,13 @@ export async function probeRepository(shell: ExecShell, repoDir: string): Promis
   if (ran.exit_code === 0 && (line === 'none' || line === '')) return null;
   const match = /^repo ([0-9a-f]{40,64}) (\/.*)$/.exec(line);
   if (ran.exit_code !== 0 || !match) {
-    throw new RolloutError('SANDBOX_START_FAILED', `could not inspect the repository at ${repoDir}: ${snippet(ran.stderr || ran.stdout)}`, {
-      details: { exitCode: ran.exit_code },
-    });
+    throw new RolloutError(
+      'SANDBOX_START_FAILED',
+      `could not inspect the repository at ${repoDir}: ${snippet(ran.stderr || ran.stdout)}`,
+      {
+        details: { exitCode: ran.exit_code },
+      },
+    );
   }
   return { head: match[1] as string, objectsDir: match[2] as string };
 }

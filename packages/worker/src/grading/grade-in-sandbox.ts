@@ -7,7 +7,14 @@
  * session, `bash --noprofile --norc`, the sandbox's own environment) for the apply step and the eval — so no
  * shell state (functions, aliases, exported variables, background jobs writing to a terminal) reaches them.
  */
-import { DEFAULT_REPO_DIR, RolloutError, type EvalSpec, type GradingDetails, type GradingReport, type ResolutionStatus } from '@rollout-fleet/shared';
+import {
+  DEFAULT_REPO_DIR,
+  RolloutError,
+  type EvalSpec,
+  type GradingDetails,
+  type GradingReport,
+  type ResolutionStatus,
+} from '@rollout-fleet/shared';
 import { SwerexRuntimeError, type CommandResponse } from '@rollout-fleet/sandbox';
 import { buildApplyPatchScript } from './apply-patch-script.js';
 import { buildEvalScript } from './eval-script.js';
@@ -82,14 +89,25 @@ export async function gradeInSandbox(options: {
     await phase('setup', () => shell.writeFile(PATCH_FILE, patch.endsWith('\n') ? patch : `${patch}\n`));
     await phase('setup', () => shell.writeFile(APPLY_FILE, buildApplyPatchScript(PATCH_FILE, { repoDir })));
     const applied = await phase('apply', () =>
-      shell.execute({ command: ['/bin/bash', '--noprofile', '--norc', APPLY_FILE], merge_output_streams: true, timeout: SETUP_TIMEOUT_S }),
+      shell.execute({
+        command: ['/bin/bash', '--noprofile', '--norc', APPLY_FILE],
+        merge_output_streams: true,
+        timeout: SETUP_TIMEOUT_S,
+      }),
     );
     log += applied.stdout;
     patchApplied = applied.exit_code === 0;
   }
   if (!patchApplied) {
     const grade = gradeInstance({ instanceId, log, eval: options.eval, patch, patchApplied: false });
-    const details = gradingDetails({ eval: options.eval, view: grade.view, log, logLimitBytes, timedOut: false, notRun: 'the patch did not apply (see the log)' });
+    const details = gradingDetails({
+      eval: options.eval,
+      view: grade.view,
+      log,
+      logLimitBytes,
+      timedOut: false,
+      notRun: 'the patch did not apply (see the log)',
+    });
     return { ...grade, patch, log, testsTimedOut: false, details };
   }
 
@@ -110,7 +128,8 @@ export async function gradeInSandbox(options: {
     timedOut = (tests.exit_code === 124 || tests.exit_code === 137) && elapsedS >= timeoutS;
   } catch (thrown) {
     // No coreutils `timeout` in the image and the tests hung: the output is lost, the verdict is not.
-    if (!(thrown instanceof RolloutError) || thrown.code !== 'GRADING_FAILED' || !isCommandTimeout(thrown.cause)) throw thrown;
+    if (!(thrown instanceof RolloutError) || thrown.code !== 'GRADING_FAILED' || !isCommandTimeout(thrown.cause))
+      throw thrown;
     tests = { stdout: '', stderr: '', exit_code: null };
     timedOut = true;
   }
@@ -124,7 +143,13 @@ export async function gradeInSandbox(options: {
 /** SWE-bench does not run empty predictions: a null or empty patch is graded without a sandbox, never resolved. */
 export function emptyPatchGrade(spec: EvalSpec, patch: string | null): SandboxGrade {
   const notGraded = (report: Partial<GradingReport>, notRun: string): SandboxGrade => ({
-    report: { patch_is_None: false, patch_exists: false, patch_successfully_applied: false, resolved: false, ...report },
+    report: {
+      patch_is_None: false,
+      patch_exists: false,
+      patch_successfully_applied: false,
+      resolved: false,
+      ...report,
+    },
     resolution: 'RESOLVED_NO',
     patch,
     log: '',
@@ -145,7 +170,10 @@ async function phase<T>(name: GradingPhase, call: () => Promise<T>): Promise<T> 
     return await call();
   } catch (thrown) {
     if (thrown instanceof SwerexRuntimeError) {
-      throw new RolloutError('GRADING_FAILED', `grading could not run (${name}): ${thrown.message}`, { cause: thrown, details: { phase: name } });
+      throw new RolloutError('GRADING_FAILED', `grading could not run (${name}): ${thrown.message}`, {
+        cause: thrown,
+        details: { phase: name },
+      });
     }
     if (thrown instanceof RolloutError) Object.assign(thrown.details, { gradingPhase: name });
     throw thrown;

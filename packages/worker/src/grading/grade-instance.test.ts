@@ -12,7 +12,7 @@ const DATASET = 'swe-agent/swe-bench-lite-test.json';
 const instances = (): Instance[] => JSON.parse(readSharedData(DATASET)) as Instance[];
 
 const wrap = (lines: string[]): string =>
-  ['+ : \'>>>>> Start Test Output\'', ...lines, '+ : \'>>>>> End Test Output\''].join('\n');
+  ["+ : '>>>>> Start Test Output'", ...lines, "+ : '>>>>> End Test Output'"].join('\n');
 
 function grade(overrides: Partial<GradeInstanceInput> & Pick<GradeInstanceInput, 'log'>) {
   return gradeInstance({
@@ -60,7 +60,11 @@ describe('resolved rule truth table (§6.3)', () => {
   });
 
   it('grades partial resolution only when every PASS_TO_PASS test still passes', () => {
-    const evalSpec = { repo: 'o/r', FAIL_TO_PASS: ['t.py::f1', 't.py::f2', 't.py::f3', 't.py::f4'], PASS_TO_PASS: ['t.py::p'] };
+    const evalSpec = {
+      repo: 'o/r',
+      FAIL_TO_PASS: ['t.py::f1', 't.py::f2', 't.py::f3', 't.py::f4'],
+      PASS_TO_PASS: ['t.py::p'],
+    };
     const log = wrap(['PASSED t.py::f1', 'FAILED t.py::f2', 'PASSED t.py::f3', 'XFAIL t.py::f4', 'PASSED t.py::p']);
     const partial = grade({ eval: evalSpec, log });
     expect(partial).toMatchObject({ resolution: 'RESOLVED_PARTIAL', f2pRate: 0.75, p2pRate: 1 });
@@ -106,7 +110,12 @@ describe('report flags (§6.4)', () => {
 
   it('a patch that did not apply, or a log without usable output, has no tests_status', () => {
     const notApplied = grade({ patchApplied: false, log: wrap(['PASSED t.py::f', 'PASSED t.py::p']) });
-    expect(notApplied.report).toEqual({ patch_is_None: false, patch_exists: true, patch_successfully_applied: false, resolved: false });
+    expect(notApplied.report).toEqual({
+      patch_is_None: false,
+      patch_exists: true,
+      patch_successfully_applied: false,
+      resolved: false,
+    });
     const failedMarker = grade({ log: `>>>>> Patch Apply Failed:\n${wrap(['PASSED t.py::f', 'PASSED t.py::p'])}` });
     expect(failedMarker.report.patch_successfully_applied).toBe(false);
     expect(failedMarker.report.tests_status).toBeUndefined();
@@ -125,7 +134,9 @@ describeWith([sharedDataNeed(DATASET)], 'real SWE-bench Lite instance', () => {
     expect(full.resolution).toBe('RESOLVED_FULL');
     expect(full.report.tests_status?.PASS_TO_PASS.success).toHaveLength(instance.PASS_TO_PASS.length);
 
-    const broken = lines.map((line) => (line.startsWith('A simple sitemap can be rendered ...') ? 'A simple sitemap can be rendered ... FAIL' : line));
+    const broken = lines.map((line) =>
+      line.startsWith('A simple sitemap can be rendered ...') ? 'A simple sitemap can be rendered ... FAIL' : line,
+    );
     const graded = gradeInstance({ ...input, log: wrap(broken) });
     expect(graded.resolution).toBe('RESOLVED_NO');
     expect(graded.report.tests_status?.PASS_TO_PASS.failure).toEqual(['A simple sitemap can be rendered']);

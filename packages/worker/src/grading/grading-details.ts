@@ -13,11 +13,13 @@ import type { ParserName } from './types.js';
 /** The test-id format each parser produces (docs/grading.md, "Log parsers"). */
 export const TEST_ID_FORMATS: Readonly<Record<ParserName, string>> = {
   pytest: '`path/to/test_file.py::TestClass::test_name` (pytest -rA)',
-  pytest_options: '`path/to/test_file.py::test_name[param]` (pytest -rA; absolute paths in [param] cut to their last component)',
+  pytest_options:
+    '`path/to/test_file.py::test_name[param]` (pytest -rA; absolute paths in [param] cut to their last component)',
   pytest_v2: '`path/to/test_file.py::TestClass::test_name` (pytest -rA, colours stripped, also `name STATUS` lines)',
   matplotlib: '`path/to/test_file.py::test_name[param]` (pytest -rA)',
   seaborn: '`path/to/test_file.py::TestClass::test_name` (pytest -rA, also `name PASSED` lines)',
-  django: '`test_name (module.TestClass)`, on Python 3.11+ `test_name (module.TestClass.test_name)` (unittest -v, Django runtests --verbosity 2)',
+  django:
+    '`test_name (module.TestClass)`, on Python 3.11+ `test_name (module.TestClass.test_name)` (unittest -v, Django runtests --verbosity 2)',
   sympy: '`test_name` (sympy bin/test)',
 };
 
@@ -35,7 +37,10 @@ export interface GradingDetailsInput {
 const SIMILAR_MAX = 3;
 
 /** The `grading` block of a grade reached without running the tests (no patch, sandbox lost): it says why. */
-export function untestedDetails(spec: Pick<EvalSpec, 'repo' | 'log_parser' | 'FAIL_TO_PASS' | 'PASS_TO_PASS' | 'timeout_s'>, notRun: string): GradingDetails {
+export function untestedDetails(
+  spec: Pick<EvalSpec, 'repo' | 'log_parser' | 'FAIL_TO_PASS' | 'PASS_TO_PASS' | 'timeout_s'>,
+  notRun: string,
+): GradingDetails {
   return gradingDetails({ eval: spec, view: untestedView(spec), log: '', logLimitBytes: 0, timedOut: false, notRun });
 }
 
@@ -84,16 +89,20 @@ function problemOf(input: GradingDetailsInput, tests: readonly GradedTest[], par
     if (input.timedOut) {
       return `the eval ran past its timeout of ${input.eval.timeout_s} s and was stopped before its test output was complete (no end-of-test-output marker): no test was read`;
     }
-    return 'the eval log has no test output between the harness\'s markers: the eval script stopped before the tests ran (see the log)';
+    return "the eval log has no test output between the harness's markers: the eval script stopped before the tests ran (see the log)";
   }
   if (parsed === 0) {
-    return `${timeout}the ${view.parser} parser found 0 test results in the eval log: the test command's output is not in the format this parser reads `
-      + '— check eval.log_parser and eval.test_command (docs/grading.md)';
+    return (
+      `${timeout}the ${view.parser} parser found 0 test results in the eval log: the test command's output is not in the format this parser reads ` +
+      '— check eval.log_parser and eval.test_command (docs/grading.md)'
+    );
   }
   const missing = tests.filter((test) => test.status === null).length;
   if (missing > 0) {
-    return `${timeout}${missing} of ${tests.length} listed tests are not in the test log (${parsed} test results parsed by ${view.parser}) `
-      + '— check the id format for this parser (docs/grading.md)';
+    return (
+      `${timeout}${missing} of ${tests.length} listed tests are not in the test log (${parsed} test results parsed by ${view.parser}) ` +
+      '— check the id format for this parser (docs/grading.md)'
+    );
   }
   return input.timedOut ? `the eval ran past its timeout of ${input.eval.timeout_s} s and was stopped` : null;
 }
@@ -112,5 +121,8 @@ function similarIds(id: string, parsedIds: readonly string[]): string[] {
   const name = testNameOf(id);
   if (name === '') return [];
   const word = new RegExp(`(?:^|[^A-Za-z0-9_])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?:[^A-Za-z0-9_]|$)`);
-  return parsedIds.filter((parsed) => word.test(parsed)).sort().slice(0, SIMILAR_MAX);
+  return parsedIds
+    .filter((parsed) => word.test(parsed))
+    .sort()
+    .slice(0, SIMILAR_MAX);
 }

@@ -21,7 +21,9 @@ describe('pytest parser (pytest -rA short summary)', () => {
   });
 
   it('lets a later line overwrite an earlier one and ignores lines that are only a status word', () => {
-    expect(parseTestOutput('FAILED t.py::a - boom\nPASSED t.py::a\nPASSED\nPASSEDx', 'pytest')).toEqual({ 't.py::a': 'PASSED' });
+    expect(parseTestOutput('FAILED t.py::a - boom\nPASSED t.py::a\nPASSED\nPASSEDx', 'pytest')).toEqual({
+      't.py::a': 'PASSED',
+    });
   });
 
   it('keeps names such as constructor as plain own keys', () => {

@@ -8,7 +8,9 @@ const END = "+ : '>>>>> End Test Output'";
 
 describe('parseLog (§6.1)', () => {
   it('parses only the text between the first start marker and the following end marker', () => {
-    const log = ['PASSED before::x', START, 'PASSED t.py::a', 'FAILED t.py::b - boom', END, 'PASSED after::y'].join('\n');
+    const log = ['PASSED before::x', START, 'PASSED t.py::a', 'FAILED t.py::b - boom', END, 'PASSED after::y'].join(
+      '\n',
+    );
     expect(parseLog(log, 'pytest')).toEqual({ 't.py::a': 'PASSED', 't.py::b': 'FAILED' });
   });
 
@@ -17,15 +19,13 @@ describe('parseLog (§6.1)', () => {
     expect(readTestLog(log, 'pytest')).toEqual({ applied: true, statuses: { 't.py::late': 'PASSED' } });
   });
 
-  it.each([
-    '>>>>> Patch Apply Failed',
-    '>>>>> Reset Failed',
-    '>>>>> Tests Errored',
-    '>>>>> Tests Timed Out',
-  ])('treats a log containing %s as not applied', (marker) => {
-    const log = [marker, START, 'PASSED t.py::a', END].join('\n');
-    expect(readTestLog(log, 'pytest')).toEqual({ applied: false, statuses: {} });
-  });
+  it.each(['>>>>> Patch Apply Failed', '>>>>> Reset Failed', '>>>>> Tests Errored', '>>>>> Tests Timed Out'])(
+    'treats a log containing %s as not applied',
+    (marker) => {
+      const log = [marker, START, 'PASSED t.py::a', END].join('\n');
+      expect(readTestLog(log, 'pytest')).toEqual({ applied: false, statuses: {} });
+    },
+  );
 
   it('treats a log missing either marker as not applied, e.g. one cut short by the timeout', () => {
     const cut = [START, 'PASSED t.py::a'].join('\n') + timeoutNotice(1800);

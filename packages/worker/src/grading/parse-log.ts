@@ -5,7 +5,13 @@
  */
 import { parseDjango } from './django-parser.js';
 import { END_TEST_OUTPUT, NOT_APPLIED_MARKERS, START_TEST_OUTPUT } from './log-markers.js';
-import { parseMatplotlib, parsePytest, parsePytestOptions, parsePytestV2, type StatusEntries } from './pytest-parsers.js';
+import {
+  parseMatplotlib,
+  parsePytest,
+  parsePytestOptions,
+  parsePytestV2,
+  type StatusEntries,
+} from './pytest-parsers.js';
 import { parseSeaborn } from './seaborn-parser.js';
 import { parseSympy } from './sympy-parser.js';
 import type { ParserName, StatusMap } from './types.js';

@@ -28,4 +28,8 @@ export function parserForRepo(repo: string): ParserName {
 }
 
 /** JavaScript repositories whose reporters print only failures: absence from the log is success. */
-export const FAIL_ONLY_REPOS: ReadonlySet<string> = new Set(['chartjs/Chart.js', 'processing/p5.js', 'markedjs/marked']);
+export const FAIL_ONLY_REPOS: ReadonlySet<string> = new Set([
+  'chartjs/Chart.js',
+  'processing/p5.js',
+  'markedjs/marked',
+]);

@@ -17,7 +17,10 @@ describe('settleBeforeExtraction', () => {
   });
 
   it('a shell that never catches up is the model’s doing: graded with SESSION_OUT_OF_SYNC, not retried', async () => {
-    expect(await settleBeforeExtraction(shell('out-of-sync'), { stepTimeoutS: 300, logger })).toMatchObject({ code: 'SESSION_OUT_OF_SYNC', class: 'model' });
+    expect(await settleBeforeExtraction(shell('out-of-sync'), { stepTimeoutS: 300, logger })).toMatchObject({
+      code: 'SESSION_OUT_OF_SYNC',
+      class: 'model',
+    });
   });
 
   it('waits per marker as long as a step may take, at most 60 s', async () => {

@@ -16,12 +16,19 @@ export interface SettlingShell {
 /** Longest wait for one marker: the model's own step timeout, at most this (a stall is seconds, not minutes). */
 const SETTLE_ROUND_MAX_S = 60;
 
-export async function settleBeforeExtraction(shell: SettlingShell, o: { stepTimeoutS: number; logger: Logger }): Promise<Failure | null> {
+export async function settleBeforeExtraction(
+  shell: SettlingShell,
+  o: { stepTimeoutS: number; logger: Logger },
+): Promise<Failure | null> {
   const outcome = await shell.settle({ timeoutS: Math.min(o.stepTimeoutS, SETTLE_ROUND_MAX_S) });
-  if (outcome === 'caught-up') o.logger.warn('the shell was out of step after the last step; it caught up before the patch was taken');
+  if (outcome === 'caught-up')
+    o.logger.warn('the shell was out of step after the last step; it caught up before the patch was taken');
   if (outcome !== 'out-of-sync') return null;
   o.logger.warn('the shell never caught up with the steps; the patch is taken as the tree stands');
   return toFailure(
-    new RolloutError('SESSION_OUT_OF_SYNC', 'the shell never printed the end-of-episode marker (prompts printed out of turn, or a command still running); the patch was taken as the tree stood'),
+    new RolloutError(
+      'SESSION_OUT_OF_SYNC',
+      'the shell never printed the end-of-episode marker (prompts printed out of turn, or a command still running); the patch was taken as the tree stood',
+    ),
   );
 }

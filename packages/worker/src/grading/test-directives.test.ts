@@ -40,14 +40,26 @@ const header = (path: string) => `diff --git a/${path} b/${path}\n--- a/${path}\
 
 describe('testDirectives rules', () => {
   it('drops data files by extension (csv without the dot, as in the harness)', () => {
-    const patch = ['t/test_a.py', 't/data.json', 't/img.png', 't/table.csv', 't/xcsv', 't/notes.md', 't/c.toml', 't/d.yaml', 't/conftest.py']
+    const patch = [
+      't/test_a.py',
+      't/data.json',
+      't/img.png',
+      't/table.csv',
+      't/xcsv',
+      't/notes.md',
+      't/c.toml',
+      't/d.yaml',
+      't/conftest.py',
+    ]
       .map(header)
       .join('');
     expect(testDirectives(patch, 'o/r')).toEqual(['t/test_a.py', 't/conftest.py']);
   });
 
   it('converts django paths: strip .py, strip a leading tests/, slashes to dots', () => {
-    const patch = ['tests/a/b/tests.py', 'django/test/utils.py', 'tests/x/fixtures/y.json', 'tests/templates/t.html'].map(header).join('');
+    const patch = ['tests/a/b/tests.py', 'django/test/utils.py', 'tests/x/fixtures/y.json', 'tests/templates/t.html']
+      .map(header)
+      .join('');
     expect(testDirectives(patch, 'django/django')).toEqual(['a.b.tests', 'django.test.utils', 'templates.t.html']);
   });
 });

@@ -3,7 +3,15 @@
  * resolved rule": reward RF_REWARD_RESOLVED / RF_REWARD_UNRESOLVED, null when not graded or infra),
  * docs/adversarial-grading.md (vectors 11, 13, 13b and the error table) and packages/shared/src/errors/codes.ts.
  */
-import { RolloutError, classOf, type Attempt, type ErrorCode, type EvalSpec, type Failure, type GradingReport } from '@rollout-fleet/shared';
+import {
+  RolloutError,
+  classOf,
+  type Attempt,
+  type ErrorCode,
+  type EvalSpec,
+  type Failure,
+  type GradingReport,
+} from '@rollout-fleet/shared';
 import { describe, expect, it } from 'vitest';
 import type { SandboxGrade } from './grade-in-sandbox.js';
 import { untestedDetails } from './grading-details.js';
@@ -29,12 +37,25 @@ import {
 const DEFAULTS: Rewards = { resolved: 1, unresolved: 0 };
 const CONFIGURED: Rewards = { resolved: 2, unresolved: -0.5 };
 
-const SPEC: EvalSpec = { repo: 'o/r', FAIL_TO_PASS: ['t.py::f'], PASS_TO_PASS: ['t.py::p'], test_command: 'pytest -rA', timeout_s: 60 };
+const SPEC: EvalSpec = {
+  repo: 'o/r',
+  FAIL_TO_PASS: ['t.py::f'],
+  PASS_TO_PASS: ['t.py::p'],
+  test_command: 'pytest -rA',
+  timeout_s: 60,
+};
 
 const failure = (code: ErrorCode, message = 'm'): Failure => ({ code, class: classOf(code), message });
 
 function sandboxGrade(report: GradingReport): SandboxGrade {
-  return { report, resolution: report.resolved ? 'RESOLVED_FULL' : 'RESOLVED_NO', patch: 'diff', log: '', testsTimedOut: false, details: untestedDetails(SPEC, 'x') };
+  return {
+    report,
+    resolution: report.resolved ? 'RESOLVED_FULL' : 'RESOLVED_NO',
+    patch: 'diff',
+    log: '',
+    testsTimedOut: false,
+    details: untestedDetails(SPEC, 'x'),
+  };
 }
 const APPLIED = { patch_is_None: false, patch_exists: true, patch_successfully_applied: true };
 
@@ -69,7 +90,13 @@ describe('verdicts', () => {
     {
       rule: 'no eval spec and no patch could be taken: still not graded, the failure kept',
       verdict: ungraded(null, extraction),
-      expected: { resolved: null, reward: null, failure: 'PATCH_EXTRACTION_FAILED/model', gradedIn: null, patchIsNone: null },
+      expected: {
+        resolved: null,
+        reward: null,
+        failure: 'PATCH_EXTRACTION_FAILED/model',
+        gradedIn: null,
+        patchIsNone: null,
+      },
     },
     {
       rule: 'the tests resolved the issue (fresh sandbox)',
@@ -83,7 +110,11 @@ describe('verdicts', () => {
     },
     {
       rule: 'vector 15: a patch that does not apply is unresolved',
-      verdict: graded(sandboxGrade({ ...APPLIED, patch_successfully_applied: false, resolved: false }), 'fresh', DEFAULTS),
+      verdict: graded(
+        sandboxGrade({ ...APPLIED, patch_successfully_applied: false, resolved: false }),
+        'fresh',
+        DEFAULTS,
+      ),
       expected: { resolved: false, reward: 0, failure: null, gradedIn: 'fresh', patchIsNone: false },
     },
     {
@@ -99,22 +130,46 @@ describe('verdicts', () => {
     {
       rule: 'vector 11: a repository the model broke is graded as no patch, reward 0, never retried',
       verdict: noPatchTaken(SPEC, extraction, DEFAULTS),
-      expected: { resolved: false, reward: 0, failure: 'PATCH_EXTRACTION_FAILED/model', gradedIn: null, patchIsNone: true },
+      expected: {
+        resolved: false,
+        reward: 0,
+        failure: 'PATCH_EXTRACTION_FAILED/model',
+        gradedIn: null,
+        patchIsNone: true,
+      },
     },
     {
       rule: 'vector 13: the grading sandbox lost twice while the tests ran is unresolved, reward 0',
       verdict: evalSandboxLost(SPEC, { patch: 'diff', cause: new RolloutError('SANDBOX_DEAD', 'gone') }, DEFAULTS),
-      expected: { resolved: false, reward: 0, failure: 'EVAL_SANDBOX_LOST/model', gradedIn: 'fresh', patchIsNone: false },
+      expected: {
+        resolved: false,
+        reward: 0,
+        failure: 'EVAL_SANDBOX_LOST/model',
+        gradedIn: 'fresh',
+        patchIsNone: false,
+      },
     },
     {
       rule: 'vector 13b: a step that kills its sandbox in every attempt is graded as no patch, reward 0',
       verdict: lostInStep(SPEC, 3, DEFAULTS),
-      expected: { resolved: false, reward: 0, failure: 'SANDBOX_LOST_IN_STEP/model', gradedIn: null, patchIsNone: true },
+      expected: {
+        resolved: false,
+        reward: 0,
+        failure: 'SANDBOX_LOST_IN_STEP/model',
+        gradedIn: null,
+        patchIsNone: true,
+      },
     },
     {
       rule: 'vector 13b without an eval: not graded (reward null), the failure still named',
       verdict: lostInStep(undefined, 3, DEFAULTS),
-      expected: { resolved: null, reward: null, failure: 'SANDBOX_LOST_IN_STEP/model', gradedIn: null, patchIsNone: null },
+      expected: {
+        resolved: null,
+        reward: null,
+        failure: 'SANDBOX_LOST_IN_STEP/model',
+        gradedIn: null,
+        patchIsNone: null,
+      },
     },
   ];
   it.each(cases)('$rule', ({ verdict, expected }) => {
@@ -123,18 +178,29 @@ describe('verdicts', () => {
 
   it('a graded verdict keeps how it was graded; one reached without running the tests says why', () => {
     const grade = sandboxGrade({ ...APPLIED, resolved: true });
-    expect(graded(grade, 'fresh', DEFAULTS)).toMatchObject({ patch: 'diff', report: grade.report, grading: grade.details });
-    for (const v of [emptyPatch(SPEC, null, DEFAULTS), noPatchTaken(SPEC, extraction, DEFAULTS), lostInStep(SPEC, 3, DEFAULTS)]) {
+    expect(graded(grade, 'fresh', DEFAULTS)).toMatchObject({
+      patch: 'diff',
+      report: grade.report,
+      grading: grade.details,
+    });
+    for (const v of [
+      emptyPatch(SPEC, null, DEFAULTS),
+      noPatchTaken(SPEC, extraction, DEFAULTS),
+      lostInStep(SPEC, 3, DEFAULTS),
+    ]) {
       expect(v.grading?.tests_ran).toBe(false);
     }
     expect(noPatchTaken(SPEC, extraction, DEFAULTS).grading?.problem).toContain('PATCH_EXTRACTION_FAILED');
-    expect(evalSandboxLost(SPEC, { patch: 'diff', cause: new RolloutError('SANDBOX_DEAD', 'gone') }, DEFAULTS).grading?.problem).toContain('EVAL_SANDBOX_LOST');
+    expect(
+      evalSandboxLost(SPEC, { patch: 'diff', cause: new RolloutError('SANDBOX_DEAD', 'gone') }, DEFAULTS).grading
+        ?.problem,
+    ).toContain('EVAL_SANDBOX_LOST');
     expect(lostInStep(SPEC, 3, DEFAULTS).grading?.problem).toContain('step 3');
     expect(lostInStep(SPEC, 3, DEFAULTS).patch).toBeNull();
     expect(noPatchTaken(SPEC, extraction, DEFAULTS).patch).toBeNull();
   });
 
-  it('an eval without a repository to take the patch from is the episode\'s input error', () => {
+  it("an eval without a repository to take the patch from is the episode's input error", () => {
     const err = repositoryMissing('/testbed');
     expect({ code: err.code, class: err.class }).toEqual({ code: 'INPUT_INVALID', class: 'input' });
     expect(err.message).toContain('/testbed');
@@ -143,7 +209,8 @@ describe('verdicts', () => {
 
 describe('a grading sandbox that fails', () => {
   const lost = [...SANDBOX_LOSS] as Array<ErrorCode>;
-  const inPhase = (code: ErrorCode, phase: string): RolloutError => new RolloutError(code, 'x', { details: { gradingPhase: phase } });
+  const inPhase = (code: ErrorCode, phase: string): RolloutError =>
+    new RolloutError(code, 'x', { details: { gradingPhase: phase } });
 
   it('counts as lost only for transport answers that mean the sandbox is gone, all of them infra', () => {
     expect(lost.sort()).toEqual(['GATEWAY_ERROR', 'SANDBOX_DEAD', 'SWEREX_NETWORK', 'SWEREX_TIMEOUT']);
@@ -169,7 +236,7 @@ describe('a grading sandbox that fails', () => {
     expect(onGradingSandboxFailure(inPhase(code, phase), { round, stopped })).toBe(next);
   });
 
-  it('outside grading (no phase) is never the patch\'s doing', () => {
+  it("outside grading (no phase) is never the patch's doing", () => {
     expect(onGradingSandboxFailure(new RolloutError('SANDBOX_DEAD', 'x'), { round: 2, stopped: false })).toBe('throw');
   });
 });
@@ -191,10 +258,15 @@ describe('a step that kills its own sandbox', () => {
     { why: 'step 0 counts', lostAt: [0, 0, 0], n: 3, step: 0 },
     { why: 'lost at different steps', lostAt: [3, 4], n: 2, step: undefined },
     { why: 'one attempt failed otherwise', lostAt: [undefined, 3], n: 2, step: undefined },
-    { why: 'only this job\'s attempts count (history before them does not)', lostAt: [5, 3, 3], n: 2, step: 3 },
+    { why: "only this job's attempts count (history before them does not)", lostAt: [5, 3, 3], n: 2, step: 3 },
     { why: 'a history attempt does not make up for a missing one', lostAt: [3, 3], n: 3, step: undefined },
   ])('$why', ({ lostAt, n, step }) => {
-    expect(stepThatKillsItsSandbox(lostAt.map((at, i) => attempt(i + 1, at)), n)).toBe(step);
+    expect(
+      stepThatKillsItsSandbox(
+        lostAt.map((at, i) => attempt(i + 1, at)),
+        n,
+      ),
+    ).toBe(step);
   });
 });
 

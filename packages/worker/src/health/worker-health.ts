@@ -37,7 +37,14 @@ export async function checkRedis(redis: RedisClient, timeoutMs = PING_TIMEOUT_MS
   }
 }
 
-export async function checkWorkerHealth(input: { state: WorkerState; redis: RedisClient; timeoutMs?: number }): Promise<WorkerHealth> {
-  const redis = input.state === 'stopped' || input.state === 'starting' ? `not checked (${input.state})` : await checkRedis(input.redis, input.timeoutMs);
+export async function checkWorkerHealth(input: {
+  state: WorkerState;
+  redis: RedisClient;
+  timeoutMs?: number;
+}): Promise<WorkerHealth> {
+  const redis =
+    input.state === 'stopped' || input.state === 'starting'
+      ? `not checked (${input.state})`
+      : await checkRedis(input.redis, input.timeoutMs);
   return { ready: input.state === 'running' && redis === 'ok', worker: input.state, redis };
 }

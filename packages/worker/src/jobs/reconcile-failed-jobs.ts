@@ -5,7 +5,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Queue } from 'bullmq';
-import { releaseLock, type EpisodeJobData, type Keyspace, type Logger, type RedisClient, type ResultStore } from '@rollout-fleet/shared';
+import {
+  releaseLock,
+  type EpisodeJobData,
+  type Keyspace,
+  type Logger,
+  type RedisClient,
+  type ResultStore,
+} from '@rollout-fleet/shared';
 import { settleFailedJob } from './settle-failed-job.js';
 
 export interface ReconcileOptions {

@@ -99,7 +99,9 @@ describe('failed jobs always get a result', () => {
     expect(result).toMatchObject({ status: 'failed', reward: null, failure: { code: 'JOB_STALLED', class: 'infra' } });
     expect(await redis.hmget(keys.run(runId), 'done', 'total')).toEqual(['1', '1']);
     // A second settlement (another worker's failed event, the reconciler) writes nothing more.
-    expect(await settleFailedJob({ results: store, workerId: 'again' }, (await queue.getJob(jobId))!)).toBe('has-result');
+    expect(await settleFailedJob({ results: store, workerId: 'again' }, (await queue.getJob(jobId))!)).toBe(
+      'has-result',
+    );
     await survivor.close(true);
   });
 
@@ -110,12 +112,19 @@ describe('failed jobs always get a result', () => {
       throw new Error('redis went away while committing');
     });
     const jobId = await enqueue(runId, 'e1');
-    await vi.waitFor(async () => expect(await queue.getJobState(jobId)).toBe('failed'), { timeout: 15_000, interval: 50 });
+    await vi.waitFor(async () => expect(await queue.getJobState(jobId)).toBe('failed'), {
+      timeout: 15_000,
+      interval: 50,
+    });
     await w.close();
     expect(await store.get(runId, 'e1', 0)).toBeUndefined();
     const o = { queue, redis, keys, results: store, logger, workerId: 'reconciler' };
     expect(await reconcileFailedJobs(o)).toBe(1);
-    expect(await store.get(runId, 'e1', 0)).toMatchObject({ status: 'failed', reward: null, failure: { code: 'INTERNAL', class: 'infra' } });
+    expect(await store.get(runId, 'e1', 0)).toMatchObject({
+      status: 'failed',
+      reward: null,
+      failure: { code: 'INTERNAL', class: 'infra' },
+    });
     expect(await reconcileFailedJobs(o)).toBe(0);
     expect(await redis.hmget(keys.run(runId), 'done', 'failed')).toEqual(['1', '1']);
   });
@@ -127,7 +136,10 @@ describe('failed jobs always get a result', () => {
       throw new UnrecoverableError('failed in generation 0');
     });
     const jobId = await enqueue(runId, 'e1');
-    await vi.waitFor(async () => expect(await queue.getJobState(jobId)).toBe('failed'), { timeout: 15_000, interval: 50 });
+    await vi.waitFor(async () => expect(await queue.getJobState(jobId)).toBe('failed'), {
+      timeout: 15_000,
+      interval: 50,
+    });
     await w.close();
     // The failed event's settlement is slow (a loaded worker): between its look at the job and its commit, the
     // episode is forced and the forced re-run begins on another worker.

@@ -26,7 +26,9 @@ export function failureOfFailedJob(err: Error | undefined, failedReason: string 
   if (err instanceof RolloutError) return toFailure(err);
   const message = err?.message ?? failedReason ?? 'the job failed';
   if (STALLED.test(message)) {
-    return toFailure(new RolloutError('JOB_STALLED', `workers died running this job more often than allowed (${message})`));
+    return toFailure(
+      new RolloutError('JOB_STALLED', `workers died running this job more often than allowed (${message})`),
+    );
   }
   return toFailure(new RolloutError('INTERNAL', `the job failed: ${message}`));
 }
@@ -46,7 +48,14 @@ export async function settleFailedJob(
   const at = (ms: number | undefined): string => new Date(ms ?? Date.now()).toISOString();
   const attempts = [
     ...prior,
-    { attempt: prior.length + 1, worker_id: deps.workerId, sandbox_id: null, started_at: at(job.processedOn), ended_at: at(job.finishedOn), failure },
+    {
+      attempt: prior.length + 1,
+      worker_id: deps.workerId,
+      sandbox_id: null,
+      started_at: at(job.processedOn),
+      ended_at: at(job.finishedOn),
+      failure,
+    },
   ];
   const result = {
     ...buildFailedResult({ episode: job.data.episode, failure, attempts, workerId: deps.workerId }),

@@ -11,7 +11,13 @@ interface Snapshot {
   metrics: Array<MetricObjectWithValues<MetricValue<string>>>;
 }
 
-export async function publishMetrics(redis: RedisClient, keys: Keyspace, workerId: string, registry: Registry, now = Date.now()): Promise<void> {
+export async function publishMetrics(
+  redis: RedisClient,
+  keys: Keyspace,
+  workerId: string,
+  registry: Registry,
+  now = Date.now(),
+): Promise<void> {
   const snapshot: Snapshot = { at: now, metrics: await registry.getMetricsAsJSON() };
   await redis.hset(keys.metrics(), workerId, JSON.stringify(snapshot));
 }
@@ -21,7 +27,11 @@ export async function unpublishMetrics(redis: RedisClient, keys: Keyspace, worke
 }
 
 /** One registry summing every live worker's snapshot; stale snapshots are deleted on the way. */
-export async function aggregateFleetMetrics(redis: RedisClient, keys: Keyspace, options: { staleAfterMs: number; now?: number }): Promise<Registry> {
+export async function aggregateFleetMetrics(
+  redis: RedisClient,
+  keys: Keyspace,
+  options: { staleAfterMs: number; now?: number },
+): Promise<Registry> {
   const now = options.now ?? Date.now();
   const all = await redis.hgetall(keys.metrics());
   const live: Snapshot['metrics'][] = [];

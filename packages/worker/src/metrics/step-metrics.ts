@@ -12,7 +12,11 @@ export interface StepMetrics {
   fidelity(verdict: string): void;
 }
 
-export function createStepMetrics(metrics: { steps: Counter<'tool'>; stepSeconds: Histogram<'tool'>; fidelitySteps: Counter<'verdict'> }): StepMetrics {
+export function createStepMetrics(metrics: {
+  steps: Counter<'tool'>;
+  stepSeconds: Histogram<'tool'>;
+  fidelitySteps: Counter<'verdict'>;
+}): StepMetrics {
   const byTool = new Map<string, { count: Counter.Internal; seconds: Histogram.Internal<'tool'> }>();
   const byVerdict = new Map<string, Counter.Internal>();
   return {

@@ -44,8 +44,18 @@ export function createWorkerMetrics(): WorkerMetrics {
   const registers = [registry];
   const metrics = {
     registry,
-    episodes: new Counter({ name: 'rf_episodes_total', help: 'Episodes finished, by outcome', labelNames: ['outcome'], registers }),
-    steps: new Counter({ name: 'rf_steps_total', help: 'Trajectory steps replayed, by tool', labelNames: ['tool'], registers }),
+    episodes: new Counter({
+      name: 'rf_episodes_total',
+      help: 'Episodes finished, by outcome',
+      labelNames: ['outcome'],
+      registers,
+    }),
+    steps: new Counter({
+      name: 'rf_steps_total',
+      help: 'Trajectory steps replayed, by tool',
+      labelNames: ['tool'],
+      registers,
+    }),
     stepSeconds: new Histogram({
       name: 'rf_step_duration_seconds',
       help: 'Wall time of one replayed step',
@@ -80,9 +90,23 @@ export function createWorkerMetrics(): WorkerMetrics {
       registers,
       aggregator: 'max',
     }),
-    retries: new Counter({ name: 'rf_retries_total', help: 'Attempts that failed and will be retried, by failure code', labelNames: ['code'], registers }),
-    reaperKills: new Counter({ name: 'rf_reaper_kills_total', help: 'Sandboxes killed by the reaper, by reason', labelNames: ['reason'], registers }),
-    duplicateResults: new Counter({ name: 'rf_duplicate_results_total', help: 'Second completions of a job dropped by the exactly-once commit', registers }),
+    retries: new Counter({
+      name: 'rf_retries_total',
+      help: 'Attempts that failed and will be retried, by failure code',
+      labelNames: ['code'],
+      registers,
+    }),
+    reaperKills: new Counter({
+      name: 'rf_reaper_kills_total',
+      help: 'Sandboxes killed by the reaper, by reason',
+      labelNames: ['reason'],
+      registers,
+    }),
+    duplicateResults: new Counter({
+      name: 'rf_duplicate_results_total',
+      help: 'Second completions of a job dropped by the exactly-once commit',
+      registers,
+    }),
     supply: createSupplyMetrics(registry),
     policy: {
       slotWaiters: new Gauge({
@@ -90,7 +114,11 @@ export function createWorkerMetrics(): WorkerMetrics {
         help: 'Policy turns waiting for a fleet-wide inflight slot of their endpoint (RF_POLICY_MAX_INFLIGHT)',
         registers,
       }),
-      inflight: new Gauge({ name: 'rf_policy_requests_inflight', help: 'Chat-completion requests in flight to policy endpoints', registers }),
+      inflight: new Gauge({
+        name: 'rf_policy_requests_inflight',
+        help: 'Chat-completion requests in flight to policy endpoints',
+        registers,
+      }),
       failures: new Counter({
         name: 'rf_policy_request_failures_total',
         help: 'Failed policy requests (infra ones are retried within the turn), by failure code',
@@ -111,11 +139,26 @@ function createProcessHealth(registers: Registry[]): ProcessHealth {
   const monitor = monitorEventLoopDelay({ resolution: 10 });
   monitor.enable();
   // Fleet view: the worst worker's lag, the summed memory.
-  const lagP99 = new Gauge({ name: 'rf_event_loop_lag_p99_seconds', help: 'Event-loop delay p99 over the last publish window', registers, aggregator: 'max' });
-  const lagMax = new Gauge({ name: 'rf_event_loop_lag_max_seconds', help: 'Event-loop delay maximum over the last publish window', registers, aggregator: 'max' });
+  const lagP99 = new Gauge({
+    name: 'rf_event_loop_lag_p99_seconds',
+    help: 'Event-loop delay p99 over the last publish window',
+    registers,
+    aggregator: 'max',
+  });
+  const lagMax = new Gauge({
+    name: 'rf_event_loop_lag_max_seconds',
+    help: 'Event-loop delay maximum over the last publish window',
+    registers,
+    aggregator: 'max',
+  });
   const rss = new Gauge({ name: 'rf_process_rss_bytes', help: 'Resident set size of the worker processes', registers });
   // RSS far above the heap in use is V8 heap slack or native memory, not live objects: the split says which.
-  const heap = new Gauge({ name: 'rf_process_heap_bytes', help: 'V8 heap of the worker processes: used, total (committed), external', labelNames: ['kind'], registers });
+  const heap = new Gauge({
+    name: 'rf_process_heap_bytes',
+    help: 'V8 heap of the worker processes: used, total (committed), external',
+    labelNames: ['kind'],
+    registers,
+  });
   return {
     sample: () => {
       // The monitor reports nanoseconds, and includes its own resolution in every sample.

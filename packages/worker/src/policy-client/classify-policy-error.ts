@@ -24,7 +24,8 @@ export interface PolicyErrorBody {
 export function parseErrorBody(text: string): PolicyErrorBody {
   const json = parseJsonObject(text);
   const inner = json?.['error'];
-  const envelope = typeof inner === 'object' && inner !== null && !Array.isArray(inner) ? (inner as Record<string, unknown>) : json;
+  const envelope =
+    typeof inner === 'object' && inner !== null && !Array.isArray(inner) ? (inner as Record<string, unknown>) : json;
   const message = envelope?.['message'] ?? (typeof inner === 'string' ? inner : undefined) ?? json?.['detail'];
   const body: PolicyErrorBody = { message: typeof message === 'string' ? message : snippet(text) };
   if (typeof envelope?.['type'] === 'string') body.type = envelope['type'];
@@ -74,23 +75,45 @@ export function errorForPolicyResponse(input: {
   const { status, url } = input;
   const body = parseErrorBody(input.text);
   const said = body.message.slice(0, MESSAGE_CHARS);
-  const details: Record<string, unknown> = { status, url, ...(body.type ? { type: body.type } : {}), ...(body.param ? { param: body.param } : {}) };
+  const details: Record<string, unknown> = {
+    status,
+    url,
+    ...(body.type ? { type: body.type } : {}),
+    ...(body.param ? { param: body.param } : {}),
+  };
   const wait = retryAfterMs(input.retryAfter);
   if (wait !== undefined) details.retryAfterMs = wait;
   if ((status === 400 || status === 413 || status === 422) && isContextOverflow(body)) {
     return new RolloutError('POLICY_CONTEXT_OVERFLOW', `context overflow (HTTP ${status}): ${said}`, { details });
   }
-  if (status === 401 || status === 403) return new RolloutError('POLICY_AUTH', `policy endpoint refused the key (HTTP ${status}): ${said}`, { details });
-  if (status === 404) return new RolloutError('POLICY_NOT_FOUND', `policy endpoint answered 404 for ${url}: ${said}`, { details });
-  if (status === 408) return new RolloutError('POLICY_TIMEOUT', `policy endpoint timed out the request (HTTP 408): ${said}`, { details });
-  if (status === 429) return new RolloutError('POLICY_THROTTLED', `policy endpoint is throttling (HTTP 429): ${said}`, { details });
-  if (status >= 500) return new RolloutError('POLICY_SERVER_ERROR', `policy endpoint failed (HTTP ${status}): ${said}`, { details });
-  return new RolloutError('POLICY_REJECTED', `policy endpoint rejected the request (HTTP ${status}): ${said}`, { details });
+  if (status === 401 || status === 403)
+    return new RolloutError('POLICY_AUTH', `policy endpoint refused the key (HTTP ${status}): ${said}`, { details });
+  if (status === 404)
+    return new RolloutError('POLICY_NOT_FOUND', `policy endpoint answered 404 for ${url}: ${said}`, { details });
+  if (status === 408)
+    return new RolloutError('POLICY_TIMEOUT', `policy endpoint timed out the request (HTTP 408): ${said}`, { details });
+  if (status === 429)
+    return new RolloutError('POLICY_THROTTLED', `policy endpoint is throttling (HTTP 429): ${said}`, { details });
+  if (status >= 500)
+    return new RolloutError('POLICY_SERVER_ERROR', `policy endpoint failed (HTTP ${status}): ${said}`, { details });
+  return new RolloutError('POLICY_REJECTED', `policy endpoint rejected the request (HTTP ${status}): ${said}`, {
+    details,
+  });
 }
 
 /** Errors that are our own bugs (bad arguments), not the network's; never retried. */
-const PROGRAMMING_CODES = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_NOT_SUPPORTED', 'ERR_INVALID_ARG_TYPE', 'ERR_INVALID_URL']);
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+const PROGRAMMING_CODES = new Set([
+  'UND_ERR_INVALID_ARG',
+  'UND_ERR_NOT_SUPPORTED',
+  'ERR_INVALID_ARG_TYPE',
+  'ERR_INVALID_URL',
+]);
+const TIMEOUT_CODES = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'ETIMEDOUT',
+]);
 
 export function errorForPolicyTransport(thrown: unknown, url: string): RolloutError {
   if (thrown instanceof RolloutError) return thrown;
@@ -101,7 +124,14 @@ export function errorForPolicyTransport(thrown: unknown, url: string): RolloutEr
     return new RolloutError('INTERNAL', `invalid policy request to ${url}: ${text}`, { cause: thrown, details });
   }
   if (code !== undefined && TIMEOUT_CODES.has(code)) {
-    return new RolloutError('POLICY_TIMEOUT', `no answer from the policy endpoint ${url} in time (${text})`, { cause: thrown, details });
+    return new RolloutError('POLICY_TIMEOUT', `no answer from the policy endpoint ${url} in time (${text})`, {
+      cause: thrown,
+      details,
+    });
   }
-  return new RolloutError('POLICY_NETWORK', `policy endpoint ${url} unreachable or dropped the connection (${code ?? text})`, { cause: thrown, details });
+  return new RolloutError(
+    'POLICY_NETWORK',
+    `policy endpoint ${url} unreachable or dropped the connection (${code ?? text})`,
+    { cause: thrown, details },
+  );
 }

@@ -66,7 +66,11 @@ function usageOf(raw: unknown): Usage | null {
   const completion = raw['completion_tokens'];
   if (typeof prompt !== 'number' || typeof completion !== 'number') return null;
   const total = raw['total_tokens'];
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: typeof total === 'number' ? total : prompt + completion };
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: typeof total === 'number' ? total : prompt + completion,
+  };
 }
 
 function logprobsOf(raw: unknown): LogprobEntry[] | undefined {
@@ -88,7 +92,10 @@ export function parseCompletion(text: string, fallbackId: (index: number) => str
   if (!isObject(choice) || !isObject(choice['message'])) throw bad('chat completion without choices[0].message', text);
   const finishReason = stringOrNull(choice['finish_reason']);
   if (finishReason === 'error' || finishReason === 'abort') {
-    throw new RolloutError('POLICY_SERVER_ERROR', `the inference engine failed the request (finish_reason "${finishReason}")`);
+    throw new RolloutError(
+      'POLICY_SERVER_ERROR',
+      `the inference engine failed the request (finish_reason "${finishReason}")`,
+    );
   }
   const raw = choice['message'];
   const content = raw['content'];

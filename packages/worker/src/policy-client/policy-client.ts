@@ -86,10 +86,14 @@ export class PolicyClient {
     } catch (thrown) {
       if (caller?.aborted) throw caller.reason;
       if (timedOut) {
-        throw new RolloutError('POLICY_TIMEOUT', `no answer from the policy endpoint ${this.url} within ${Math.round(call.timeoutMs / 1000)} s`, {
-          cause: thrown,
-          details: { url: this.url, timeoutMs: call.timeoutMs },
-        });
+        throw new RolloutError(
+          'POLICY_TIMEOUT',
+          `no answer from the policy endpoint ${this.url} within ${Math.round(call.timeoutMs / 1000)} s`,
+          {
+            cause: thrown,
+            details: { url: this.url, timeoutMs: call.timeoutMs },
+          },
+        );
       }
       throw errorForPolicyTransport(thrown, this.url);
     } finally {

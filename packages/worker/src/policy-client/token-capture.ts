@@ -50,13 +50,17 @@ export function captureTokens(input: {
     const prompt = idList(input.promptTokenIds);
     const completion = idList(input.completionTokenIds) ?? idsFromLogprobTokens(input.logprobs);
     if (prompt === undefined || completion === undefined) {
-      problems.push(`the server returned no ${prompt === undefined ? 'prompt' : 'completion'} token ids (vLLM ≥ 0.10.2 or SGLang with return_token_ids)`);
+      problems.push(
+        `the server returned no ${prompt === undefined ? 'prompt' : 'completion'} token ids (vLLM ≥ 0.10.2 or SGLang with return_token_ids)`,
+      );
     } else if (usage === null) {
       problems.push('token ids returned without usage to check them against');
     } else if (prompt.length !== usage.prompt_tokens) {
       problems.push(`${prompt.length} prompt token ids but usage.prompt_tokens is ${usage.prompt_tokens}`);
     } else if (completion.length !== usage.completion_tokens) {
-      problems.push(`${completion.length} completion token ids but usage.completion_tokens is ${usage.completion_tokens}`);
+      problems.push(
+        `${completion.length} completion token ids but usage.completion_tokens is ${usage.completion_tokens}`,
+      );
     } else {
       promptIds = prompt;
       completionIds = completion;

@@ -5,7 +5,21 @@
  * given a command with `-c`.
  */
 const BLOCKED_PREFIXES = ['vim', 'vi', 'emacs', 'nano', 'nohup', 'gdb', 'less', 'tail -f', 'python -m venv', 'make'];
-const BLOCKED_EXACT = new Set(['python', 'python3', 'ipython', 'bash', 'sh', '/bin/bash', '/bin/sh', 'nohup', 'vi', 'vim', 'emacs', 'nano', 'su']);
+const BLOCKED_EXACT = new Set([
+  'python',
+  'python3',
+  'ipython',
+  'bash',
+  'sh',
+  '/bin/bash',
+  '/bin/sh',
+  'nohup',
+  'vi',
+  'vim',
+  'emacs',
+  'nano',
+  'su',
+]);
 const RADARE_WITH_COMMAND = /\b(?:radare2)\b.*\s+-c\s+.*/;
 
 /** The observation for a blocked action, worded as SWE-agent words it. */

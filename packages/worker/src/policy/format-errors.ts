@@ -14,7 +14,8 @@ export const FORMAT_ERROR_TEXTS = {
     'Your last reply was cut off because it reached the output token limit, before a complete tool call. Reply more ' +
     'concisely: one short tool call, without long explanations.',
   notExecuted: 'This tool call was not executed because the reply it belongs to could not be executed as a whole.',
-  notExecutedAfterSubmit: 'This tool call was not executed: the task was submitted by an earlier call of the same reply.',
+  notExecutedAfterSubmit:
+    'This tool call was not executed: the task was submitted by an earlier call of the same reply.',
   notExecutedNoShell: 'This tool call was not executed: an earlier call of the same reply left no shell to run it in.',
 } as const;
 

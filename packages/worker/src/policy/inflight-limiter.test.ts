@@ -54,7 +54,10 @@ describe('InflightLimiter', () => {
       const random = prng(seed);
       const keys = freshKeys();
       const limit = 1 + Math.floor(random() * 4);
-      const limiters = Array.from({ length: 4 }, () => new InflightLimiter(connect(), keys, { limit, minPollMs: 1, maxPollMs: 5 }));
+      const limiters = Array.from(
+        { length: 4 },
+        () => new InflightLimiter(connect(), keys, { limit, minPollMs: 1, maxPollMs: 5 }),
+      );
       let inFlight = 0;
       let peak = 0;
       const tasks = Array.from({ length: 24 }, async (_unused, i) => {
@@ -80,7 +83,10 @@ describe('InflightLimiter', () => {
     const redis = connect();
     const limit = 3;
     const key = keys.policyInflight(endpointIdOf(ENDPOINT));
-    const limiters = Array.from({ length: 6 }, () => new InflightLimiter(connect(), keys, { limit, minPollMs: 1, maxPollMs: 5 }));
+    const limiters = Array.from(
+      { length: 6 },
+      () => new InflightLimiter(connect(), keys, { limit, minPollMs: 1, maxPollMs: 5 }),
+    );
     const observed: number[] = [];
     await Promise.all(
       limiters.flatMap((limiter) =>
@@ -124,7 +130,7 @@ describe('InflightLimiter', () => {
     await slot.release();
   });
 
-  it('gives a dead holder\'s slot back once it expires on the Redis clock', async () => {
+  it("gives a dead holder's slot back once it expires on the Redis clock", async () => {
     const keys = freshKeys();
     const key = keys.policyInflight(endpointIdOf(ENDPOINT));
     const deadRedis = connect();

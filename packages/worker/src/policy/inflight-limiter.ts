@@ -73,7 +73,11 @@ export class InflightLimiter {
     for (let attempt = 0; ; attempt += 1) {
       signal?.throwIfAborted();
       const releasesBefore = this.#releases.get(key) ?? 0;
-      const [taken, , waitMs] = (await ACQUIRE_SCRIPT.run(this.#redis, [key], [token, String(this.#limit), String(this.#ttlMs)])) as AcquireReply;
+      const [taken, , waitMs] = (await ACQUIRE_SCRIPT.run(
+        this.#redis,
+        [key],
+        [token, String(this.#limit), String(this.#ttlMs)],
+      )) as AcquireReply;
       if (taken === 1) return this.#held(key, token, performance.now() - started);
       if ((this.#releases.get(key) ?? 0) !== releasesBefore) continue;
       const window = Math.min(this.#maxPollMs, this.#minPollMs * 2 ** Math.min(attempt, 10));
@@ -92,13 +96,20 @@ export class InflightLimiter {
   }
 
   #held(key: string, token: string, waitedMs: number): InflightSlot {
-    const heartbeat = setInterval(() => {
-      RENEW_SCRIPT.run(this.#redis, [key], [token, String(this.#ttlMs)])
-        .then((held) => {
-          if (held === 0) this.#logger?.warn({ key }, 'policy inflight slot had expired while its request ran (event loop stalled?); taken back');
-        })
-        .catch((err: unknown) => this.#logger?.warn({ err, key }, 'could not renew a policy inflight slot'));
-    }, Math.max(10, Math.floor(this.#ttlMs / 3)));
+    const heartbeat = setInterval(
+      () => {
+        RENEW_SCRIPT.run(this.#redis, [key], [token, String(this.#ttlMs)])
+          .then((held) => {
+            if (held === 0)
+              this.#logger?.warn(
+                { key },
+                'policy inflight slot had expired while its request ran (event loop stalled?); taken back',
+              );
+          })
+          .catch((err: unknown) => this.#logger?.warn({ err, key }, 'could not renew a policy inflight slot'));
+      },
+      Math.max(10, Math.floor(this.#ttlMs / 3)),
+    );
     heartbeat.unref();
     let released: Promise<void> | undefined;
     return {

@@ -33,7 +33,9 @@ function parseObject(text: string): Record<string, unknown> {
   if (text.trim() === '') return {};
   try {
     const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {};
   } catch {
     return {};
   }
@@ -68,7 +70,12 @@ export function planReply(input: {
     return { kind: 'format', code: 'POLICY_FORMAT_ERROR', message: text, replies: everyCall(text) };
   }
   if (hasToolCallMarkup(message.content)) {
-    return { kind: 'format', code: 'POLICY_FORMAT_ERROR', message: FORMAT_ERROR_TEXTS.markup, replies: everyCall(FORMAT_ERROR_TEXTS.markup) };
+    return {
+      kind: 'format',
+      code: 'POLICY_FORMAT_ERROR',
+      message: FORMAT_ERROR_TEXTS.markup,
+      replies: everyCall(FORMAT_ERROR_TEXTS.markup),
+    };
   }
 
   // Each call checked on its own; one bad call stops the whole reply (a partial execution would be hard to read).
@@ -81,7 +88,10 @@ export function planReply(input: {
       const args = call.function.arguments.trim() === '' ? {} : parseObject(call.function.arguments);
       const extra = Object.keys(args);
       if (extra.length > 0) {
-        problems.set(call.id, { code: 'POLICY_FORMAT_ERROR', text: `Your action could not be parsed properly: Unexpected argument(s): ${extra.join(', ')}.` });
+        problems.set(call.id, {
+          code: 'POLICY_FORMAT_ERROR',
+          text: `Your action could not be parsed properly: Unexpected argument(s): ${extra.join(', ')}.`,
+        });
       }
       submits += 1;
       continue;
@@ -102,18 +112,31 @@ export function planReply(input: {
   }
   if (problems.size > 0) {
     const first = [...problems.values()][0]!;
-    const code = [...problems.values()].every((p) => p.code === 'POLICY_BLOCKED_COMMAND') ? 'POLICY_BLOCKED_COMMAND' : 'POLICY_FORMAT_ERROR';
+    const code = [...problems.values()].every((p) => p.code === 'POLICY_BLOCKED_COMMAND')
+      ? 'POLICY_BLOCKED_COMMAND'
+      : 'POLICY_FORMAT_ERROR';
     return {
       kind: 'format',
       code,
       message: first.text,
-      replies: calls.map((call) => ({ id: call.id, content: problems.get(call.id)?.text ?? FORMAT_ERROR_TEXTS.notExecuted })),
+      replies: calls.map((call) => ({
+        id: call.id,
+        content: problems.get(call.id)?.text ?? FORMAT_ERROR_TEXTS.notExecuted,
+      })),
     };
   }
   if (submits > 0) {
     if (planned.length === 0) return { kind: 'submit' };
     // A submit beside other calls (parallel profiles): run them first, then submit.
-    return { kind: 'execute', calls: [...planned, ...calls.filter((c) => c.function.name === profile.submitTool).map((c) => ({ id: c.id, name: c.function.name, arguments: {} }))] };
+    return {
+      kind: 'execute',
+      calls: [
+        ...planned,
+        ...calls
+          .filter((c) => c.function.name === profile.submitTool)
+          .map((c) => ({ id: c.id, name: c.function.name, arguments: {} })),
+      ],
+    };
   }
   return { kind: 'execute', calls: planned };
 }

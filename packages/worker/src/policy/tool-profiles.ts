@@ -5,7 +5,17 @@
  * (names, parameters, types, required lists); descriptions are ours.
  */
 import type { ToolName, ToolProfileName } from '@rollout-fleet/shared';
-import { shellQuote, toolCallToCommand, type ToolCallInput, type ToolCommandResult, BASH_TOOL, EXECUTE_BASH_TOOL, STR_REPLACE_EDITOR_TOOL, toOpenAiToolSchema, type OpenAiToolSchema } from '@rollout-fleet/sandbox';
+import {
+  shellQuote,
+  toolCallToCommand,
+  type ToolCallInput,
+  type ToolCommandResult,
+  BASH_TOOL,
+  EXECUTE_BASH_TOOL,
+  STR_REPLACE_EDITOR_TOOL,
+  toOpenAiToolSchema,
+  type OpenAiToolSchema,
+} from '@rollout-fleet/sandbox';
 import { DEFAULT_TEMPLATES, MINI_SUBMIT_SENTINEL } from '@rollout-fleet/shared';
 import { clipSweAgentObservation, miniObservation, seedObservation } from './observation-format.js';
 
@@ -48,7 +58,13 @@ const SUBMIT_TOOL: OpenAiToolSchema = {
 };
 
 function notAvailable(name: string): ToolCommandResult {
-  return { ok: false, error: { code: 'TOOL_ERROR', message: `Your action could not be parsed properly: Command '${name}' not found in list of available commands..` } };
+  return {
+    ok: false,
+    error: {
+      code: 'TOOL_ERROR',
+      message: `Your action could not be parsed properly: Command '${name}' not found in list of available commands..`,
+    },
+  };
 }
 
 /** Conversion restricted to the profile's own tools (the catalogue knows more names than any one profile offers). */
@@ -86,7 +102,8 @@ const MINI_BASH: ToolProfile = {
     return { ok: true, command: `cd ${shellQuote(workingDir)} && bash -c ${shellQuote(converted.command)}` };
   },
   observation: miniObservation,
-  isSubmission: ({ output, exitCode }) => exitCode === 0 && output.trimStart().split('\n', 1)[0]?.trim() === MINI_SUBMIT_SENTINEL,
+  isSubmission: ({ output, exitCode }) =>
+    exitCode === 0 && output.trimStart().split('\n', 1)[0]?.trim() === MINI_SUBMIT_SENTINEL,
 };
 
 const SEED: ToolProfile = {

@@ -26,7 +26,14 @@ function countingMetrics() {
 }
 
 function bodyFor(model: string): Record<string, unknown> {
-  return { model, messages: [{ role: 'system', content: 's' }, { role: 'user', content: `task of ${model}` }], max_completion_tokens: 16 };
+  return {
+    model,
+    messages: [
+      { role: 'system', content: 's' },
+      { role: 'user', content: `task of ${model}` },
+    ],
+    max_completion_tokens: 16,
+  };
 }
 
 describe('createTurnRequester with a fleet-wide inflight limit of 1', () => {
@@ -78,7 +85,10 @@ describe('createTurnRequester with a fleet-wide inflight limit of 1', () => {
     const hung = turn(requester(a.metrics), 'hang', cancel.signal);
     hung.catch(() => undefined);
     // The hung request holds the only slot (in Redis), and is open at the server.
-    await vi.waitFor(() => expect(server.requestsFor('hang').map((r) => r.outcome)).toEqual(['hang']), { timeout: 5000, interval: 10 });
+    await vi.waitFor(() => expect(server.requestsFor('hang').map((r) => r.outcome)).toEqual(['hang']), {
+      timeout: 5000,
+      interval: 10,
+    });
     expect(await redis.zcard(slotKey)).toBe(1);
     expect(a.counts).toEqual({ slotWaiters: 0, inflight: 1, failures: [] });
 
@@ -95,7 +105,10 @@ describe('createTurnRequester with a fleet-wide inflight limit of 1', () => {
     expect(got.completion.message.tool_calls?.[0]?.function.name).toBe('submit');
     expect(got.slotWaitMs).toBeGreaterThan(0);
     // The server saw the hung request closed by the client; never two requests at once.
-    await vi.waitFor(() => expect(server.requestsFor('hang')[0]!.clientAborted).toBe(true), { timeout: 5000, interval: 10 });
+    await vi.waitFor(() => expect(server.requestsFor('hang')[0]!.clientAborted).toBe(true), {
+      timeout: 5000,
+      interval: 10,
+    });
     expect(server.maxInflight).toBe(1);
     expect(a.counts).toEqual({ slotWaiters: 0, inflight: 0, failures: [] });
     expect(b.counts).toEqual({ slotWaiters: 0, inflight: 0, failures: [] });

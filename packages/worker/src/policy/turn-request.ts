@@ -107,13 +107,18 @@ export function createTurnRequester(options: TurnRequesterOptions): TurnRequeste
         void slot?.release();
       }
       if (!failed.retryable || failed.class !== 'infra' || attempt >= options.retries) {
-        if (attempt > 0 && failed.class === 'infra') failed.message = `${failed.message} (after ${attempt} retries of this turn: ${retryCodes.join(', ')})`;
+        if (attempt > 0 && failed.class === 'infra')
+          failed.message = `${failed.message} (after ${attempt} retries of this turn: ${retryCodes.join(', ')})`;
         throw failed;
       }
       retryCodes.push(failed.code);
-      const hinted = typeof failed.details.retryAfterMs === 'number' ? Math.min(failed.details.retryAfterMs, MAX_RETRY_AFTER_MS) : 0;
+      const hinted =
+        typeof failed.details.retryAfterMs === 'number' ? Math.min(failed.details.retryAfterMs, MAX_RETRY_AFTER_MS) : 0;
       const delayMs = Math.max(hinted, backoffDelayMs(attempt + 1, { minDelayMs, maxDelayMs }));
-      options.logger?.warn({ code: failed.code, retry: attempt + 1, delayMs }, 'policy request failed; retrying this turn');
+      options.logger?.warn(
+        { code: failed.code, retry: attempt + 1, delayMs },
+        'policy request failed; retrying this turn',
+      );
       const waitStarted = performance.now();
       await abortableDelay(delayMs, signal);
       infraMs += performance.now() - waitStarted;

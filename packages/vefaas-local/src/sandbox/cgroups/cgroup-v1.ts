@@ -7,7 +7,15 @@
  */
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CONTROLLERS, CPU_PERIOD_US, GROUP_PARENT, cpuQuotaUs, type CgroupLimits, type Controller, type SandboxCgroups } from './types.js';
+import {
+  CONTROLLERS,
+  CPU_PERIOD_US,
+  GROUP_PARENT,
+  cpuQuotaUs,
+  type CgroupLimits,
+  type Controller,
+  type SandboxCgroups,
+} from './types.js';
 
 /** The group directories a sandbox may own under a v1 root (whether or not they exist). */
 export function v1GroupDirs(sandboxId: string, root: string): string[] {

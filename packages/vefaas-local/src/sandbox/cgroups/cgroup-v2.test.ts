@@ -37,16 +37,35 @@ afterEach(async () => {
 
 describe('cgroup v2 on a cgroupfs-shaped tree', () => {
   it('uses <root>/rollout-fleet when the root delegates, and writes memory.max, memory.swap.max, pids.max and cpu.max', async () => {
-    const root = await fakeCgroupfs({ '': 'cpuset cpu io memory hugetlb pids rdma misc', 'rollout-fleet': 'cpu memory pids' });
+    const root = await fakeCgroupfs({
+      '': 'cpuset cpu io memory hugetlb pids rdma misc',
+      'rollout-fleet': 'cpu memory pids',
+    });
     const host = await cgroupHost({ root, procSelfCgroup: '0::/user.slice/session.scope\n' });
-    expect(host).toMatchObject({ version: 'v2', parent: { dir: join(root, 'rollout-fleet'), controllers: ['memory', 'pids', 'cpu'] } });
+    expect(host).toMatchObject({
+      version: 'v2',
+      parent: { dir: join(root, 'rollout-fleet'), controllers: ['memory', 'pids', 'cpu'] },
+    });
     // One write enabling the controllers this host uses, in the parent of the sandbox groups and in the root.
     expect((await read(join(root, 'cgroup.subtree_control'))).split(' ').sort()).toEqual(['+cpu', '+memory', '+pids']);
-    expect((await read(join(root, 'rollout-fleet', 'cgroup.subtree_control'))).split(' ').sort()).toEqual(['+cpu', '+memory', '+pids']);
+    expect((await read(join(root, 'rollout-fleet', 'cgroup.subtree_control'))).split(' ').sort()).toEqual([
+      '+cpu',
+      '+memory',
+      '+pids',
+    ]);
 
-    const groups = await createSandboxCgroups({ sandboxId: 'sb-1', memoryMB: 768, cpuMilli: 1500, maxProcesses: 99 }, { root });
+    const groups = await createSandboxCgroups(
+      { sandboxId: 'sb-1', memoryMB: 768, cpuMilli: 1500, maxProcesses: 99 },
+      { root },
+    );
     const dir = join(root, 'rollout-fleet', 'sb-1');
-    expect(groups).toMatchObject({ version: 'v2', memory: true, pids: true, cpu: true, procsFiles: [join(dir, 'cgroup.procs')] });
+    expect(groups).toMatchObject({
+      version: 'v2',
+      memory: true,
+      pids: true,
+      cpu: true,
+      procsFiles: [join(dir, 'cgroup.procs')],
+    });
     expect(await read(join(dir, 'memory.max'))).toBe(String(768 * MB));
     expect(await read(join(dir, 'memory.swap.max'))).toBe('0');
     expect(await read(join(dir, 'pids.max'))).toBe('99');
@@ -55,7 +74,12 @@ describe('cgroup v2 on a cgroupfs-shaped tree', () => {
 
     const report = await probeSandboxLimits({ isolation: 'bwrap', cgroup: { root } });
     expect(report).toMatchObject({ cgroup: 'v2', cgroupParent: join(root, 'rollout-fleet'), unenforced: [] });
-    expect(report.enforced).toEqual({ memory: 'cgroup-v2', processes: 'cgroup-v2', cpu: 'cgroup-v2', disk: 'tmpfs-size' });
+    expect(report.enforced).toEqual({
+      memory: 'cgroup-v2',
+      processes: 'cgroup-v2',
+      cpu: 'cgroup-v2',
+      disk: 'tmpfs-size',
+    });
   });
 
   it('otherwise delegates from its own cgroup: moves its processes to a leaf, enables what it may, reports the rest', async () => {
@@ -66,7 +90,10 @@ describe('cgroup v2 on a cgroupfs-shaped tree', () => {
       { [own]: '4242\n4243\n' },
     );
     const host = await cgroupHost({ root, procSelfCgroup: `1:name=systemd:/x\n0::/${own}\n` });
-    expect(host).toMatchObject({ version: 'v2', parent: { dir: join(root, own, 'rollout-fleet'), controllers: ['memory', 'pids'] } });
+    expect(host).toMatchObject({
+      version: 'v2',
+      parent: { dir: join(root, own, 'rollout-fleet'), controllers: ['memory', 'pids'] },
+    });
     expect(host.notes).toEqual([expect.stringContaining(`${join(root, 'rollout-fleet')}: no controller`)]);
     // Every process of our cgroup went to the leaf (the fake file keeps the last write; the kernel keeps all).
     expect(await read(join(root, own, 'vefaas-local-host', 'cgroup.procs'))).toBe('4243');
@@ -74,7 +101,13 @@ describe('cgroup v2 on a cgroupfs-shaped tree', () => {
 
     const report = await probeSandboxLimits({ isolation: 'bwrap', cgroup: { root } });
     expect(report.enforced).toEqual({ memory: 'cgroup-v2', processes: 'cgroup-v2', cpu: 'none', disk: 'tmpfs-size' });
-    expect(report.unenforced).toEqual([{ limit: 'cpu', fallback: 'none', why: `cpu controller: not enabled in ${join(root, own, 'rollout-fleet')}/cgroup.subtree_control` }]);
+    expect(report.unenforced).toEqual([
+      {
+        limit: 'cpu',
+        fallback: 'none',
+        why: `cpu controller: not enabled in ${join(root, own, 'rollout-fleet')}/cgroup.subtree_control`,
+      },
+    ]);
   });
 
   it('takes a delegated parent given in the options first', async () => {
@@ -91,29 +124,37 @@ describe('cgroup v2 on a cgroupfs-shaped tree', () => {
     expect(report.cgroup).toBe('v2');
     expect(report.enforced).toEqual({ memory: 'rlimit-as', processes: 'none', cpu: 'none', disk: 'tmpfs-size' });
     expect(report.unenforced.map((u) => u.limit)).toEqual(['memory', 'processes', 'cpu']);
-    expect(report.unenforced[1]?.why).toBe('pids controller: no delegated cgroup v2 subtree is writable; a fork bomb is not contained');
-    expect(report.notes).toContain('this process is in the root cgroup or its cgroup is unknown: nothing to delegate from');
+    expect(report.unenforced[1]?.why).toBe(
+      'pids controller: no delegated cgroup v2 subtree is writable; a fork bomb is not contained',
+    );
+    expect(report.notes).toContain(
+      'this process is in the root cgroup or its cgroup is unknown: nothing to delegate from',
+    );
   });
-
 });
 
 describeWith([bwrapNeed()], 'cgroup v2 on a cgroupfs-shaped tree, with a real sandbox', () => {
-    it('a real bubblewrap sandbox joins its v2 group before the jail starts', async () => {
-      const root = await fakeCgroupfs({ '': 'cpu memory pids', 'rollout-fleet': 'cpu memory pids' });
-      const fixture = await startTestSandbox({ memoryMB: 600, cpuMilli: 500, maxProcesses: 77, cgroup: { root } });
-      try {
-        expect(fixture.sandbox.limits).toEqual({ memory: 'cgroup-v2', processes: 'cgroup-v2', cpu: 'cgroup-v2', disk: 'tmpfs-size' });
-        const dir = join(root, 'rollout-fleet', fixture.sandbox.sandboxId);
-        expect(await read(join(dir, 'memory.max'))).toBe(String(600 * MB));
-        expect(await read(join(dir, 'cpu.max'))).toBe('50000 100000');
-        // The launcher's shell wrote its own pid, then exec'd bwrap: the group's member is the sandbox's outer process.
-        expect(Number((await read(join(dir, 'cgroup.procs'))).trim())).toBe(fixture.sandbox.pid);
-        // No RLIMIT_AS fallback when the memory controller is there.
-        expect(await read(`/proc/${fixture.sandbox.pid}/limits`)).toMatch(/Max address space\s+unlimited/);
-      } finally {
-        await fixture.cleanup();
-      }
-    });
+  it('a real bubblewrap sandbox joins its v2 group before the jail starts', async () => {
+    const root = await fakeCgroupfs({ '': 'cpu memory pids', 'rollout-fleet': 'cpu memory pids' });
+    const fixture = await startTestSandbox({ memoryMB: 600, cpuMilli: 500, maxProcesses: 77, cgroup: { root } });
+    try {
+      expect(fixture.sandbox.limits).toEqual({
+        memory: 'cgroup-v2',
+        processes: 'cgroup-v2',
+        cpu: 'cgroup-v2',
+        disk: 'tmpfs-size',
+      });
+      const dir = join(root, 'rollout-fleet', fixture.sandbox.sandboxId);
+      expect(await read(join(dir, 'memory.max'))).toBe(String(600 * MB));
+      expect(await read(join(dir, 'cpu.max'))).toBe('50000 100000');
+      // The launcher's shell wrote its own pid, then exec'd bwrap: the group's member is the sandbox's outer process.
+      expect(Number((await read(join(dir, 'cgroup.procs'))).trim())).toBe(fixture.sandbox.pid);
+      // No RLIMIT_AS fallback when the memory controller is there.
+      expect(await read(`/proc/${fixture.sandbox.pid}/limits`)).toMatch(/Max address space\s+unlimited/);
+    } finally {
+      await fixture.cleanup();
+    }
+  });
 });
 
 const realV2 = existsSync('/sys/fs/cgroup/cgroup.controllers');
@@ -125,7 +166,8 @@ describe.runIf(realV2)('cgroup v2 on this machine', () => {
     const id = `t-${randomUUID().slice(0, 8)}`;
     const groups = await createSandboxCgroups({ sandboxId: id, memoryMB: 512, cpuMilli: 250, maxProcesses: 32 });
     try {
-      if (groups?.memory) expect((await read(join((await sandboxCgroupDirs(id))[0]!, 'memory.max'))).trim()).toBe(String(512 * MB));
+      if (groups?.memory)
+        expect((await read(join((await sandboxCgroupDirs(id))[0]!, 'memory.max'))).trim()).toBe(String(512 * MB));
       if (groups?.pids) expect((await read(join((await sandboxCgroupDirs(id))[0]!, 'pids.max'))).trim()).toBe('32');
       expect(report.unenforced.filter((u) => u.limit !== 'disk').length === 0 || report.notes.length > 0).toBe(true);
     } finally {
@@ -151,10 +193,19 @@ describe.runIf(hybridV2)('cgroup v2 on the unified mount of this hybrid host (a 
     expect(report.cgroup).toBe('v2');
     expect(report.enforced).toMatchObject({ memory: 'rlimit-as', processes: 'none', cpu: 'none' });
     expect(report.unenforced.map((u) => u.limit)).toEqual(expect.arrayContaining(['memory', 'processes', 'cpu']));
-    expect(report.unenforced.find((u) => u.limit === 'processes')?.why).toBe('pids controller: no delegated cgroup v2 subtree is writable; a fork bomb is not contained');
-    expect(report.notes.join('\n')).toMatch(/rollout-fleet: (no controller of memory, pids, cpu can be enabled|.*(EACCES|EROFS|EPERM))/);
+    expect(report.unenforced.find((u) => u.limit === 'processes')?.why).toBe(
+      'pids controller: no delegated cgroup v2 subtree is writable; a fork bomb is not contained',
+    );
+    expect(report.notes.join('\n')).toMatch(
+      /rollout-fleet: (no controller of memory, pids, cpu can be enabled|.*(EACCES|EROFS|EPERM))/,
+    );
     // The kernel's tree is as it was: the unusable parent directory was removed again.
     expect(existsSync(join(HYBRID_UNIFIED, 'rollout-fleet'))).toBe(false);
-    expect(await createSandboxCgroups({ sandboxId: `t-${randomUUID().slice(0, 8)}`, memoryMB: 64, cpuMilli: 100, maxProcesses: 8 }, cgroup)).toMatchObject({ version: 'v2', memory: false, pids: false, cpu: false });
+    expect(
+      await createSandboxCgroups(
+        { sandboxId: `t-${randomUUID().slice(0, 8)}`, memoryMB: 64, cpuMilli: 100, maxProcesses: 8 },
+        cgroup,
+      ),
+    ).toMatchObject({ version: 'v2', memory: false, pids: false, cpu: false });
   });
 });

@@ -13,7 +13,15 @@
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readMembers } from './cgroup-v1.js';
-import { CONTROLLERS, CPU_PERIOD_US, GROUP_PARENT, cpuQuotaUs, type CgroupLimits, type Controller, type SandboxCgroups } from './types.js';
+import {
+  CONTROLLERS,
+  CPU_PERIOD_US,
+  GROUP_PARENT,
+  cpuQuotaUs,
+  type CgroupLimits,
+  type Controller,
+  type SandboxCgroups,
+} from './types.js';
 
 const HOST_LEAF = 'vefaas-local-host';
 
@@ -30,7 +38,10 @@ export interface V2ParentSearch {
 }
 
 function tokens(text: string): string[] {
-  return text.split(/\s+/).filter((t) => t !== '').map((t) => t.replace(/^\+/, ''));
+  return text
+    .split(/\s+/)
+    .filter((t) => t !== '')
+    .map((t) => t.replace(/^\+/, ''));
 }
 
 async function readTokens(file: string): Promise<string[] | undefined> {
@@ -75,16 +86,25 @@ async function tryParent(dir: string, prepare: () => Promise<void>, notes: strin
   return { dir, controllers };
 }
 
-export async function findV2Parent(options: { root: string; parent?: string; procSelfCgroup: string; hostPid: number }): Promise<V2ParentSearch> {
+export async function findV2Parent(options: {
+  root: string;
+  parent?: string;
+  procSelfCgroup: string;
+  hostPid: number;
+}): Promise<V2ParentSearch> {
   const notes: string[] = [];
   const { root } = options;
   if (options.parent !== undefined) {
     const given = await tryParent(options.parent, async () => undefined, notes);
     if (given !== null) return { parent: given, notes };
   }
-  const atRoot = await tryParent(join(root, GROUP_PARENT), async () => {
-    await enableControllers(root, CONTROLLERS);
-  }, notes);
+  const atRoot = await tryParent(
+    join(root, GROUP_PARENT),
+    async () => {
+      await enableControllers(root, CONTROLLERS);
+    },
+    notes,
+  );
   if (atRoot !== null) return { parent: atRoot, notes };
 
   const own = ownCgroupPath(options.procSelfCgroup);
@@ -93,17 +113,21 @@ export async function findV2Parent(options: { root: string; parent?: string; pro
     return { parent: null, notes };
   }
   const ownDir = join(root, own);
-  const delegated = await tryParent(join(ownDir, GROUP_PARENT), async () => {
-    const leaf = join(ownDir, HOST_LEAF);
-    await mkdir(leaf, { recursive: true });
-    // Every process of our cgroup (this one, and e.g. a wrapper shell) moves to the leaf; the kernel then lets
-    // the now process-free cgroup enable controllers for its children.
-    const members = await readMembers([join(ownDir, 'cgroup.procs')]);
-    for (const pid of members.length > 0 ? members : [options.hostPid]) {
-      await writeFile(join(leaf, 'cgroup.procs'), String(pid)).catch(() => undefined);
-    }
-    await enableControllers(ownDir, CONTROLLERS);
-  }, notes);
+  const delegated = await tryParent(
+    join(ownDir, GROUP_PARENT),
+    async () => {
+      const leaf = join(ownDir, HOST_LEAF);
+      await mkdir(leaf, { recursive: true });
+      // Every process of our cgroup (this one, and e.g. a wrapper shell) moves to the leaf; the kernel then lets
+      // the now process-free cgroup enable controllers for its children.
+      const members = await readMembers([join(ownDir, 'cgroup.procs')]);
+      for (const pid of members.length > 0 ? members : [options.hostPid]) {
+        await writeFile(join(leaf, 'cgroup.procs'), String(pid)).catch(() => undefined);
+      }
+      await enableControllers(ownDir, CONTROLLERS);
+    },
+    notes,
+  );
   return { parent: delegated, notes };
 }
 

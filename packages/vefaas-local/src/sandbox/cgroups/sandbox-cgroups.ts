@@ -26,13 +26,22 @@ export type CgroupHost =
 const DEFAULT_ROOT = '/sys/fs/cgroup';
 const hosts = new Map<string, Promise<CgroupHost>>();
 
-const exists = (path: string): Promise<boolean> => access(path).then(() => true, () => false);
+const exists = (path: string): Promise<boolean> =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 
 async function detect(options: CgroupOptions): Promise<CgroupHost> {
   const root = options.root ?? DEFAULT_ROOT;
   if (await exists(join(root, 'cgroup.controllers'))) {
     const procSelfCgroup = options.procSelfCgroup ?? (await readFile('/proc/self/cgroup', 'utf8').catch(() => ''));
-    const search = await findV2Parent({ root, procSelfCgroup, hostPid: process.pid, ...(options.parent === undefined ? {} : { parent: options.parent }) });
+    const search = await findV2Parent({
+      root,
+      procSelfCgroup,
+      hostPid: process.pid,
+      ...(options.parent === undefined ? {} : { parent: options.parent }),
+    });
     return { version: 'v2', root, parent: search.parent, notes: search.notes };
   }
   const mounted = await Promise.all(CONTROLLERS.map((c) => exists(join(root, c))));
@@ -60,7 +69,10 @@ const NO_GROUPS: Omit<SandboxCgroups, 'version'> = {
   remove: async () => undefined,
 };
 
-export async function createSandboxCgroups(limits: CgroupLimits, options: CgroupOptions = {}): Promise<SandboxCgroups | null> {
+export async function createSandboxCgroups(
+  limits: CgroupLimits,
+  options: CgroupOptions = {},
+): Promise<SandboxCgroups | null> {
   const host = await cgroupHost(options);
   if (host.version === 'v1') return createV1Groups(limits, host.root);
   if (host.version === 'v2' && host.parent !== null) return createV2Group(limits, host.parent);
