@@ -25,7 +25,7 @@ const { workspaces } = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) a
 
 /** What the image needs: the CLI and its entry, every package's non-test sources and the files they read at run time. */
 const NEEDED =
-  /^(cli|bin)\/|^packages\/[^/]+\/src\/|^packages\/vefaas-local\/runtime\/|^packages\/shared\/tool-bundle\//;
+  /^(cli|bin)\/|^packages\/[^/]+\/src\/|^packages\/vefaas-local\/runtime\/|^packages\/sandbox\/tool-bundle\//;
 
 describe('the Docker build context', () => {
   it('finds the committed files and test code among them (the check below is not vacuous)', () => {
@@ -54,7 +54,7 @@ describe('the Docker build context', () => {
     const needed = committed.filter((path) => NEEDED.test(path) && !isTestCode(path));
     expect(needed.length).toBeGreaterThan(200);
     expect(needed.filter((path) => !context.has(path))).toEqual([]);
-    for (const root of ['cli/', 'bin/', 'packages/vefaas-local/runtime/', 'packages/shared/tool-bundle/'])
+    for (const root of ['cli/', 'bin/', 'packages/vefaas-local/runtime/', 'packages/sandbox/tool-bundle/'])
       expect(
         needed.some((path) => path.startsWith(root)),
         root,
