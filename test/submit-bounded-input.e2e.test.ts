@@ -55,5 +55,7 @@ describe('submit: bounded memory and output on hostile inputs', () => {
       'submit: 3 problem(s) in 3 file(s); nothing was enqueued',
     ]);
     expect(run.stderr.length).toBeLessThan(4_000);
-  });
+    // Writes and reads ~100 MB of hostile input in a child process held to a 256 MB heap: 37 s alone on this
+    // 2-core machine, so the suite's 60 s default leaves no room for a loaded run.
+  }, 120_000);
 });
