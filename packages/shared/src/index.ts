@@ -30,14 +30,23 @@ export type {
 } from './contracts/turn-record.js';
 export { DEFAULT_TEMPLATES, MINI_SUBMIT_SENTINEL } from './contracts/default-templates.js';
 export { effectiveTemplates, renderTemplate } from './contracts/render-template.js';
-export { EpisodeResultSchema, GradingDetailsSchema, TEST_NOT_FOUND_HINT, TEST_STATUSES } from './contracts/result.js';
+export {
+  EpisodeResultSchema,
+  GradingDetailsSchema,
+  IntegrityVerdictSchema,
+  TEST_NOT_FOUND_HINT,
+  TEST_STATUSES,
+} from './contracts/result.js';
 export type {
   Attempt,
   EpisodeResult,
   Failure,
   GradedTest,
   GradingDetails,
+  GradingIntegrity,
   GradingReport,
+  IntegrityFinding,
+  IntegrityVerdict,
   StepRecord,
 } from './contracts/result.js';
 export { GroupEventSchema } from './contracts/group.js';

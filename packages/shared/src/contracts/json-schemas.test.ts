@@ -202,9 +202,19 @@ describe('generated JSON Schemas', () => {
     }
   });
 
-  it('describes results with every field required (but the policy-only ones, group membership and replay fidelity), and accepts a written result', () => {
+  it('describes results with every field required (but the policy-only ones, group membership, replay fidelity and the integrity flag old results lack), and accepts a written result', () => {
     const schema = JSON.parse(rendered['episode-result.schema.json']) as JsonSchema;
-    const optional = ['grading', 'exit_status', 'turns', 'tokens', 'messages', 'policy', 'group', 'fidelity'];
+    const optional = [
+      'grading',
+      'integrity',
+      'exit_status',
+      'turns',
+      'tokens',
+      'messages',
+      'policy',
+      'group',
+      'fidelity',
+    ];
     expect(schema.required).toEqual(Object.keys(EpisodeResultSchema.shape).filter((key) => !optional.includes(key)));
     const result = EpisodeResultSchema.parse({
       run_id: EPISODE.run_id,

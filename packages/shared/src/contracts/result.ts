@@ -122,6 +122,40 @@ export const GradedTestSchema = z.object({
 export type GradedTest = z.infer<typeof GradedTestSchema>;
 
 /**
+ * One thing the grader found that the patch could have caused (docs/adversarial-grading.md): a stable `code`
+ * (SCREAMING_SNAKE) and what was seen.
+ */
+export const IntegrityFindingSchema = z.object({
+  code: z
+    .string()
+    .regex(/^[A-Z][A-Z0-9_]*$/)
+    .describe('Stable reason code, e.g. `RESULT_CHANNEL_MISSING`, `PATCH_USES_OS_EXIT` (docs/adversarial-grading.md).'),
+  severity: z
+    .enum(['suspect', 'violated'])
+    .describe('`violated`: the eval cannot be trusted (reward 0 under RF_INTEGRITY=strict); `suspect`: worth a look.'),
+  detail: z.string().describe('What was seen, for the person reading it.'),
+});
+export type IntegrityFinding = z.infer<typeof IntegrityFindingSchema>;
+
+/** What the grader did and found to keep the eval out of the patch's reach. */
+export const GradingIntegritySchema = z.object({
+  restored: z
+    .array(z.string())
+    .describe('Test-side paths put back to base_commit + test_patch before the eval (repository-relative, sorted).'),
+  findings: z.array(IntegrityFindingSchema).describe('Everything the grader found, in the order it found it.'),
+});
+export type GradingIntegrity = z.infer<typeof GradingIntegritySchema>;
+
+/** The flag a trainer can act on, on every result and training record. */
+export const IntegrityVerdictSchema = z.object({
+  verdict: z
+    .enum(['clean', 'suspect', 'violated'])
+    .describe('`violated` when any finding is; else `suspect` when any finding is; else `clean`.'),
+  reasons: z.array(z.string()).describe('The codes of the findings behind the verdict, without repeats.'),
+});
+export type IntegrityVerdict = z.infer<typeof IntegrityVerdictSchema>;
+
+/**
  * How a grade was reached, for the person reading it (docs/grading.md): the parser, what it found in the eval
  * log, each listed test's status, and the log itself (bounded). The verdict is `report`; this explains it.
  */
@@ -157,6 +191,9 @@ export const GradingDetailsSchema = z.object({
     ),
   log_bytes: z.number().int().min(0).describe('Size of the full eval log in bytes (UTF-8), before truncation.'),
   log_truncated: z.boolean().describe('Whether `log` was cut to head + marker + tail.'),
+  integrity: GradingIntegritySchema.optional().describe(
+    "What was restored and found to keep the eval out of the patch's reach; absent on results written before it existed.",
+  ),
 });
 export type GradingDetails = z.infer<typeof GradingDetailsSchema>;
 
@@ -227,6 +264,9 @@ export const EpisodeResultSchema = z.object({
   report: GradingReportSchema.nullable().describe('SWE-bench report.json entry; null when not graded.'),
   grading: GradingDetailsSchema.optional().describe(
     'How the grade was reached (parser, tests parsed, per-test status, the eval log); present whenever `report` is, absent on results written before it existed.',
+  ),
+  integrity: IntegrityVerdictSchema.optional().describe(
+    "The grade's integrity flag (docs/adversarial-grading.md): from `grading.integrity.findings` when graded; absent on results written before it existed.",
   ),
   timings: TimingsSchema.describe('Where the time went.'),
   attempts: z.array(AttemptSchema).describe('Every attempt, in order, including the one that produced this result.'),
