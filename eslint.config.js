@@ -17,13 +17,19 @@ const TEST_KIT = {
   group: ['@rollout-fleet/test-kit', '@rollout-fleet/test-kit/**'],
   message: 'Test kits are for tests, test/support, bench and the demo only: nothing that ships imports them.',
 };
+// Each kit is its own entry, so a test loads only what it uses (the whole kit pulls in vefaas-local and the producer).
+const KIT_BARREL = {
+  name: '@rollout-fleet/test-kit',
+  message:
+    'The test kit has no barrel: import the kit you use, e.g. @rollout-fleet/test-kit/needs (packages/test-kit/package.json).',
+};
 // A package's own test fixtures live beside its tests, outside src (e.g. packages/vefaas-local/test/).
 const TEST_DIRS = ['test/**'];
 
 /** no-restricted-imports for one package: the packages of ours it may import; its tests may also take the test kit. */
 function arrows(dir, allowed, message, { ioredis = false, banned = [] } = {}) {
   const forbidden = PACKAGES.filter((name) => !allowed.includes(name) && `packages/${name}` !== dir);
-  const paths = ioredis ? [] : [IOREDIS_ONLY_IN_SHARED];
+  const paths = ioredis ? [KIT_BARREL] : [IOREDIS_ONLY_IN_SHARED, KIT_BARREL];
   const own = {
     group: forbidden
       .filter((name) => name !== 'test-kit')
@@ -70,7 +76,7 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'no-restricted-imports': ['error', { paths: [IOREDIS_ONLY_IN_SHARED], patterns: [DEEP_SRC] }],
+      'no-restricted-imports': ['error', { paths: [IOREDIS_ONLY_IN_SHARED, KIT_BARREL], patterns: [DEEP_SRC] }],
     },
   },
   // The arrows between packages (docs/architecture.md): shared ← sandbox ← worker ← api; producer and vefaas-local
@@ -107,6 +113,11 @@ export default tseslint.config(
     // What ships never reaches the test kit; the demo (cli/demo*.ts), tests, test/support and bench may.
     files: ['cli/**/*.ts'],
     ignores: ['cli/demo*.ts', 'cli/**/*.test.ts'],
-    rules: { 'no-restricted-imports': ['error', { paths: [IOREDIS_ONLY_IN_SHARED], patterns: [DEEP_SRC, TEST_KIT] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: [IOREDIS_ONLY_IN_SHARED, KIT_BARREL], patterns: [DEEP_SRC, TEST_KIT] },
+      ],
+    },
   },
 );

@@ -18,7 +18,11 @@
  */
 import { parseArgs } from 'node:util';
 import { EpisodeSchema, type Episode, type EpisodeResult } from '@rollout-fleet/shared';
-import { startScriptedPolicyServer, type PolicyScript, type ScriptedPolicyServer } from '@rollout-fleet/test-kit';
+import {
+  startScriptedPolicyServer,
+  type PolicyScript,
+  type ScriptedPolicyServer,
+} from '@rollout-fleet/test-kit/scripted-policy';
 import type { HostIsolation } from '@rollout-fleet/vefaas-local';
 import { SMALL_IMAGE, openBenchFleet } from './lib/bench-fleet.js';
 import { machineLoad, mean, ms, quantile } from './lib/stats.js';

@@ -7,7 +7,11 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { EpisodeResult } from '@rollout-fleet/shared';
-import { startScriptedPolicyServer, type PolicyScript, type ScriptedPolicyServer } from '@rollout-fleet/test-kit';
+import {
+  startScriptedPolicyServer,
+  type PolicyScript,
+  type ScriptedPolicyServer,
+} from '@rollout-fleet/test-kit/scripted-policy';
 
 export interface PolicyDemo {
   server: ScriptedPolicyServer;

@@ -17,7 +17,8 @@ import {
 } from '@rollout-fleet/sandbox';
 import { createLogger, SandboxSpecSchema, type SandboxSpec } from '@rollout-fleet/shared';
 import { startVefaasLocal, type VefaasLocalHandle, type VefaasLocalOptions } from '@rollout-fleet/vefaas-local';
-import { bwrapNeed, describeWith } from '@rollout-fleet/test-kit';
+import { bwrapNeed } from '@rollout-fleet/test-kit/bwrap-need';
+import { describeWith } from '@rollout-fleet/test-kit/needs';
 
 const IMAGES_DIR = fileURLToPath(new URL('../examples/images', import.meta.url));
 const silent = createLogger({ level: 'silent', format: 'json' });

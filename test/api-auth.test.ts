@@ -8,7 +8,7 @@ import { request } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { renderOpenApi, startApi } from '@rollout-fleet/api';
 import { createLogger } from '@rollout-fleet/shared';
-import { memorySink } from '@rollout-fleet/test-kit';
+import { memorySink } from '@rollout-fleet/test-kit/memory-sink';
 import { startTestApi, type TestApi } from './support/api-harness.js';
 import { configOf, silentLogger, startHost, testEnv, type Host } from './support/pipeline-harness.js';
 

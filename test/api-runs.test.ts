@@ -7,8 +7,9 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EpisodeSchema } from '@rollout-fleet/shared';
-import { resultFixture } from '@rollout-fleet/test-kit';
-import { itWith, readSharedData, sharedDataNeed } from '@rollout-fleet/test-kit';
+import { resultFixture } from '@rollout-fleet/test-kit/result-fixture';
+import { itWith } from '@rollout-fleet/test-kit/needs';
+import { readSharedData, sharedDataNeed } from '@rollout-fleet/test-kit/shared-data';
 import { startTestApi, type TestApi } from './support/api-harness.js';
 import { SWEEP } from './support/pipeline-harness.js';
 

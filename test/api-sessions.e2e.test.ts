@@ -6,7 +6,8 @@
  * error, and reaping after a client disappears (mid-create, and an API process SIGKILLed with live sessions).
  */
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import { bwrapNeed, describeWith } from '@rollout-fleet/test-kit';
+import { bwrapNeed } from '@rollout-fleet/test-kit/bwrap-need';
+import { describeWith } from '@rollout-fleet/test-kit/needs';
 import { spawnApi, startTestApi, type TestApi } from './support/api-harness.js';
 import type { Config } from '@rollout-fleet/shared';
 import {

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedis, ResultStore, type EpisodeResult, type RedisClient } from '@rollout-fleet/shared';
-import { rewardedResult } from '@rollout-fleet/test-kit';
+import { rewardedResult } from '@rollout-fleet/test-kit/result-fixture';
 import { readNdjson, startTestApi, type TestApi } from './support/api-harness.js';
 
 function result(runId: string, episodeId: string, sample: number, reward: number | null): EpisodeResult {

@@ -6,7 +6,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { EpisodeResultSchema, type EpisodeResult } from '@rollout-fleet/shared';
-import { resultFixture } from '@rollout-fleet/test-kit';
+import { resultFixture } from '@rollout-fleet/test-kit/result-fixture';
 import { judgeResults } from '../bench/lib/chaos-sweep.js';
 import { SecretWatch } from '../bench/lib/secret-watch.js';
 

@@ -6,7 +6,8 @@
  * times out the 10th cold start, so every kind is injected even in a run this small.
  */
 import { expect, it } from 'vitest';
-import { bwrapNeed, describeWith } from '@rollout-fleet/test-kit';
+import { bwrapNeed } from '@rollout-fleet/test-kit/bwrap-need';
+import { describeWith } from '@rollout-fleet/test-kit/needs';
 import { formatChaosReport, runChaosSweep, type ChaosReport } from '../bench/lib/chaos-sweep.js';
 
 describeWith([bwrapNeed()], 'chaos sweep (CI size)', () => {

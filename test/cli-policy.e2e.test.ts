@@ -7,7 +7,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { itWith, sharedDataNeed, sharedDataPath } from '@rollout-fleet/test-kit';
+import { itWith } from '@rollout-fleet/test-kit/needs';
+import { sharedDataNeed, sharedDataPath } from '@rollout-fleet/test-kit/shared-data';
 import { configOf, openPipeline, runCli, testEnv, type Pipeline } from './support/pipeline-harness.js';
 
 const DATASET_FILE = 'swe-agent/swe-bench-lite-test.json';

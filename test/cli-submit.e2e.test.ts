@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EpisodeResultSchema } from '@rollout-fleet/shared';
-import { bwrapNeed, itWith } from '@rollout-fleet/test-kit';
+import { bwrapNeed } from '@rollout-fleet/test-kit/bwrap-need';
+import { itWith } from '@rollout-fleet/test-kit/needs';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
 import {
   CLI,

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { loadConfig, type Config } from '@rollout-fleet/shared';
-import { commandNeed, describeWith } from '@rollout-fleet/test-kit';
+import { commandNeed, describeWith } from '@rollout-fleet/test-kit/needs';
 import { CLI, ROOT } from './support/pipeline-harness.js';
 
 interface Service {

@@ -29,7 +29,8 @@ import {
   type Logger,
   type RunStatus,
 } from '@rollout-fleet/shared';
-import { bwrapNeed, commandNeed, describeWith } from '@rollout-fleet/test-kit';
+import { bwrapNeed } from '@rollout-fleet/test-kit/bwrap-need';
+import { commandNeed, describeWith } from '@rollout-fleet/test-kit/needs';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { createVefaasClient, type VefaasClient } from '@rollout-fleet/sandbox';

@@ -15,7 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { EpisodeResultSchema, jobIdFor, type EpisodeResult } from '@rollout-fleet/shared';
-import { bwrapNeed, itWith, systemProgramNeed } from '@rollout-fleet/test-kit';
+import { bwrapNeed } from '@rollout-fleet/test-kit/bwrap-need';
+import { itWith, systemProgramNeed } from '@rollout-fleet/test-kit/needs';
 import { formatGradingLog } from '@rollout-fleet/worker';
 import {
   CLI,

@@ -26,7 +26,8 @@ import {
   type Host,
   type Pipeline,
 } from './support/pipeline-harness.js';
-import { bwrapNeed, describeWith } from '@rollout-fleet/test-kit';
+import { bwrapNeed } from '@rollout-fleet/test-kit/bwrap-need';
+import { describeWith } from '@rollout-fleet/test-kit/needs';
 
 const SEED = 7;
 

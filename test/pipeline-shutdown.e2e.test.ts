@@ -21,7 +21,8 @@ import {
   type Host,
   type Pipeline,
 } from './support/pipeline-harness.js';
-import { bwrapNeed, describeWith } from '@rollout-fleet/test-kit';
+import { bwrapNeed } from '@rollout-fleet/test-kit/bwrap-need';
+import { describeWith } from '@rollout-fleet/test-kit/needs';
 
 describeWith([bwrapNeed()], 'worker shutdown and fresh-eval grading', () => {
   let host: Host;

@@ -23,7 +23,8 @@ import {
   type Host,
   type Pipeline,
 } from './support/pipeline-harness.js';
-import { bwrapNeed, describeWith } from '@rollout-fleet/test-kit';
+import { bwrapNeed } from '@rollout-fleet/test-kit/bwrap-need';
+import { describeWith } from '@rollout-fleet/test-kit/needs';
 
 const RUN = 'sigkill-e2e';
 const EPISODE = 'slow';

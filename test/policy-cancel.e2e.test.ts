@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EpisodeSchema, type EpisodeResult } from '@rollout-fleet/shared';
-import { startScriptedPolicyServer, type ScriptedPolicyServer } from '@rollout-fleet/test-kit';
+import { startScriptedPolicyServer, type ScriptedPolicyServer } from '@rollout-fleet/test-kit/scripted-policy';
 import { cancelRun, submitRun } from '@rollout-fleet/producer';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
 import {

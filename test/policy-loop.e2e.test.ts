@@ -31,7 +31,7 @@ import {
   type PolicyScript,
   type RecordedPolicyRequest,
   type ScriptedPolicyServer,
-} from '@rollout-fleet/test-kit';
+} from '@rollout-fleet/test-kit/scripted-policy';
 import { submitRun, validateInputs } from '@rollout-fleet/producer';
 import {
   collectResults,

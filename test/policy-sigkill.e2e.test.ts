@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EpisodeSchema, jobIdFor, type EpisodeResult } from '@rollout-fleet/shared';
-import { startScriptedPolicyServer, type ScriptedPolicyServer } from '@rollout-fleet/test-kit';
+import { startScriptedPolicyServer, type ScriptedPolicyServer } from '@rollout-fleet/test-kit/scripted-policy';
 import { submitRun } from '@rollout-fleet/producer';
 import {
   cloudEnvFor,

@@ -7,7 +7,8 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { bwrapNeed, commandNeed, describeWith } from '@rollout-fleet/test-kit';
+import { bwrapNeed } from '@rollout-fleet/test-kit/bwrap-need';
+import { commandNeed, describeWith } from '@rollout-fleet/test-kit/needs';
 import { spawnApi, type ApiChild } from './support/api-harness.js';
 import {
   ROOT,

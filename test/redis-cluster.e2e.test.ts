@@ -18,7 +18,8 @@ import {
   type EpisodeResult,
   type RedisClient,
 } from '@rollout-fleet/shared';
-import { bwrapNeed, commandNeed, describeWith } from '@rollout-fleet/test-kit';
+import { bwrapNeed } from '@rollout-fleet/test-kit/bwrap-need';
+import { commandNeed, describeWith } from '@rollout-fleet/test-kit/needs';
 import { startDashboard, type Dashboard } from '@rollout-fleet/api/dashboard';
 import {
   FLEET_LABEL_KEY,

@@ -8,8 +8,9 @@ import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EpisodeResultSchema, EpisodeSchema, type EpisodeResult } from '@rollout-fleet/shared';
 import { submitRun, validateInputs } from '@rollout-fleet/producer';
-import { bwrapNeed, describeWith, systemProgramNeed } from '@rollout-fleet/test-kit';
-import { sharedDataNeed, sharedDataPath } from '@rollout-fleet/test-kit';
+import { bwrapNeed } from '@rollout-fleet/test-kit/bwrap-need';
+import { describeWith, systemProgramNeed } from '@rollout-fleet/test-kit/needs';
+import { sharedDataNeed, sharedDataPath } from '@rollout-fleet/test-kit/shared-data';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
 import {
   ROOT,

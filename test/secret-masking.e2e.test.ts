@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EpisodeSchema, SECRET_MASK, jobIdFor, type Episode, type EpisodeResult } from '@rollout-fleet/shared';
-import { startScriptedPolicyServer, type ScriptedPolicyServer } from '@rollout-fleet/test-kit';
+import { startScriptedPolicyServer, type ScriptedPolicyServer } from '@rollout-fleet/test-kit/scripted-policy';
 import { startApi, type ApiServer } from '@rollout-fleet/api';
 import { submitRun } from '@rollout-fleet/producer';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';

@@ -10,7 +10,8 @@ import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { AgentEnv, createVefaasClient, type VefaasClient } from '@rollout-fleet/sandbox';
 import { createLogger, SandboxSpecSchema } from '@rollout-fleet/shared';
 import { startVefaasLocal, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
-import { bwrapNeed, describeWith } from '@rollout-fleet/test-kit';
+import { bwrapNeed } from '@rollout-fleet/test-kit/bwrap-need';
+import { describeWith } from '@rollout-fleet/test-kit/needs';
 
 const IMAGES_DIR = fileURLToPath(new URL('../examples/images', import.meta.url));
 const silent = createLogger({ level: 'silent', format: 'json' });

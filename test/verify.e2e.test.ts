@@ -10,9 +10,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '@rollout-fleet/shared';
 import { startVefaasLocal, type VefaasLocalHandle } from '@rollout-fleet/vefaas-local';
-import { describeWith } from '@rollout-fleet/test-kit';
+import { describeWith } from '@rollout-fleet/test-kit/needs';
 import { runNode } from './support/pipeline-harness.js';
-import { bwrapNeed } from '@rollout-fleet/test-kit';
+import { bwrapNeed } from '@rollout-fleet/test-kit/bwrap-need';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(ROOT, 'bin/rollout-fleet.js');

@@ -7,7 +7,7 @@
  */
 import { Agent } from 'undici';
 import { afterAll } from 'vitest';
-import { describeSwerexConformance, dispatcherTarget } from '@rollout-fleet/test-kit';
+import { describeSwerexConformance, dispatcherTarget } from '@rollout-fleet/test-kit/swerex-conformance';
 
 const url = new URL(process.env.SWEREX_URL ?? 'http://127.0.0.1:8000');
 const token = process.env.SWEREX_TOKEN ?? '';

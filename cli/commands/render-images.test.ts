@@ -13,7 +13,8 @@ import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { freePort } from '@rollout-fleet/shared';
-import { describeWith, sharedDataNeed, sharedDataPath } from '@rollout-fleet/test-kit';
+import { describeWith } from '@rollout-fleet/test-kit/needs';
+import { sharedDataNeed, sharedDataPath } from '@rollout-fleet/test-kit/shared-data';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const DATASET_FILE = 'swe-agent/swe-bench-lite-test.json';

@@ -3,7 +3,7 @@
  * policy episodes pointed at the scripted server, and the calc-add task's eval spec from examples/sweep.jsonl.
  */
 import type { EpisodeInput } from '@rollout-fleet/shared';
-import type { ScriptedAttempt, ScriptedToolCall } from '@rollout-fleet/test-kit';
+import type { ScriptedAttempt, ScriptedToolCall } from '@rollout-fleet/test-kit/scripted-policy';
 import { readSweep } from './pipeline-harness.js';
 
 export const CALC_FILE = '/testbed/pyutils/calc.py';

@@ -6,7 +6,8 @@ import { request } from 'undici';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { startVefaasLocal, type VefaasLocalHandle } from './host.js';
 import { callAction, okResult, swerexCommand } from '../test/control-plane-caller.js';
-import { bwrapNeed, describeWith } from '@rollout-fleet/test-kit';
+import { bwrapNeed } from '@rollout-fleet/test-kit/bwrap-need';
+import { describeWith } from '@rollout-fleet/test-kit/needs';
 
 const TOKEN = 'real-token';
 

@@ -12,10 +12,11 @@ import { join } from 'node:path';
 import { closeSharedDispatchers, dispatcherFor } from '@rollout-fleet/sandbox';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { describeWith } from '@rollout-fleet/test-kit';
+import { describeWith } from '@rollout-fleet/test-kit/needs';
 import { startVefaasLocal, type VefaasLocalHandle } from './host.js';
 import { sandboxCgroupDirs } from './sandbox/cgroups/sandbox-cgroups.js';
-import { bwrapNeed, dispatcherTarget, RexCaller } from '@rollout-fleet/test-kit';
+import { bwrapNeed } from '@rollout-fleet/test-kit/bwrap-need';
+import { dispatcherTarget, RexCaller } from '@rollout-fleet/test-kit/swerex-conformance';
 import { okResult, swerexCommand } from '../test/control-plane-caller.js';
 import { makeImageTemplate } from '../test/sandbox-fixture.js';
 

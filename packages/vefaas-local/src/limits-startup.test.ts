@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '@rollout-fleet/shared';
-import { memorySink } from '@rollout-fleet/test-kit';
+import { memorySink } from '@rollout-fleet/test-kit/memory-sink';
 import { startVefaasLocal, type VefaasLocalHandle } from './host.js';
 
 describe('limits that cannot be enforced', () => {

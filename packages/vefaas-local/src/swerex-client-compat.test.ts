@@ -21,7 +21,8 @@ import type { Dispatcher } from 'undici';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startVefaasLocal, type VefaasLocalHandle } from './host.js';
 import { swerexCommand } from '../test/control-plane-caller.js';
-import { bwrapNeed, describeWith } from '@rollout-fleet/test-kit';
+import { bwrapNeed } from '@rollout-fleet/test-kit/bwrap-need';
+import { describeWith } from '@rollout-fleet/test-kit/needs';
 
 interface Seen {
   path: string;

@@ -9,7 +9,7 @@ import { closeSharedDispatchers, dispatcherFor } from '@rollout-fleet/sandbox';
 import { startVefaasLocal, type VefaasLocalHandle } from '../src/host.js';
 import { okResult, swerexCommand } from './control-plane-caller.js';
 import { makeImageTemplate } from './sandbox-fixture.js';
-import { dispatcherTarget, type SwerexConformanceTarget } from '@rollout-fleet/test-kit';
+import { dispatcherTarget, type SwerexConformanceTarget } from '@rollout-fleet/test-kit/swerex-conformance';
 
 export interface GatewayFixture {
   host: VefaasLocalHandle;

@@ -5,7 +5,7 @@
  */
 import { isSwerexAlive } from '../src/sandbox/alive-probe.js';
 import { launchSandbox } from '../src/sandbox/launch-sandbox.js';
-import { socketTarget } from '@rollout-fleet/test-kit';
+import { socketTarget } from '@rollout-fleet/test-kit/swerex-conformance';
 
 async function main(): Promise<void> {
   const [stateRoot, sandboxId, imageDir] = process.argv.slice(2) as [string, string, string];

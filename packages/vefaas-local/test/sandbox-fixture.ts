@@ -9,7 +9,7 @@ import { expect, vi } from 'vitest';
 import { isSwerexAlive } from '../src/sandbox/alive-probe.js';
 import { launchSandbox } from '../src/sandbox/launch-sandbox.js';
 import type { SandboxLaunch, SandboxProcess } from '../src/sandbox/types.js';
-import { socketTarget, type SwerexConformanceTarget } from '@rollout-fleet/test-kit';
+import { socketTarget, type SwerexConformanceTarget } from '@rollout-fleet/test-kit/swerex-conformance';
 
 const run = promisify(execFile);
 

@@ -4,7 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LeaseStore } from '@rollout-fleet/sandbox';
 import { createWorkerMetrics, publishMetrics } from '@rollout-fleet/worker';
 import { startDashboard, type Dashboard } from './start-dashboard.js';
-import { TEST_REDIS_URL, capturingLogger, dashboardTestConfig, deletePrefix } from '@rollout-fleet/test-kit';
+import {
+  TEST_REDIS_URL,
+  capturingLogger,
+  dashboardTestConfig,
+  deletePrefix,
+} from '@rollout-fleet/test-kit/dashboard-kit';
 
 /** The value of one sample line `name{labels} value` in Prometheus text. */
 function sample(text: string, series: string): number | undefined {

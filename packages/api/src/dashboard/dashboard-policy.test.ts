@@ -10,7 +10,12 @@ import {
 } from '@rollout-fleet/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDashboard, type Dashboard } from './start-dashboard.js';
-import { TEST_REDIS_URL, capturingLogger, dashboardTestConfig, deletePrefix } from '@rollout-fleet/test-kit';
+import {
+  TEST_REDIS_URL,
+  capturingLogger,
+  dashboardTestConfig,
+  deletePrefix,
+} from '@rollout-fleet/test-kit/dashboard-kit';
 
 function turn(index: number, usage: { prompt_tokens: number; completion_tokens: number }): TurnRecord {
   return {

@@ -11,7 +11,12 @@ import {
 } from '@rollout-fleet/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDashboard, type Dashboard } from './start-dashboard.js';
-import { TEST_REDIS_URL, capturingLogger, dashboardTestConfig, deletePrefix } from '@rollout-fleet/test-kit';
+import {
+  TEST_REDIS_URL,
+  capturingLogger,
+  dashboardTestConfig,
+  deletePrefix,
+} from '@rollout-fleet/test-kit/dashboard-kit';
 
 function result(runId: string, i: number, overrides: Partial<EpisodeResult> = {}): EpisodeResult {
   return {

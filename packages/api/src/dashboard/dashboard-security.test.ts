@@ -3,7 +3,12 @@ import { Queue } from 'bullmq';
 import { type Config, createRedis, type RedisClient } from '@rollout-fleet/shared';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startDashboard, type Dashboard } from './start-dashboard.js';
-import { TEST_REDIS_URL, capturingLogger, dashboardTestConfig, deletePrefix } from '@rollout-fleet/test-kit';
+import {
+  TEST_REDIS_URL,
+  capturingLogger,
+  dashboardTestConfig,
+  deletePrefix,
+} from '@rollout-fleet/test-kit/dashboard-kit';
 
 const USER = 'operator-7c1e';
 const PASSWORD = 'pw-unique-55d0a9e1';

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { RolloutError, createLogger } from '@rollout-fleet/shared';
-import { memorySink } from '@rollout-fleet/test-kit';
+import { memorySink } from '@rollout-fleet/test-kit/memory-sink';
 import { SessionManager } from './session-manager.js';
 
 const SECRET = 'hf_live_8c1d77a0e2';

@@ -6,7 +6,13 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EpisodeSchema } from '@rollout-fleet/shared';
-import { arbitraryFile, FORMAT_SPECS, inputFileOf, validationOptions, type Adversity } from '@rollout-fleet/test-kit';
+import {
+  arbitraryFile,
+  FORMAT_SPECS,
+  inputFileOf,
+  validationOptions,
+  type Adversity,
+} from '@rollout-fleet/test-kit/adversarial-inputs';
 import { validateInputs, type ValidationOptions } from '../validation/validate-inputs.js';
 import type { Problem } from '../validation/problem.js';
 import { detectFormat, INPUT_FORMATS, type InputFormat } from './detect-format.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { itWith, readSharedData, sharedDataNeed } from '@rollout-fleet/test-kit';
+import { itWith } from '@rollout-fleet/test-kit/needs';
+import { readSharedData, sharedDataNeed } from '@rollout-fleet/test-kit/shared-data';
 import { formatProblem } from '../validation/problem.js';
 import { importSweAgentTrajectory } from './swe-agent-traj.js';
 import type { ImportOptions, InputFile } from './types.js';

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { describeWith, itWith, readSharedData, sharedDataNeed } from '@rollout-fleet/test-kit';
+import { describeWith, itWith } from '@rollout-fleet/test-kit/needs';
+import { readSharedData, sharedDataNeed } from '@rollout-fleet/test-kit/shared-data';
 import { formatProblem } from '../validation/problem.js';
 import { evalSpecForInstance, parseSweBenchInstances } from './swebench-dataset.js';
 import { importSweBenchGold, importSweBenchPredictions, type SweBenchImportOptions } from './swebench-predictions.js';

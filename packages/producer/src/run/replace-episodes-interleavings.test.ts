@@ -22,7 +22,8 @@ import {
   type EpisodeJobData,
   type RedisClient,
 } from '@rollout-fleet/shared';
-import { seededRandom, startStandInWorker, type Execution } from '@rollout-fleet/test-kit';
+import { seededRandom } from '@rollout-fleet/test-kit/seeded-random';
+import { startStandInWorker, type Execution } from '@rollout-fleet/test-kit/stand-in-worker';
 import { submitRun } from './submit-run.js';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -18,7 +18,7 @@ import {
   type EpisodeJobData,
   type RedisClient,
 } from '@rollout-fleet/shared';
-import { startStandInWorker, type StandInWorker } from '@rollout-fleet/test-kit';
+import { startStandInWorker, type StandInWorker } from '@rollout-fleet/test-kit/stand-in-worker';
 import { submitRun } from './submit-run.js';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

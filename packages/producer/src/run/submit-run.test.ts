@@ -15,7 +15,7 @@ import {
   type EpisodeResult,
 } from '@rollout-fleet/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rewardedResult } from '@rollout-fleet/test-kit';
+import { rewardedResult } from '@rollout-fleet/test-kit/result-fixture';
 import { cancelRun } from './cancel-run.js';
 import { retryFailed } from './retry-failed.js';
 import { runFinished, streamResults } from './stream-results.js';

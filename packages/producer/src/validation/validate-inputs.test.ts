@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { itWith, readSharedData, sharedDataNeed } from '@rollout-fleet/test-kit';
+import { itWith } from '@rollout-fleet/test-kit/needs';
+import { readSharedData, sharedDataNeed } from '@rollout-fleet/test-kit/shared-data';
 import { detectFormat } from '../importers/detect-format.js';
 import type { InputFile } from '../importers/types.js';
 import { formatProblem, problemsToError } from './problem.js';

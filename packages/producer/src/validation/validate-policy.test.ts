@@ -3,7 +3,8 @@
  * per instance; other episodes get the block; mistakes are reported once, where they are.
  */
 import { beforeAll, expect, it } from 'vitest';
-import { describeWith, readSharedData, sharedDataNeed } from '@rollout-fleet/test-kit';
+import { describeWith } from '@rollout-fleet/test-kit/needs';
+import { readSharedData, sharedDataNeed } from '@rollout-fleet/test-kit/shared-data';
 import type { InputFile } from '../importers/types.js';
 import { formatProblem } from './problem.js';
 import { validateInputs, type ValidationOptions } from './validate-inputs.js';

@@ -2,7 +2,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { RolloutError } from '@rollout-fleet/shared';
 import { closeSharedDispatchers } from './dispatcher-registry.js';
 import { SwerexClient } from './swerex-client.js';
-import { sendJson, startWireServer, type WireHandler, type WireServer } from '@rollout-fleet/test-kit';
+import { sendJson, startWireServer, type WireHandler, type WireServer } from '@rollout-fleet/test-kit/wire-test-server';
 
 let server: WireServer | undefined;
 afterEach(async () => {

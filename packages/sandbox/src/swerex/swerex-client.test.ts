@@ -10,7 +10,7 @@ import {
   type RecordedRequest,
   type WireHandler,
   type WireServer,
-} from '@rollout-fleet/test-kit';
+} from '@rollout-fleet/test-kit/wire-test-server';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

@@ -6,7 +6,7 @@ import { classifyGatewayResponse } from './classify-gateway-response.js';
 import { closeSharedDispatchers } from './dispatcher-registry.js';
 import { SwerexClient } from './swerex-client.js';
 import { SwerexRuntimeError } from './swerex-runtime-error.js';
-import { sendJson, startWireServer, type WireHandler, type WireServer } from '@rollout-fleet/test-kit';
+import { sendJson, startWireServer, type WireHandler, type WireServer } from '@rollout-fleet/test-kit/wire-test-server';
 
 let server: WireServer | undefined;
 afterEach(async () => {

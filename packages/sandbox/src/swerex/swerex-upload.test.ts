@@ -5,7 +5,12 @@ import { unzipSync } from 'fflate';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { closeSharedDispatchers } from './dispatcher-registry.js';
 import { SwerexClient } from './swerex-client.js';
-import { sendJson, startWireServer, type RecordedRequest, type WireServer } from '@rollout-fleet/test-kit';
+import {
+  sendJson,
+  startWireServer,
+  type RecordedRequest,
+  type WireServer,
+} from '@rollout-fleet/test-kit/wire-test-server';
 
 let server: WireServer | undefined;
 let dir = '';

@@ -1,7 +1,7 @@
 // execute_bash: every accepted form runs the command in bash and passes output and exit code through.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeScratch, runShell, runTool } from '@rollout-fleet/test-kit';
-import type { Scratch } from '@rollout-fleet/test-kit';
+import { makeScratch, runShell, runTool } from '@rollout-fleet/test-kit/tool-bundle-harness';
+import type { Scratch } from '@rollout-fleet/test-kit/tool-bundle-harness';
 
 let scratch: Scratch;
 

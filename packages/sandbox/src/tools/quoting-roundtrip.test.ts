@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shellQuote } from './shell-quote.js';
 import { toolCallToCommand } from './tool-call-to-command.js';
-import { makeScratch, runShell } from '@rollout-fleet/test-kit';
-import type { Scratch } from '@rollout-fleet/test-kit';
+import { makeScratch, runShell } from '@rollout-fleet/test-kit/tool-bundle-harness';
+import type { Scratch } from '@rollout-fleet/test-kit/tool-bundle-harness';
 
 const HOSTILE: readonly string[] = [
   '',

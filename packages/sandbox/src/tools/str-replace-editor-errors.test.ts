@@ -2,8 +2,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeScratch, runPython, runTool } from '@rollout-fleet/test-kit';
-import type { Scratch } from '@rollout-fleet/test-kit';
+import { makeScratch, runPython, runTool } from '@rollout-fleet/test-kit/tool-bundle-harness';
+import type { Scratch } from '@rollout-fleet/test-kit/tool-bundle-harness';
 
 let scratch: Scratch;
 let D: string;

@@ -3,8 +3,8 @@
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLIPPED_NOTE, makeScratch, runTool, specBlock } from '@rollout-fleet/test-kit';
-import type { Scratch } from '@rollout-fleet/test-kit';
+import { CLIPPED_NOTE, makeScratch, runTool, specBlock } from '@rollout-fleet/test-kit/tool-bundle-harness';
+import type { Scratch } from '@rollout-fleet/test-kit/tool-bundle-harness';
 
 let scratch: Scratch;
 let D: string;

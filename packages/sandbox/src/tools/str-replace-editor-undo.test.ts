@@ -2,8 +2,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeScratch, runTool, specBlock } from '@rollout-fleet/test-kit';
-import type { Scratch } from '@rollout-fleet/test-kit';
+import { makeScratch, runTool, specBlock } from '@rollout-fleet/test-kit/tool-bundle-harness';
+import type { Scratch } from '@rollout-fleet/test-kit/tool-bundle-harness';
 
 let scratch: Scratch;
 

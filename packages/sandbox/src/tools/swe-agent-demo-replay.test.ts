@@ -7,8 +7,9 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { toolCallToCommand } from './tool-call-to-command.js';
-import { makeScratch, runShell, type Scratch } from '@rollout-fleet/test-kit';
-import { describeWith, readSharedData, sharedDataNeed } from '@rollout-fleet/test-kit';
+import { makeScratch, runShell, type Scratch } from '@rollout-fleet/test-kit/tool-bundle-harness';
+import { describeWith } from '@rollout-fleet/test-kit/needs';
+import { readSharedData, sharedDataNeed } from '@rollout-fleet/test-kit/shared-data';
 
 const DEMO = 'swe-agent/str_replace_anthropic_demo.yaml';
 const RECORDED_ROOT = '/swe-agent-test-repo';

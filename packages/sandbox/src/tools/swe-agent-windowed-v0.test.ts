@@ -6,7 +6,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { commandNeed, describeWith, makeScratch, runSweAgent, type Scratch } from '@rollout-fleet/test-kit';
+import { commandNeed, describeWith } from '@rollout-fleet/test-kit/needs';
+import { makeScratch, runSweAgent, type Scratch } from '@rollout-fleet/test-kit/tool-bundle-harness';
 import type { SweAgentBundle } from '@rollout-fleet/shared';
 import { guardMultilineAction, sweAgentActionCommand } from './swe-agent-actions.js';
 

@@ -5,7 +5,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { commandNeed, itWith, makeScratch, runSweAgent, type Scratch } from '@rollout-fleet/test-kit';
+import { commandNeed, itWith } from '@rollout-fleet/test-kit/needs';
+import { makeScratch, runSweAgent, type Scratch } from '@rollout-fleet/test-kit/tool-bundle-harness';
 
 const TOKEN = '###SWE-AGENT-RETRY-WITH-OUTPUT###';
 let scratch: Scratch;

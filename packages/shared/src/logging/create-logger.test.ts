@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RolloutError } from '../errors/rollout-error.js';
 import { childLogger, createLogger, scrubFromLogs } from './create-logger.js';
-import { memorySink } from '@rollout-fleet/test-kit';
+import { memorySink } from '@rollout-fleet/test-kit/memory-sink';
 
 const AK = 'AKLT-distinctive-ak-3141';
 const SK = 'sk-distinctive-secret-2718';

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EpisodeResult } from '../contracts/result.js';
 import { createRedis, type RedisClient } from '../redis/create-redis.js';
 import { createKeyspace, jobIdFor } from './keys.js';
-import { resultFixture } from '@rollout-fleet/test-kit';
+import { resultFixture } from '@rollout-fleet/test-kit/result-fixture';
 import { ResultStore, type StreamedResult } from './result-store.js';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

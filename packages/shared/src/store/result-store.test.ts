@@ -3,7 +3,7 @@ import { createRedis, type RedisClient } from '../redis/create-redis.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EpisodeResult } from '../contracts/result.js';
 import { createKeyspace, jobIdFor, parseJobId } from './keys.js';
-import { resultFixture } from '@rollout-fleet/test-kit';
+import { resultFixture } from '@rollout-fleet/test-kit/result-fixture';
 import { ResultStore } from './result-store.js';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

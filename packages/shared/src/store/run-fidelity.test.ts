@@ -7,7 +7,7 @@ import type { EpisodeResult } from '../contracts/result.js';
 import { createRedis, type RedisClient } from '../redis/create-redis.js';
 import { createKeyspace } from './keys.js';
 import { ResultStore } from './result-store.js';
-import { resultFixture } from '@rollout-fleet/test-kit';
+import { resultFixture } from '@rollout-fleet/test-kit/result-fixture';
 import { firstDivergenceBucket, foldRunFidelity, getRunFidelity, readRunFidelity } from './run-fidelity.js';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -5,10 +5,10 @@
  */
 import { request } from 'undici';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeWith } from '@rollout-fleet/test-kit';
+import { describeWith } from '@rollout-fleet/test-kit/needs';
 import { startVefaasLocal, type VefaasLocalHandle } from '../host.js';
 import { okResult, swerexCommand } from '../../test/control-plane-caller.js';
-import { bwrapNeed } from '@rollout-fleet/test-kit';
+import { bwrapNeed } from '@rollout-fleet/test-kit/bwrap-need';
 
 const TOKEN = 'stall-token';
 

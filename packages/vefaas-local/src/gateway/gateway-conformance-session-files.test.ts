@@ -5,7 +5,9 @@
  */
 import { afterAll, beforeAll } from 'vitest';
 import { startGatewayFixture, type GatewayFixture } from '../../test/gateway-fixture.js';
-import { bwrapNeed, describeSwerexConformance, describeWith } from '@rollout-fleet/test-kit';
+import { bwrapNeed } from '@rollout-fleet/test-kit/bwrap-need';
+import { describeWith } from '@rollout-fleet/test-kit/needs';
+import { describeSwerexConformance } from '@rollout-fleet/test-kit/swerex-conformance';
 
 describeWith([bwrapNeed()], 'SWE-ReX conformance through the vefaas-local gateway', () => {
   let fixture: GatewayFixture;

@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { bwrapArgs } from './bwrap-args.js';
 import { JAIL, RUNTIME_DIR, stateLayout } from './jail-layout.js';
-import { bwrapNeed, describeWith } from '@rollout-fleet/test-kit';
+import { bwrapNeed } from '@rollout-fleet/test-kit/bwrap-need';
+import { describeWith } from '@rollout-fleet/test-kit/needs';
 import { checkIsolation } from './check-isolation.js';
 
 const layout = stateLayout('/tmp/state', 'sb1');

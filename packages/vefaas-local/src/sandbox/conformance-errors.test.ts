@@ -1,7 +1,9 @@
 /** SWE-ReX server conformance (errors facet) against a real bubblewrap sandbox over its UNIX socket. */
 import { afterAll, beforeAll } from 'vitest';
 import { startTestSandbox, type SandboxFixture } from '../../test/sandbox-fixture.js';
-import { bwrapNeed, describeSwerexConformance, describeWith } from '@rollout-fleet/test-kit';
+import { bwrapNeed } from '@rollout-fleet/test-kit/bwrap-need';
+import { describeWith } from '@rollout-fleet/test-kit/needs';
+import { describeSwerexConformance } from '@rollout-fleet/test-kit/swerex-conformance';
 
 describeWith([bwrapNeed()], 'SWE-ReX conformance (errors) in a bubblewrap sandbox', () => {
   let fixture: SandboxFixture;

@@ -4,7 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestSandbox, type SandboxFixture } from '../../test/sandbox-fixture.js';
-import { RexCaller, bwrapNeed, describeWith } from '@rollout-fleet/test-kit';
+import { bwrapNeed } from '@rollout-fleet/test-kit/bwrap-need';
+import { describeWith } from '@rollout-fleet/test-kit/needs';
+import { RexCaller } from '@rollout-fleet/test-kit/swerex-conformance';
 
 describeWith([bwrapNeed()], 'escape attempts from a bubblewrap sandbox', () => {
   let fixture: SandboxFixture;

@@ -1,7 +1,9 @@
 /** Memory and process limits are enforced on the whole sandbox (cgroup v1 on this machine). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestSandbox, type SandboxFixture } from '../../test/sandbox-fixture.js';
-import { RexCaller, bwrapNeed, describeWith } from '@rollout-fleet/test-kit';
+import { bwrapNeed } from '@rollout-fleet/test-kit/bwrap-need';
+import { describeWith } from '@rollout-fleet/test-kit/needs';
+import { RexCaller } from '@rollout-fleet/test-kit/swerex-conformance';
 
 describeWith([bwrapNeed()], 'resource limits of a bubblewrap sandbox', () => {
   const MAX_PROCESSES = 48;

@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { itWith, readSharedData, sharedDataNeed } from '@rollout-fleet/test-kit';
+import { itWith } from '@rollout-fleet/test-kit/needs';
+import { readSharedData, sharedDataNeed } from '@rollout-fleet/test-kit/shared-data';
 import { buildEvalScript, evalScriptLines } from './eval-script.js';
 import { parseLog } from './parse-log.js';
 

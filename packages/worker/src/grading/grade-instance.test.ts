@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { describeWith, readSharedData, sharedDataNeed } from '@rollout-fleet/test-kit';
+import { describeWith } from '@rollout-fleet/test-kit/needs';
+import { readSharedData, sharedDataNeed } from '@rollout-fleet/test-kit/shared-data';
 import { gradeInstance, type GradeInstanceInput } from './grade-instance.js';
 
 interface Instance {

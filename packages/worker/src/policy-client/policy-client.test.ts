@@ -5,7 +5,11 @@
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONTEXT_OVERFLOW_ERRORS, startScriptedPolicyServer, type ScriptedPolicyServer } from '@rollout-fleet/test-kit';
+import {
+  CONTEXT_OVERFLOW_ERRORS,
+  startScriptedPolicyServer,
+  type ScriptedPolicyServer,
+} from '@rollout-fleet/test-kit/scripted-policy';
 import { EpisodeSchema, coerceError } from '@rollout-fleet/shared';
 import type { Policy } from '@rollout-fleet/shared';
 import { toolProfile } from '../policy/tool-profiles.js';

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PolicyClient } from '../policy-client/policy-client.js';
 import { RolloutError, createKeyspace, createRedis, type Keyspace, type RedisClient } from '@rollout-fleet/shared';
-import { startScriptedPolicyServer, type ScriptedPolicyServer } from '@rollout-fleet/test-kit';
+import { startScriptedPolicyServer, type ScriptedPolicyServer } from '@rollout-fleet/test-kit/scripted-policy';
 import { InflightLimiter, endpointIdOf } from './inflight-limiter.js';
 import { createTurnRequester, type PolicyRequestMetrics, type TurnRequester } from './turn-request.js';
 
