@@ -42,6 +42,7 @@ async function runApi(flags: ApiFlags): Promise<number> {
     const { connectRedis } = await import('../runtime/redis.js');
     (await connectRedis(config.redis)).disconnect();
     const { openTarget } = await import('../runtime/target.js');
+    const { processWorkerOptions } = await import('../runtime/worker-options.js');
     const { startApi } = await import('@rollout-fleet/api');
     const { startWorker } = await import('@rollout-fleet/worker');
     // Loaded before anything is announced: whoever reads the banner may signal us at once.
@@ -50,7 +51,14 @@ async function runApi(flags: ApiFlags): Promise<number> {
     logger.info(`sandboxes from ${opened.description}`);
     let api;
     try {
-      api = await startApi({ config, port: flags.port, host: flags.host, logger, target: opened.target });
+      api = await startApi({
+        config,
+        port: flags.port,
+        host: flags.host,
+        logger,
+        target: opened.target,
+        targets: opened.targets,
+      });
     } catch (err) {
       await opened.close();
       throw err;
@@ -58,7 +66,7 @@ async function runApi(flags: ApiFlags): Promise<number> {
     const worker = flags.worker
       ? await startWorker({
           config,
-          target: opened.target,
+          ...processWorkerOptions(opened),
           logger,
           ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
         })

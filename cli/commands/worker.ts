@@ -69,6 +69,7 @@ async function runWorker(flags: WorkerFlags): Promise<number> {
     const { connectRedis } = await import('../runtime/redis.js');
     (await connectRedis(config.redis)).disconnect();
     const { openTarget } = await import('../runtime/target.js');
+    const { processWorkerOptions } = await import('../runtime/worker-options.js');
     const { startHealthServer, startWorker } = await import('@rollout-fleet/worker');
     const { RolloutError } = await import('@rollout-fleet/shared');
     // Loaded before anything is announced: whoever reads the log may signal us at once.
@@ -103,11 +104,8 @@ async function runWorker(flags: WorkerFlags): Promise<number> {
     );
     const running = await startWorker({
       config,
-      target: opened.target,
-      targets: opened.targets,
+      ...processWorkerOptions(opened),
       logger,
-      // Policy endpoint keys are named by episodes (policy.api_key_env) and read here, at the process boundary.
-      secret: (name) => process.env[name],
       ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
     });
     started.worker = running;
