@@ -93,6 +93,28 @@ describe('rollout-fleet submit --policy', () => {
     },
   );
 
+  itWith(
+    [sharedDataNeed(DATASET_FILE)],
+    'warns, and submits all the same, when groups of several samples decode at temperature 0',
+    async () => {
+      const policyPath = join(dir, 'greedy-policy.json');
+      await writeFile(
+        policyPath,
+        JSON.stringify({ ...POLICY, sampling: { temperature: 0, max_completion_tokens: 64 } }),
+      );
+      const template = ['--image-template', 'swebench/sweb.eval.x86_64.{instance_id_1776}:latest'];
+      const args = ['submit', DATASET, '--policy', policyPath, '--run', 'rl-greedy', '--dry-run', ...template];
+      const grouped = await runCli([...args, '--samples', '2'], env);
+      expect(grouped.code, grouped.stderr).toBe(0);
+      expect(grouped.stderr).toMatch(
+        /^submit: warning: 5 group\(s\) of several samples decode with sampling\.temperature 0/m,
+      );
+      const single = await runCli(args, env);
+      expect(single.code, single.stderr).toBe(0);
+      expect(single.stderr).not.toContain('warning');
+    },
+  );
+
   it('documents --policy and the training export formats in --help', async () => {
     const submit = await runCli(['submit', '--help'], env);
     expect(submit.stdout).toContain('--policy <file>');

@@ -17,6 +17,7 @@ import {
   openAiExportOf,
   trainingRecordsOf,
   renderTemplate,
+  sampleSeed,
   templateValuesOf,
   type ChatMessage,
   type EpisodeInput,
@@ -162,6 +163,9 @@ const SCRIPTS: Record<string, PolicyScript> = {
     ]),
   ),
 };
+
+// policyEpisode's base seed is 11: each sample is sent its own seed, derived from it (docs/policy.md, "Seeds").
+const FIX_SEED = sampleSeed(11, 'fix', 0);
 
 describe('policy episodes on vefaas-local + Redis, against the scripted policy server', () => {
   let host: Host;
@@ -309,6 +313,8 @@ describe('policy episodes on vefaas-local + Redis, against the scripted policy s
 
   it('sends the tools schema, explicit sampling, capture flags and the key; answers every call by its id', () => {
     const sent = requests('fix');
+    expect(FIX_SEED).not.toBe(11);
+    expect(result('fix').policy?.seed).toBe(FIX_SEED);
     expect(sent).toHaveLength(4);
     for (const request of sent) {
       expect(request.headers.authorization).toBe(`Bearer ${POLICY_KEY}`);
@@ -324,7 +330,7 @@ describe('policy episodes on vefaas-local + Redis, against the scripted policy s
         repetition_penalty: 1,
         presence_penalty: 0,
         frequency_penalty: 0,
-        seed: 11,
+        seed: FIX_SEED,
         max_completion_tokens: 256,
         logprobs: true,
         return_token_ids: true,
@@ -370,7 +376,7 @@ describe('policy episodes on vefaas-local + Redis, against the scripted policy s
         repetition_penalty: 1,
         presence_penalty: 0,
         frequency_penalty: 0,
-        seed: 11,
+        seed: FIX_SEED,
         max_completion_tokens: 256,
       });
       expect(turn.tokens!.prompt_len).toBe(turn.usage!.prompt_tokens);

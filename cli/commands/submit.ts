@@ -119,7 +119,7 @@ async function runSubmit(paths: string[], flags: SubmitFlags): Promise<number> {
   process.on('SIGINT', beforeEnqueue);
   try {
     const { config, logger } = loadContext();
-    const { decodeInputFile, validateInputs, formatLocation, formatProblem, submitRun } =
+    const { decodeInputFile, validateInputs, formatLocation, formatProblem, samplingWarnings, submitRun } =
       await import('@rollout-fleet/producer');
     const all = [...paths, ...(flags.predictions ?? []), ...(flags.policy ? [flags.policy] : [])];
     const decodedFiles: Array<{ path: string; text: string } | undefined> = [];
@@ -159,6 +159,7 @@ async function runSubmit(paths: string[], flags: SubmitFlags): Promise<number> {
       console.error(`submit: ${problems.length} problem(s) in ${all.length} file(s); nothing was enqueued`);
       return EXIT.INVALID_INPUT;
     }
+    for (const warning of samplingWarnings(validated.episodes)) console.error(`submit: warning: ${warning}`);
     const { checkImages } = await import('./submit-images.js');
     const images = await checkImages(config, validated.episodes, validated.locations);
     if (images.missing.length > 0) {

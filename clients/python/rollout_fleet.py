@@ -100,6 +100,8 @@ class SubmitSummary:
     skipped_done: int
     skipped_queued: int
     dry_run: bool
+    # What the server allowed but you probably did not mean (also issued as RuntimeWarning by submit).
+    warnings: List[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -250,7 +252,10 @@ class Fleet:
             if value is not None:
                 body[name] = value
         data = self._json("POST", "/v1/runs", body)
-        return SubmitSummary(**{k: data[k] for k in SubmitSummary.__dataclass_fields__})
+        summary = SubmitSummary(**{k: data[k] for k in SubmitSummary.__dataclass_fields__ if k in data})
+        for message in summary.warnings:
+            warnings.warn(message, RuntimeWarning, stacklevel=2)
+        return summary
 
     def announce(self, run_id: str, episodes: Optional[Sequence[Mapping[str, Any]]] = None, *,
                  files: Union[None, Mapping[str, str], Sequence[Union[str, Path]]] = None,

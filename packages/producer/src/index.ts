@@ -5,6 +5,7 @@ export { cancelRun } from './run/cancel-run.js';
 export { retryFailed } from './run/retry-failed.js';
 export { runFinished, streamGroups, streamResults } from './run/stream-results.js';
 export { validateInputs } from './validation/validate-inputs.js';
+export { samplingWarnings } from './validation/sampling-warnings.js';
 export type { ValidationOptions } from './validation/validate-inputs.js';
 export { INPUT_FORMATS } from './importers/detect-format.js';
 export type { InputFormat } from './importers/detect-format.js';

@@ -30,6 +30,7 @@ export type {
 } from './contracts/turn-record.js';
 export { DEFAULT_TEMPLATES, MINI_SUBMIT_SENTINEL } from './contracts/default-templates.js';
 export { effectiveTemplates, renderTemplate } from './contracts/render-template.js';
+export { sampleSeed } from './contracts/sample-seed.js';
 export {
   EpisodeResultSchema,
   GradingDetailsSchema,

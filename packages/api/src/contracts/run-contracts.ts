@@ -132,6 +132,11 @@ export const SubmitResponseSchema = z.object({
   skipped_done: z.number().int().describe('Already had a stored result (and were not forced).'),
   skipped_queued: z.number().int().describe('Already had a job in the queue.'),
   dry_run: z.boolean(),
+  warnings: z
+    .array(z.string())
+    .describe(
+      'What the submission allows but probably did not mean, e.g. RL groups decoded at temperature 0 (all samples alike); the run was submitted all the same.',
+    ),
   announced: z
     .object({
       specs: z.number().int().describe('Kinds of sandbox (image, size, tools…) announced.'),

@@ -4,7 +4,7 @@
  * field, nothing enqueued unless all of it is valid, and idempotent (job id = run + episode + sample).
  */
 import type { Queue } from 'bullmq';
-import { problemsToError, submitRun, validateInputs, type InputFile } from '@rollout-fleet/producer';
+import { problemsToError, samplingWarnings, submitRun, validateInputs, type InputFile } from '@rollout-fleet/producer';
 import {
   RolloutError,
   announceDemand,
@@ -80,7 +80,12 @@ export async function submitFiles(
       { details: err.details },
     );
   }
-  const response = { run_id: options.run_id, episodes: validated.episodes.length, dry_run: options.dry_run };
+  const response = {
+    run_id: options.run_id,
+    episodes: validated.episodes.length,
+    dry_run: options.dry_run,
+    warnings: samplingWarnings(validated.episodes),
+  };
   if (options.dry_run) return { ...response, enqueued: 0, skipped_done: 0, skipped_queued: 0 };
   if (options.announce) {
     const announced = await announceDemand({

@@ -77,7 +77,13 @@ export const SamplingSchema = z.strictObject({
     .int()
     .positive()
     .describe('Tokens generated per turn at most (clamped to the room left when `max_model_len` is given).'),
-  seed: z.number().int().optional().describe('Sampling seed, sent as given.'),
+  seed: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      'Base sampling seed: each sample is sent its own seed derived from (seed, episode_id, sample_index), recorded in its result as `policy.seed` (docs/policy.md, "Seeds").',
+    ),
   stop: z.array(z.string().min(1)).max(16).optional().describe('Stop strings (at most 16).'),
 });
 export type Sampling = z.output<typeof SamplingSchema>;

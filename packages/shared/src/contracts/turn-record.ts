@@ -129,6 +129,11 @@ export const PolicyRunInfoSchema = z.object({
   model: z.string().describe('The served model name requested.'),
   server_kind: z.string().describe('The server dialect spoken (vllm, sglang, openai).'),
   tool_profile: z.string().describe('The tool set the policy was given (sweagent, mini_bash, seed).'),
+  seed: z
+    .number()
+    .int()
+    .optional()
+    .describe('The sampling seed this sample was sent (derived from `sampling.seed`); absent when none was set.'),
   tools: z
     .array(z.record(z.string(), z.unknown()))
     .describe('The `tools` array every request carried (SFT exports need it).'),

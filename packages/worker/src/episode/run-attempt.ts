@@ -26,6 +26,7 @@ import {
   type TokenTotals,
   type ToolName,
   type TurnRecord,
+  sampleSeed,
 } from '@rollout-fleet/shared';
 import { PolicyClient } from '../policy-client/policy-client.js';
 import { toolProfile } from '../policy/tool-profiles.js';
@@ -182,7 +183,7 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
     if (episode.policy && requester) {
       run = await drivePolicy(deps, input, {
         shell,
-        policy: episode.policy,
+        policy: samplePolicy(episode, episode.policy),
         requester,
         countStep,
         deadline: episodeDeadline,
@@ -235,7 +236,8 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
       newEvalBox: () => startEvalSandbox(deps, input, lost),
     });
     timings.gradeMs = performance.now() - gradeStarted;
-    const policy = run && episode.policy ? policyOutcome(episode.policy, run, graded.patch) : undefined;
+    const policy =
+      run && episode.policy ? policyOutcome(samplePolicy(episode, episode.policy), run, graded.patch) : undefined;
     const replayed = run === undefined && episode.trajectory.length > 0;
     return {
       steps,
@@ -368,6 +370,13 @@ function turnRequesterFor(deps: AttemptDeps, policy: Policy, logger: Logger): Tu
   });
 }
 
+/** The episode's policy as this sample sends it: its own seed, derived from the base seed (docs/policy.md, "Seeds"). */
+function samplePolicy(episode: Episode, policy: Policy): Policy {
+  if (policy.sampling.seed === undefined) return policy;
+  const seed = sampleSeed(policy.sampling.seed, episode.episode_id, episode.sample_index);
+  return { ...policy, sampling: { ...policy.sampling, seed } };
+}
+
 function policyOutcome(policy: Policy, run: PolicyRun, patch: string | null): PolicyOutcome {
   return {
     exitStatus: exitStatusOf(run.exit, patch),
@@ -379,6 +388,7 @@ function policyOutcome(policy: Policy, run: PolicyRun, patch: string | null): Po
       model: policy.model,
       server_kind: policy.server_kind,
       tool_profile: policy.tool_profile,
+      ...(policy.sampling.seed !== undefined ? { seed: policy.sampling.seed } : {}),
       tools: toolProfile(policy.tool_profile).tools.map(
         (tool) => structuredClone(tool) as unknown as Record<string, unknown>,
       ),
