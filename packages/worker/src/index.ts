@@ -15,3 +15,5 @@ export { recordingFormatFor } from './fidelity/normalise.js';
 export { compareStep, summariseFidelity } from './fidelity/compare.js';
 export { checkRedis } from './health/worker-health.js';
 export { publishMetrics } from './metrics/metrics-publisher.js';
+export { patchPaths, planRestore } from './grading/restore-rules.js';
+export type { RestorePlan, RestoreReason } from './grading/restore-rules.js';
