@@ -105,7 +105,9 @@ export const GradedTestSchema = z.object({
     .describe('The status the parser read for this id from the eval log; null when the id is not in the parsed log.'),
   outcome: z
     .enum(['success', 'failure', 'neither'])
-    .describe('How the SWE-bench rule counted it: PASSED/XFAIL success, FAILED/ERROR/absent failure, SKIPPED neither.'),
+    .describe(
+      'How the SWE-bench rule counted it: PASSED/XFAIL success, FAILED/ERROR/absent failure, SKIPPED a failure in FAIL_TO_PASS and a success in PASS_TO_PASS (SWE-bench 5.x).',
+    ),
   hint: z
     .string()
     .optional()

@@ -47,7 +47,10 @@ describe('buildEvalScript', () => {
         `git apply -v - <<'EOF_114329324912'\n${test_patch}\nEOF_114329324912`,
         ": '>>>>> Start Test Output'",
         `${testCommand} sitemaps_tests.test_http sitemaps_tests.urls.http`,
+        // SWE-bench main's record_test_exit_code: `$?` kept, printed after the end marker.
+        'RF_TEST_EXIT_CODE=$?',
         ": '>>>>> End Test Output'",
+        'echo ">>>>> Test Exit Code: $RF_TEST_EXIT_CODE"',
         reset,
         '',
       ].join('\n'),
@@ -92,10 +95,16 @@ describe('buildEvalScript', () => {
     expect(lines.at(-2)).toBe('pytest -rA tests');
   });
 
-  it('returns a given eval_script verbatim and refuses a spec with neither script nor command', () => {
+  it('uses a given eval_script as written (its exit code recorded) and refuses a spec with neither script nor command', () => {
     const evalScript = '#!/bin/bash\necho custom\n';
     expect(buildEvalScript({ eval: { repo: 'o/r', eval_script: evalScript, test_command: 'ignored' } })).toBe(
       evalScript,
+    );
+    const v5 =
+      "#!/bin/bash\nset -uxo pipefail\n: '>>>>> Start Test Output'\npytest -rA t.py\n: '>>>>> End Test Output'\n";
+    expect(buildEvalScript({ eval: { repo: 'o/r', eval_script: v5 } })).toBe(
+      "#!/bin/bash\nset -uxo pipefail\n: '>>>>> Start Test Output'\npytest -rA t.py\nRF_TEST_EXIT_CODE=$?\n: '>>>>> End Test Output'\n" +
+        'echo ">>>>> Test Exit Code: $RF_TEST_EXIT_CODE"\n',
     );
     expect(() => buildEvalScript({ eval: { repo: 'o/r' } })).toThrow(
       expect.objectContaining({ code: 'INPUT_INVALID' }),
@@ -144,6 +153,8 @@ describe('buildEvalScript run by real bash in a git repository without conda', (
     expect(log).toContain("+ : '>>>>> Start Test Output'");
     expect(log).toContain('+ bash tests/check.sh');
     expect(parseLog(log, 'pytest')).toEqual({ 'tests/check.sh::old': 'PASSED', 'tests/check.sh::new': 'FAILED' });
+    // stdout and stderr apart here: the recorded code is on stdout, after the marker's trace on stderr.
+    expect(run.stdout).toMatch(/^>>>>> Test Exit Code: 0$/m);
     expect(readFileSync(join(repoDir, 'tests', 'check.sh'), 'utf8')).toBe('echo "PASSED tests/check.sh::old"\n');
   });
 });

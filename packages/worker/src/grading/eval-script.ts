@@ -11,6 +11,7 @@
 import { RolloutError, type EvalSpec } from '@rollout-fleet/shared';
 import { shellQuote } from '@rollout-fleet/sandbox';
 import { END_TEST_OUTPUT, START_TEST_OUTPUT } from './log-markers.js';
+import { recordTestExitCode } from './run-evidence.js';
 import { modifiedFiles, testDirectives } from './test-directives.js';
 
 /** The harness's heredoc delimiter; test patches never contain it. */
@@ -74,8 +75,13 @@ export function evalScriptLines(options: EvalScriptOptions): string[] {
   ];
 }
 
-/** The whole `/eval.sh`; a given `eval.eval_script` (SWE-bench v5 datasets) is returned verbatim. */
+/**
+ * The whole `/eval.sh`; a given `eval.eval_script` (SWE-bench v5 datasets) is used as it is written, both with
+ * the test command's exit code recorded after the end marker (run-evidence.ts), as upstream main's
+ * `make_test_spec` does.
+ */
 export function buildEvalScript(options: EvalScriptOptions): string {
-  if (options.eval.eval_script !== undefined) return options.eval.eval_script;
-  return `#!/bin/bash\nset -uxo pipefail\n${evalScriptLines(options).join('\n')}\n`;
+  if (options.eval.eval_script !== undefined)
+    return recordTestExitCode(options.eval.eval_script.split('\n')).join('\n');
+  return `#!/bin/bash\nset -uxo pipefail\n${recordTestExitCode(evalScriptLines(options)).join('\n')}\n`;
 }

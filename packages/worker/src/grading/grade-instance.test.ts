@@ -25,6 +25,24 @@ function grade(overrides: Partial<GradeInstanceInput> & Pick<GradeInstanceInput,
   });
 }
 
+describe('logs that do not describe a run (SWE-bench main get_logs_eval)', () => {
+  it('a log reporting only passes from a test command that exited 1 is not resolved', () => {
+    const log = `${wrap(['PASSED t.py::f', 'PASSED t.py::p'])}\n>>>>> Test Exit Code: 1\n`;
+    const result = grade({ log });
+    expect(result.report).toMatchObject({ patch_successfully_applied: false, resolved: false });
+    expect(result.view.rejection).toBe('exit-code-mismatch');
+    expect(grade({ log: log.replace('Exit Code: 1', 'Exit Code: 0') }).report.resolved).toBe(true);
+  });
+
+  it('a fail-only repository whose suite never started is not resolved', () => {
+    const spec = { repo: 'markedjs/marked', FAIL_TO_PASS: ['renders x'], PASS_TO_PASS: [] };
+    const never = grade({ eval: spec, log: wrap(['Error: Cannot find module jasmine']) });
+    expect(never.report.resolved).toBe(false);
+    expect(never.view.rejection).toBe('suite-not-run');
+    expect(grade({ eval: spec, log: wrap(['12 specs, 0 failures']) }).report.resolved).toBe(true);
+  });
+});
+
 describe('resolved rule truth table (§6.3)', () => {
   it.each([
     // [F2P status line, P2P status line, resolution, f2pRate, p2pRate]
@@ -35,8 +53,8 @@ describe('resolved rule truth table (§6.3)', () => {
     ['', 'PASSED t.py::p', 'RESOLVED_NO', 0, 1], // missing = failure
     ['PASSED t.py::f', 'FAILED t.py::p', 'RESOLVED_NO', 1, 0],
     ['PASSED t.py::f', '', 'RESOLVED_NO', 1, 0],
-    // SKIPPED is neither: with nothing left the denominator is empty and the rate is 1.
-    ['SKIPPED t.py::f', 'PASSED t.py::p', 'RESOLVED_FULL', 1, 1],
+    // SWE-bench 5.x: a skipped FAIL_TO_PASS test resolved nothing; a skipped PASS_TO_PASS test broke nothing.
+    ['SKIPPED t.py::f', 'PASSED t.py::p', 'RESOLVED_NO', 0, 1],
     ['PASSED t.py::f', 'SKIPPED t.py::p', 'RESOLVED_FULL', 1, 1],
   ] as const)('%j + %j → %s', (f2pLine, p2pLine, resolution, f2pRate, p2pRate) => {
     const result = grade({ log: wrap([f2pLine, p2pLine, 'PASSED other::z']) });
@@ -44,15 +62,15 @@ describe('resolved rule truth table (§6.3)', () => {
     expect(result.report.resolved).toBe(resolution === 'RESOLVED_FULL');
   });
 
-  it('reports SKIPPED tests in neither list and fills FAIL_TO_FAIL / PASS_TO_FAIL with empty lists', () => {
-    const result = grade({ log: wrap(['SKIPPED t.py::f', 'PASSED t.py::p']) });
+  it('reports a skipped FAIL_TO_PASS test as a failure, a skipped PASS_TO_PASS one as a success, and fills FAIL_TO_FAIL / PASS_TO_FAIL with empty lists', () => {
+    const result = grade({ log: wrap(['SKIPPED t.py::f', 'SKIPPED t.py::p']) });
     expect(result.report).toEqual({
       patch_is_None: false,
       patch_exists: true,
       patch_successfully_applied: true,
-      resolved: true,
+      resolved: false,
       tests_status: {
-        FAIL_TO_PASS: { success: [], failure: [] },
+        FAIL_TO_PASS: { success: [], failure: ['t.py::f'] },
         PASS_TO_PASS: { success: ['t.py::p'], failure: [] },
         FAIL_TO_FAIL: { success: [], failure: [] },
         PASS_TO_FAIL: { success: [], failure: [] },

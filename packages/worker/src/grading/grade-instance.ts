@@ -44,6 +44,7 @@ export function gradeInstance(input: GradeInstanceInput): InstanceGrade {
   if (!input.patchApplied) return { report, ...notGraded };
 
   const reading = readTestLog(input.log, parser);
+  if (reading.rejection !== undefined) return { report, ...notGraded, view: { ...view, rejection: reading.rejection } };
   if (!reading.applied) return { report, ...notGraded };
   report.patch_successfully_applied = true;
 

@@ -122,10 +122,11 @@ describe('the grading block of a result', () => {
       { FAIL_TO_PASS: ['test_add (tests.test_basic.TestCalcAdd.test_add)'], PASS_TO_PASS: [] },
       passing,
     );
-    expect(d).toMatchObject({ parser: 'pytest', parser_source: 'repository', tests_ran: true, tests_parsed: 0 });
-    expect(d.problem).toMatch(/^the pytest parser found 0 test results in the eval log/);
-    expect(d.tests[0]?.hint).toContain(TEST_NOT_FOUND_HINT);
-    expect(d.tests[0]?.similar).toBeUndefined();
+    // SWE-bench 5.x: no parsed result and no sign of a run is a suite that did not run, never a pass.
+    expect(d).toMatchObject({ parser: 'pytest', parser_source: 'repository', tests_ran: false, tests_parsed: 0 });
+    expect(d.problem).toMatch(/^the pytest parser found 0 test results .*\(SUITE_NOT_RUN\)/);
+    expect(d.problem).toContain('check eval.log_parser and eval.test_command');
+    expect(d.integrity?.findings.map((f) => f.code)).toEqual(['SUITE_NOT_RUN']);
   });
 
   it('shows what the pytest parser makes of failing unittest output: one bogus result, every listed test not found', () => {
@@ -138,7 +139,7 @@ describe('the grading block of a result', () => {
     expect(d.problem).toMatch(/^1 of 1 listed tests are not in the test log \(1 test results parsed by pytest\)/);
   });
 
-  it('counts SKIPPED as neither and XFAIL as success, as the resolved rule does', () => {
+  it('counts a skipped PASS_TO_PASS test and XFAIL as success, as the resolved rule does', () => {
     const { grade, details: d } = details(
       { log_parser: 'pytest', FAIL_TO_PASS: ['t.py::f'], PASS_TO_PASS: ['t.py::s', 't.py::x'] },
       wrap(['PASSED t.py::f', 'SKIPPED t.py::s', 'XFAIL t.py::x']),
@@ -146,7 +147,7 @@ describe('the grading block of a result', () => {
     expect(grade.report.resolved).toBe(true);
     expect(d.tests.map((test) => [test.status, test.outcome])).toEqual([
       ['PASSED', 'success'],
-      ['SKIPPED', 'neither'],
+      ['SKIPPED', 'success'],
       ['XFAIL', 'success'],
     ]);
     expect(d.problem).toBeNull();

@@ -4,9 +4,16 @@
  * the same status map and says, per listed test, what the parser saw — and, when a listed test is not in the log
  * at all, that its id probably has the wrong format for the parser.
  */
-import { TEST_NOT_FOUND_HINT, type EvalSpec, type GradedTest, type GradingDetails } from '@rollout-fleet/shared';
+import {
+  TEST_NOT_FOUND_HINT,
+  type EvalSpec,
+  type GradedTest,
+  type GradingDetails,
+  type IntegrityFinding,
+} from '@rollout-fleet/shared';
+import { gradingIntegrity } from './grading-integrity.js';
 import { keepOutput } from '../episode/output-limit.js';
-import { classifyTest } from './resolution.js';
+import { classifyTest, resolveCase } from './resolution.js';
 import { untestedView, type TestLogView } from './test-log-view.js';
 import type { ParserName } from './types.js';
 
@@ -32,6 +39,8 @@ export interface GradingDetailsInput {
   timedOut: boolean;
   /** Why the tests did not run when the log cannot say (no patch, empty patch, patch not applied, sandbox lost). */
   notRun?: string;
+  /** What was put back before the eval and what the grader found; absent when grading never reached a sandbox. */
+  integrity?: { restored: readonly string[]; findings: readonly IntegrityFinding[] };
 }
 
 const SIMILAR_MAX = 3;
@@ -63,12 +72,16 @@ export function gradingDetails(input: GradingDetailsInput): GradingDetails {
     log: kept.output,
     log_bytes: kept.output_bytes,
     log_truncated: kept.truncated,
+    ...(input.integrity !== undefined || view.rejection !== undefined
+      ? { integrity: gradingIntegrity({ ...input.integrity, rejection: view.rejection }) }
+      : {}),
   };
 }
 
 function gradedTest(id: string, list: GradedTest['list'], view: TestLogView, parsedIds: readonly string[]): GradedTest {
-  const status = Object.hasOwn(view.statuses, id) ? (view.statuses[id] ?? null) : null;
-  const outcome = classifyTest(id, view.statuses, view.mode);
+  const key = resolveCase(id, view.statuses);
+  const status = key === undefined ? null : (view.statuses[key] ?? null);
+  const outcome = classifyTest(id, view.statuses, { mode: view.mode, list });
   if (status !== null || !view.testsRan) return { id, list, status, outcome };
   const similar = similarIds(id, parsedIds);
   return {
@@ -85,6 +98,16 @@ function problemOf(input: GradingDetailsInput, tests: readonly GradedTest[], par
   const { view } = input;
   const timeout = input.timedOut ? `the eval ran past its timeout of ${input.eval.timeout_s} s and was stopped; ` : '';
   if (input.notRun !== undefined) return `${input.notRun}: the tests were not run`;
+  if (view.rejection === 'suite-not-run') {
+    return (
+      `${timeout}the ${view.parser} parser found 0 test results and the log shows no sign that a test suite ran (SUITE_NOT_RUN): ` +
+      "the suite did not start, or the test command's output is not in the format this parser reads " +
+      '— check eval.log_parser and eval.test_command (docs/grading.md)'
+    );
+  }
+  if (view.rejection === 'exit-code-mismatch') {
+    return `${timeout}the test command exited non-zero while the log reports no failing test: the log does not describe the run (TEST_EXIT_CODE_MISMATCH)`;
+  }
   if (!view.testsRan) {
     if (input.timedOut) {
       return `the eval ran past its timeout of ${input.eval.timeout_s} s and was stopped before its test output was complete (no end-of-test-output marker): no test was read`;

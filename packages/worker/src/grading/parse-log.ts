@@ -1,7 +1,8 @@
 /**
- * From an eval log to a status map (§6.1 of trajectories-and-grading.md, SWE-bench v4.1.0
- * `grading.get_logs_eval`): reject logs carrying a not-applied marker or lacking the test-output markers,
- * parse the text between the markers, and fall back to the whole log when that yields nothing.
+ * From an eval log to a status map (§6.1 of trajectories-and-grading.md, SWE-bench main `grading.get_logs_eval`
+ * at 7a21e057): reject logs carrying a not-applied marker or lacking the test-output markers, parse the text
+ * between the markers, fall back to the whole log when that yields nothing, and reject a log that shows no run
+ * or contradicts the test command's exit code (run-evidence.ts).
  */
 import { parseDjango } from './django-parser.js';
 import { END_TEST_OUTPUT, NOT_APPLIED_MARKERS, START_TEST_OUTPUT } from './log-markers.js';
@@ -12,6 +13,7 @@ import {
   parsePytestV2,
   type StatusEntries,
 } from './pytest-parsers.js';
+import { logRejection, type LogRejection } from './run-evidence.js';
 import { parseSeaborn } from './seaborn-parser.js';
 import { parseSympy } from './sympy-parser.js';
 import type { ParserName, StatusMap } from './types.js';
@@ -33,9 +35,11 @@ export function parseTestOutput(output: string, parser: ParserName): StatusMap {
 }
 
 export interface TestLogReading {
-  /** false: a not-applied marker was present or a test-output marker was missing (no usable output). */
+  /** false: a not-applied marker was present, a test-output marker was missing, or the log was rejected. */
   applied: boolean;
   statuses: StatusMap;
+  /** Set when the markers were there but the log does not describe a run (run-evidence.ts). */
+  rejection?: LogRejection;
 }
 
 export function readTestLog(log: string, parser: ParserName): TestLogReading {
@@ -43,9 +47,10 @@ export function readTestLog(log: string, parser: ParserName): TestLogReading {
   if (!log.includes(START_TEST_OUTPUT) || !log.includes(END_TEST_OUTPUT)) return { applied: false, statuses: {} };
   // Same slicing as Python's `content.split(START)[1].split(END)[0]`.
   const between = log.split(START_TEST_OUTPUT)[1]?.split(END_TEST_OUTPUT)[0] ?? '';
-  const statuses = parseTestOutput(between, parser);
-  if (Object.keys(statuses).length > 0) return { applied: true, statuses };
-  return { applied: true, statuses: parseTestOutput(log, parser) };
+  let statuses = parseTestOutput(between, parser);
+  if (Object.keys(statuses).length === 0) statuses = parseTestOutput(log, parser);
+  const rejection = logRejection(statuses, log);
+  return rejection === undefined ? { applied: true, statuses } : { applied: false, statuses: {}, rejection };
 }
 
 /** The status map of an eval log; empty when the log shows the patch or the tests did not run. */

@@ -1,6 +1,7 @@
 /**
- * pytest-family log parsers, line for line after SWE-bench v4.1.0
- * `swebench/harness/log_parsers/python.py` (`parse_log_pytest`, `_options`, `_v2`, `parse_log_matplotlib`).
+ * pytest-family log parsers, line for line after SWE-bench main (7a21e057)
+ * `swebench/harness/log_parsers/python.py` (`parse_log_pytest`, `_options`, `_v2`, `parse_log_matplotlib`):
+ * since v4.1.0 the `SKIPPED [N] file:line: reason` summary is no test, and v2 keeps ids with spaces whole.
  * One deliberate difference: where the harness would store a token that is not a status word as the
  * "status" (e.g. `ERROR: file not found`), the line is dropped. Such entries can never be a test name
  * the dataset lists, so grading outcomes do not change.
@@ -19,13 +20,31 @@ function endsWithStatus(line: string): boolean {
   return TEST_STATUSES.some((status) => line.endsWith(status));
 }
 
+/**
+ * pytest's `SKIPPED [N] path:line: reason` summary line, where `[N]` is a count, not a test (upstream main
+ * `_is_skip_summary`; SKIPPED only: `PASSED [100%]` is a listed id in two pytest-dev instances).
+ */
+function isSkipSummary(status: string, name: string): boolean {
+  return status === 'SKIPPED' && /^\[\d+\]$/.test(name);
+}
+
 /** `STATUS name ...` lines; FAILED lines lose their ` - message` separator first. */
 function parseStatusFirst(line: string): [string, TestStatus] | undefined {
   const text = line.startsWith('FAILED') ? line.replaceAll(' - ', ' ') : line;
   const tokens = pySplit(text);
   const [status, name] = tokens;
-  if (status === undefined || name === undefined || !isTestStatus(status)) return undefined;
+  if (status === undefined || name === undefined || !isTestStatus(status) || isSkipSummary(status, name))
+    return undefined;
   return [name, status];
+}
+
+/** v2's `STATUS name with spaces`: FAILED lines cut at their first ` - `, the rest of the line is the id. */
+function parseStatusFirstV2(line: string): [string, TestStatus] | undefined {
+  const text = line.startsWith('FAILED') ? (line.split(' - ')[0] ?? line) : line;
+  const [status, ...rest] = pySplit(text);
+  if (status === undefined || rest.length === 0 || !isTestStatus(status) || isSkipSummary(status, rest[0] ?? ''))
+    return undefined;
+  return [rest.join(' '), status];
 }
 
 export function parsePytest(log: string): StatusEntries {
@@ -68,12 +87,14 @@ export function parsePytestV2(log: string): StatusEntries {
   for (const raw of log.split('\n')) {
     const line = raw.replace(COLOUR_RE, '').replace(CONTROL_RE, '');
     if (startsWithStatus(line)) {
-      const entry = parseStatusFirst(line);
+      const entry = parseStatusFirstV2(line);
       if (entry) statuses.set(...entry);
     } else if (endsWithStatus(line)) {
-      // Older pytest prints `name STATUS`.
-      const [name, status] = pySplit(line);
-      if (name !== undefined && status !== undefined && isTestStatus(status)) statuses.set(name, status);
+      // Older pytest prints `name STATUS`; the id is everything before the last word.
+      const tokens = pySplit(line);
+      const status = tokens.at(-1);
+      if (tokens.length >= 2 && status !== undefined && isTestStatus(status))
+        statuses.set(tokens.slice(0, -1).join(' '), status);
     }
   }
   return statuses;

@@ -5,6 +5,7 @@
 import type { EvalSpec, GradingDetails } from '@rollout-fleet/shared';
 import { FAIL_ONLY_REPOS, parserForRepo } from './repo-parsers.js';
 import type { GradingMode } from './resolution.js';
+import type { LogRejection } from './run-evidence.js';
 import type { ParserName, StatusMap } from './types.js';
 
 /** How the tests went, as grade-instance.ts read them. */
@@ -15,6 +16,8 @@ export interface TestLogView {
   testsRan: boolean;
   statuses: StatusMap;
   mode: GradingMode;
+  /** The markers were there but the log shows no run, or contradicts the test command's exit code. */
+  rejection?: LogRejection;
 }
 
 /** The parser and grading mode an eval gets, before any test ran. */
