@@ -17,7 +17,7 @@ const nativeEpisode = (episodeId: string, extra: Record<string, unknown> = {}): 
   episode_id: episodeId,
   instance_id: 'django__django-16255',
   trajectory: [{ name: 'execute_bash', arguments: { command: 'ls' } }],
-  eval: { repo: 'django/django', test_command: './tests/runtests.py' },
+  eval: { repo: 'django/django', test_command: './tests/runtests.py', FAIL_TO_PASS: ['test_x (m.T.test_x)'] },
   ...extra,
 });
 
@@ -222,6 +222,20 @@ describe('validateInputs', () => {
     expect(episodes.every((e) => typeof e.model_patch === 'string' && e.model_patch.startsWith('diff --git'))).toBe(
       true,
     );
+  });
+});
+
+describe('validateInputs: an eval that lists no test', () => {
+  it('is refused at its record with the reason, field eval.FAIL_TO_PASS (every patch would resolve)', () => {
+    const text = [
+      JSON.stringify(nativeEpisode('ok')),
+      JSON.stringify(nativeEpisode('no-tests', { eval: { repo: 'django/django', test_command: 'x' } })),
+    ].join('\n');
+    const { problems } = validateInputs([{ path: 'eps.jsonl', text }], options);
+    expect(problems).toEqual([
+      expect.objectContaining({ file: 'eps.jsonl', line: 2, field: 'eval.FAIL_TO_PASS', code: 'INPUT_INVALID' }),
+    ]);
+    expect(problems[0]?.message).toContain('both empty');
   });
 });
 

@@ -20,6 +20,7 @@ import {
   type SweBenchImportOptions,
 } from '../importers/swebench-predictions.js';
 import { emptyResult, mergeInto, type ImportOptions, type ImportResult, type InputFile } from '../importers/types.js';
+import { emptyTestListsProblem } from './eval-lists.js';
 import { formatLocation, problemAt, type Problem, type RecordLocation } from './problem.js';
 
 const KIB = 1024;
@@ -299,6 +300,11 @@ function checkAll(imported: ImportResult, context: CheckContext): ValidationResu
     }
     const episode = EpisodeSchema.parse(candidate);
     let ok = true;
+    const noTests = emptyTestListsProblem(episode, location);
+    if (noTests !== undefined) {
+      ok = false;
+      report(noTests);
+    }
     if (episode.trajectory.length > maxSteps) {
       ok = false;
       report(
