@@ -86,7 +86,11 @@ describeWith([sharedDataNeed(DATASET_FILE)], 'validateInputs with a policy file'
       sandbox: { image: 'pyutils' },
       problem_statement: 'fix add',
       policy: own,
-      eval: { repo: 'example/pyutils', test_command: 'python3 -m unittest -v' },
+      eval: {
+        repo: 'example/pyutils',
+        test_command: 'python3 -m unittest -v',
+        FAIL_TO_PASS: ['test_add (tests.test_basic.TestCalcAdd.test_add)'],
+      },
     };
     const result = validateInputs(
       [
@@ -154,7 +158,7 @@ describeWith([sharedDataNeed(DATASET_FILE)], 'validateInputs with a policy file'
       episode_id: 'n',
       instance_id: 'local-task',
       sandbox: { image: 'pyutils' },
-      eval: { repo: 'example/pyutils', test_command: 'true' },
+      eval: { repo: 'example/pyutils', test_command: 'true', FAIL_TO_PASS: ['t'] },
     };
     const noStatement = validateInputs([{ path: 'native.jsonl', text: `${JSON.stringify(native)}\n` }], {
       ...options,
