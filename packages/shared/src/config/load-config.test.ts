@@ -43,6 +43,9 @@ describe('loadConfig defaults and modes', () => {
       cancelPollMs: 1000,
       resultRetentionDays: 14,
       freshEval: true,
+      integrity: 'strict',
+      outageWindowS: 120,
+      outageCleanLosses: 3,
       rewardResolved: 1,
       rewardUnresolved: 0,
     });

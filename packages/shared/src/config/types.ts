@@ -93,6 +93,15 @@ export interface Config {
      * agent's own sandbox, which an adversarial policy can rig (docs/adversarial-grading.md). @defaultValue true
      */
     freshEval: boolean;
+    /**
+     * `strict`: a grade with a `violated` integrity finding is unresolved, reward for unresolved; `flag`: the
+     * finding is only recorded (docs/adversarial-grading.md, "The integrity flag"). @defaultValue 'strict'
+     */
+    integrity: 'strict' | 'flag';
+    /** The fleet-wide window in which clean sandbox losses count towards an outage, seconds. @defaultValue 120 */
+    outageWindowS: number;
+    /** Clean sandbox losses (no model command ran) of distinct episodes within the window that make an outage. @defaultValue 3 */
+    outageCleanLosses: number;
     rewardResolved: number;
     rewardUnresolved: number;
   };

@@ -131,6 +131,18 @@ const DOCS = {
     meaning:
       'Grade each patch in a fresh sandbox of the same image, as SWE-bench does. `false` grades in the sandbox the trajectory ran in: unsafe against adversarial policies (docs/adversarial-grading.md).',
   },
+  RF_INTEGRITY: {
+    meaning:
+      '`strict`: a grade with a `violated` integrity finding (forged or missing result channel, markers without the nonce, a timed-out eval) is unresolved with the unresolved reward; `flag`: the finding is only recorded in the result (docs/adversarial-grading.md).',
+  },
+  RF_OUTAGE_WINDOW_S: {
+    meaning:
+      'Window, seconds, of the fleet-wide ledger of clean sandbox losses (no model command had run): a sandbox lost after model commands within it of an outage is infra (null), never the model’s 0.',
+  },
+  RF_OUTAGE_CLEAN_LOSSES: {
+    meaning:
+      'Clean sandbox losses of distinct episodes within RF_OUTAGE_WINDOW_S that make an outage (docs/adversarial-grading.md, "Never 0 for infra").',
+  },
   RF_REWARD_RESOLVED: { meaning: 'Reward of a resolved episode.' },
   RF_REWARD_UNRESOLVED: { meaning: 'Reward of a graded, unresolved episode (infrastructure failures get no reward).' },
   RF_SANDBOX_IMAGE: { meaning: 'Sandbox image for episodes that name none.' },

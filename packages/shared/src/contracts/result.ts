@@ -225,6 +225,24 @@ export const AttemptSchema = z.object({
     .min(0)
     .optional()
     .describe('The step during which the sandbox stopped answering, when it did (a step can kill its own server).'),
+  lost_after_model: z
+    .boolean()
+    .optional()
+    .describe(
+      'The attempt\'s sandbox (or its session) was lost after the model\'s commands had run (docs/adversarial-grading.md, "Never 0 for infra"); false: lost before any ran. Absent when no sandbox was lost.',
+    ),
+  lost_in: z
+    .enum(['setup', 'step', 'settle', 'extract'])
+    .optional()
+    .describe(
+      'Where the sandbox was lost: before the steps, during a step, while the shell settled, or while the patch was taken.',
+    ),
+  platform_cause: z
+    .string()
+    .optional()
+    .describe(
+      'The platform named its own cause for the loss (a gateway 5xx, a failed instance): infra, whatever ran before.',
+    ),
 });
 export type Attempt = z.infer<typeof AttemptSchema>;
 

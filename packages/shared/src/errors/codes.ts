@@ -167,6 +167,13 @@ export const ERROR_CODES = {
     retryable: false,
     hint: 'the sandbox died during the same step in every attempt (the step kills its own server); graded as no patch',
   },
+  // A sandbox (or its session) lost after the model's commands ran, in every attempt, at any step, while settling
+  // or during extraction, with no sign of a platform outage: killing one's own sandbox must not buy a null.
+  SANDBOX_LOST_AFTER_MODEL: {
+    class: 'model',
+    retryable: false,
+    hint: "the sandbox or its session was lost after the model's commands ran, in every attempt, with no sign of a platform outage; graded as no patch",
+  },
   EVAL_SANDBOX_LOST: {
     class: 'model',
     retryable: false,

@@ -51,6 +51,7 @@ describe('error taxonomy', () => {
     ['PATCH_EXTRACTION_FAILED', 'model'],
     ['EVAL_SANDBOX_LOST', 'model'],
     ['SANDBOX_LOST_IN_STEP', 'model'],
+    ['SANDBOX_LOST_AFTER_MODEL', 'model'],
     ['ATTEMPT_DEADLINE', 'infra'],
     ['GRADING_FAILED', 'infra'],
     ['SANDBOX_START_FAILED', 'infra'],

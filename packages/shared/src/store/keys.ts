@@ -58,6 +58,11 @@ export interface Keyspace {
   slotBase(): string;
   /** Sorted set: tickets still creating or starting, by lease expiry. */
   starting(): string;
+  /**
+   * Sorted set: the fleet's clean sandbox losses (lost before any model command ran), member = episode label,
+   * score = Redis server ms of its latest one (docs/adversarial-grading.md, "Never 0 for infra").
+   */
+  sandboxLosses(): string;
   /** Hash: ticket → "target<TAB>sandbox<TAB>spec", kept past the lease key so the reaper knows what to kill. */
   leaseTails(): string;
   /** Set: "target<TAB>sandbox" whose lease expired, for the reaper to kill. */
@@ -124,6 +129,7 @@ export function createKeyspace(prefix: string = DEFAULT_PREFIX): Keyspace {
     began: (runId) => `${base}:began:${runId}`,
     lease: (ticket) => `${base}:lease:${ticket}`,
     leases: () => `${base}:leases`,
+    sandboxLosses: () => `${base}:sandbox-losses`,
     slotBase: () => `${base}:`,
     starting: () => `${base}:starting`,
     leaseTails: () => `${base}:lease-tails`,
