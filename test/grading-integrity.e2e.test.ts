@@ -262,9 +262,11 @@ describe('grading that only the patch can influence', () => {
     expect(inPlace.get('git-hooks-config')).toMatchObject({ resolved: true, reward: 1 });
   });
 
-  it('a background process left running can neither fix the tree under the eval nor write into its output', () => {
+  it('a background process left running can neither fix the tree under the eval nor write into its output (in place neither)', () => {
     expectRiggedButHonest('background-process');
-    expect(inPlace.get('background-process')).toMatchObject({ resolved: true, reward: 1 });
+    // In place too now: the model's processes are stopped before extraction, and lines written into the eval's
+    // output are not the result channel's (docs/adversarial-grading.md, "The result channel").
+    expect(inPlace.get('background-process')).toMatchObject({ resolved: false, reward: 0 });
   });
 
   it('the sandbox cannot reach the gateway (every sandbox’s SWE-ReX, the grading sandbox’s too) or the control plane', () => {

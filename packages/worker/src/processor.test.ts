@@ -27,6 +27,7 @@ import { EpisodeWatch } from './episode/episode-watch.js';
 import type { AttemptInput, AttemptOutcome } from './episode/run-attempt.js';
 import { createWorkerMetrics } from './metrics/worker-metrics.js';
 import { createProcessor, type ProcessorDeps } from './processor.js';
+import { createLossLedger } from './losses/loss-ledger.js';
 import type { SandboxSupply } from '@rollout-fleet/sandbox';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -92,6 +93,8 @@ describe('processor decisions', () => {
       reward: { resolved: 1, unresolved: 0 },
       redis,
       keys,
+      // Three clean losses of other episodes within a minute make an outage.
+      lossLedger: createLossLedger(redis, keys, { windowS: 60, cleanLosses: 3 }),
       results: store,
       logger,
       shutdown: new AbortController().signal,
@@ -300,12 +303,42 @@ describe('processor decisions', () => {
     );
   });
 
-  it('sandboxes lost at different steps are infra: failed, reward null', async () => {
+  it('sandboxes lost after model commands at a different step or phase in every attempt are the model’s: reward 0', async () => {
     const runId = `r-${randomUUID()}`;
+    const losses = [
+      { lostAtStep: 1, loss: { lost_after_model: true, lost_in: 'step' } },
+      { loss: { lost_after_model: true, lost_in: 'settle' } },
+      { loss: { lost_after_model: true, lost_in: 'extract' } },
+    ];
     let calls = 0;
     startWorker(async () => {
-      calls += 1;
-      throw new RolloutError('SANDBOX_DEAD', 'instance gone', { details: { lostAtStep: calls } });
+      const details = losses[calls++] ?? {};
+      throw new RolloutError('SANDBOX_DEAD', 'instance gone', { details });
+    });
+    const job = await enqueue({ ...episodeOf(runId, 'e1'), eval: EVAL }, 3);
+    expect(await finished(job.id!)).toBe('completed');
+    const result = await store.get(runId, 'e1', 0);
+    expect(result).toMatchObject({
+      status: 'completed',
+      resolved: false,
+      reward: 0,
+      patch: null,
+      failure: { code: 'SANDBOX_LOST_AFTER_MODEL', class: 'model' },
+    });
+    expect(result?.attempts.map((a) => a.lost_in)).toEqual(['step', 'settle', 'extract']);
+  });
+
+  it('one attempt lost before any model command ran makes the losses infra: failed, reward null', async () => {
+    const runId = `r-${randomUUID()}`;
+    const losses = [
+      { lostAtStep: 1, loss: { lost_after_model: true, lost_in: 'step' } },
+      { loss: { lost_after_model: false, lost_in: 'setup' } },
+      { lostAtStep: 1, loss: { lost_after_model: true, lost_in: 'step' } },
+    ];
+    let calls = 0;
+    startWorker(async () => {
+      const details = losses[calls++] ?? {};
+      throw new RolloutError('SANDBOX_DEAD', 'instance gone', { details });
     });
     const job = await enqueue({ ...episodeOf(runId, 'e1'), eval: EVAL }, 3);
     expect(await finished(job.id!)).toBe('failed');
@@ -314,6 +347,22 @@ describe('processor decisions', () => {
       reward: null,
       failure: { code: 'SANDBOX_DEAD', class: 'infra' },
     });
+  });
+
+  it('losses after model commands during a fleet-wide outage (clean losses in the ledger) are infra: reward null', async () => {
+    const runId = `r-${randomUUID()}`;
+    const ledger = createLossLedger(redis, keys, { windowS: 60, cleanLosses: 3 });
+    for (const other of ['a', 'b', 'c']) await ledger.recordClean(`${runId}|${other}|0`);
+    startWorker(async () => {
+      throw new RolloutError('SANDBOX_DEAD', 'instance gone', {
+        details: { lostAtStep: 1, loss: { lost_after_model: true, lost_in: 'step' } },
+      });
+    });
+    const job = await enqueue({ ...episodeOf(runId, 'e1'), eval: EVAL }, 3);
+    expect(await finished(job.id!)).toBe('failed');
+    expect(await store.get(runId, 'e1', 0)).toMatchObject({ status: 'failed', reward: null });
+    // The outage must not outlive this test: later ones grade model-caused losses.
+    await redis.del(keys.sandboxLosses());
   });
 
   it('an existing result of this job short-circuits: a re-run after a crash returns it without running', async () => {

@@ -51,7 +51,10 @@ import {
   turnProgress,
   type EpisodeProgress,
 } from './episode/job-progress.js';
-import { escapedError, lostInStep, stepThatKillsItsSandbox } from './grading/verdict.js';
+import { escapedError } from './grading/verdict.js';
+import type { LossLedger } from './losses/loss-ledger.js';
+import { modelLossVerdict } from './losses/model-loss.js';
+import { integrityVerdictOf } from './integrity/integrity-verdict.js';
 import { createJobLogWriter } from './episode/job-logs.js';
 import { executionOf } from './jobs/job-execution.js';
 import { ProgressBatcher } from './episode/progress-batcher.js';
@@ -76,6 +79,8 @@ export interface ProcessorDeps extends AttemptDeps {
   runAttempt?: (deps: AttemptDeps, input: AttemptInput) => Promise<AttemptOutcome>;
   /** Set-up margin of the attempt's hard bound, seconds (see attemptBoundMs). @defaultValue 300 */
   attemptMarginS?: number;
+  /** The fleet's clean sandbox losses (absent: no outage evidence is kept or read). */
+  lossLedger?: LossLedger;
 }
 
 export type EpisodeProcessor = (
@@ -239,15 +244,34 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
       // Failed attempts count in the duration histogram too (outcome "failed"), or slow failures stay invisible.
       deps.metrics.episodeSeconds.observe({ outcome: 'failed' }, (performance.now() - started) / 1000);
       const lostAt = typeof err.details.lostAtStep === 'number' ? err.details.lostAtStep : undefined;
-      const record = attemptRecord(deps, attemptNo, sandboxId, startedAt, toFailure(err));
-      const attempts = [...history, lostAt === undefined ? record : { ...record, lost_at_step: lostAt }];
+      const loss = (err.details.loss ?? {}) as Partial<Attempt>;
+      const record = {
+        ...attemptRecord(deps, attemptNo, sandboxId, startedAt, toFailure(err)),
+        ...(lostAt === undefined ? {} : { lost_at_step: lostAt }),
+        ...loss,
+      };
+      const attempts = [...history, record];
+      const label = `${episode.run_id}|${episode.episode_id}|${episode.sample_index}`;
+      // A loss before any model command ran is the platform's: fleet-wide evidence of an outage.
+      if (loss.lost_after_model === false)
+        await deps.lossLedger
+          ?.recordClean(label)
+          .catch((e: unknown) => log.warn({ err: e }, 'could not record the clean sandbox loss'));
       const final = err.class === 'input' || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       log.warn({ err, final }, 'episode attempt failed');
-      const killer = final ? stepThatKillsItsSandbox(attempts, job.attemptsMade + 1) : undefined;
-      if (killer !== undefined) {
-        // Every attempt lost its sandbox during the same step: the step kills its own server (the model's doing),
-        // so the episode is graded as leaving no patch instead of being retried into a null reward.
-        const verdict = lostInStep(episode.eval, killer, deps.reward);
+      const verdict = final
+        ? await modelLossVerdict({
+            attempts,
+            n: job.attemptsMade + 1,
+            spec: episode.eval,
+            rewards: deps.reward,
+            ledger: deps.lossLedger,
+            label,
+          })
+        : undefined;
+      if (verdict !== undefined) {
+        // Every attempt lost its sandbox after the model's commands ran, and nothing says the platform did it: the
+        // episode is graded as leaving no patch instead of being retried into a null reward.
         const outcome: AttemptOutcome = {
           ...verdict,
           steps: [],
@@ -257,7 +281,10 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
         const result = buildResult(deps, job, { episode, outcome, attempts, startedAt, masker });
         const committed = await deps.results.commit(result, fence);
         if (committed.stored) deps.metrics.episodes.inc({ outcome: outcomeOf(result) });
-        log.warn({ step: killer }, 'the sandbox died during the same step in every attempt: graded as no patch');
+        log.warn(
+          { code: verdict.failure?.code },
+          'the sandbox was lost after model commands in every attempt: graded as no patch',
+        );
         return pointer(deps, episode, result, committed.stored);
       }
       if (final) {
@@ -439,6 +466,7 @@ function unmaskedResult(
     patch: outcome.patch,
     report: outcome.report,
     ...(outcome.grading === undefined ? {} : { grading: outcome.grading }),
+    integrity: integrityVerdictOf(outcome.grading?.integrity?.findings ?? []),
     timings: {
       queue_wait_ms: queueWaitMs(job, startedAt),
       sandbox_acquire_ms: t.sandboxAcquireMs,

@@ -40,6 +40,7 @@ import { publishMetrics, unpublishMetrics } from './metrics/metrics-publisher.js
 import { createWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics.js';
 import { InflightLimiter } from './policy/inflight-limiter.js';
 import { createProcessor } from './processor.js';
+import { createLossLedger } from './losses/loss-ledger.js';
 import { repeatEvery as every } from '@rollout-fleet/shared';
 import { RunActivity } from './episode/run-activity.js';
 import { StragglerPolicy } from './episode/stragglers.js';
@@ -128,6 +129,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     workerId,
     outputLimitBytes: config.worker.stepOutputLimitBytes,
     freshEval: config.worker.freshEval,
+    integrity: config.worker.integrity,
     reward: { resolved: config.worker.rewardResolved, unresolved: config.worker.rewardUnresolved },
     policy: {
       limiter: new InflightLimiter(redis, keys, { limit: config.policy.maxInflight, logger }),
@@ -140,6 +142,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     logger,
     shutdown: shutdown.signal,
     watch,
+    lossLedger: createLossLedger(redis, keys, {
+      windowS: config.worker.outageWindowS,
+      cleanLosses: config.worker.outageCleanLosses,
+    }),
   });
 
   // Zipped once per process and blocking the event loop while it zips: done before jobs arrive, not amid the first

@@ -35,6 +35,8 @@ export function buildFailedResult(input: FailedResultInput): EpisodeResult {
     steps: [],
     patch: null,
     report: null,
+    // Nothing was graded, so nothing was found: a failed result is never a trainer's integrity case.
+    integrity: { verdict: 'clean', reasons: [] },
     timings: {
       queue_wait_ms: input.queueWaitMs ?? 0,
       sandbox_acquire_ms: 0,

@@ -34,6 +34,8 @@ import type { AgentEnv } from '@rollout-fleet/sandbox';
 import { extractPatch, probeRepository, type RepoBase } from '../grading/extract-patch.js';
 import { gradeInSandbox, type SandboxGrade } from '../grading/grade-in-sandbox.js';
 import { settleBeforeExtraction } from '../grading/settle-before-extraction.js';
+import { stopModelProcesses } from '../grading/stop-model-processes.js';
+import { lossRecordOf, type LossPhase } from '../losses/loss-rule.js';
 import {
   emptyPatch,
   evalSandboxLost,
@@ -47,6 +49,8 @@ import {
   type Verdict,
 } from '../grading/verdict.js';
 import type { WorkerMetrics } from '../metrics/worker-metrics.js';
+import { judgeIntegrity } from '../integrity/judge-integrity.js';
+import type { IntegrityMode } from '../integrity/integrity-verdict.js';
 import type { SandboxRole, SandboxSupply, SuppliedSandbox } from '@rollout-fleet/sandbox';
 import type { InflightLimiter } from '../policy/inflight-limiter.js';
 import { createTurnRequester, type TurnRequester } from '../policy/turn-request.js';
@@ -65,6 +69,8 @@ export interface AttemptDeps {
   /** Grade in a fresh sandbox of the same image (the default). false = in the agent's sandbox: unsafe. */
   freshEval: boolean;
   reward: Rewards;
+  /** RF_INTEGRITY: `strict` grades a `violated` finding unresolved; `flag` records it only. @defaultValue 'strict' */
+  integrity?: IntegrityMode;
   /** What policy episodes need; without it a policy episode fails as a configuration error. */
   policy?: PolicyDeps;
 }
@@ -144,6 +150,9 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
     throw err;
   });
   let evalBox: EvalSandbox | undefined;
+  // Where a loss of the agent's sandbox would happen, and whether model commands ran before (losses/loss-rule.ts).
+  let lossPhase: LossPhase | 'grade' = 'setup';
+  let stepsRun = 0;
   try {
     input.onSandbox?.(main.sandboxId, input.role === 'backup');
     timings.sandboxAcquireMs = performance.now() - acquired;
@@ -162,6 +171,7 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
     if (freshGrading && !episode.policy && episode.trajectory.length <= 2)
       evalBox = startEvalSandbox(deps, input, lost);
     const countStep = (step: StepRecord): void => {
+      stepsRun += 1;
       deps.metrics.perStep.step(step.tool, step.duration_ms / 1000);
     };
     // The session starts in the repository, with the recording agent's tools when the episode names them.
@@ -177,6 +187,7 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
       mask: input.mask,
     });
     const replayStarted = performance.now();
+    lossPhase = 'step';
     let steps: StepRecord[];
     let stopped: Failure | null = null;
     let run: PolicyRun | undefined;
@@ -223,6 +234,7 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
     timings.replayMs = performance.now() - replayStarted;
 
     const gradeStarted = performance.now();
+    lossPhase = 'settle';
     // The patch must reflect every command the steps sent: the shell may still be catching up with them.
     const outOfSync =
       episode.model_patch === undefined && base !== null
@@ -234,6 +246,9 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
       base,
       takeEvalBox: () => evalBox ?? startEvalSandbox(deps, input, lost),
       newEvalBox: () => startEvalSandbox(deps, input, lost),
+      phase: (p) => {
+        lossPhase = p;
+      },
     });
     timings.gradeMs = performance.now() - gradeStarted;
     const policy =
@@ -248,6 +263,13 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
       ...(policy ? { policy } : {}),
       ...(replayed ? { fidelity: fidelity.result() } : {}),
     };
+  } catch (thrown) {
+    // A lost agent sandbox says where and after what; the processor decides whose it was (losses/model-loss.ts).
+    if (thrown instanceof RolloutError) {
+      const loss = lossRecordOf(thrown, { phase: lossPhase, stepsRun });
+      if (loss !== undefined) Object.assign(thrown.details, { loss });
+    }
+    throw thrown;
   } finally {
     await main.release();
     // A grading sandbox nobody used (empty patch, the attempt failed): stop its acquisition — a start that
@@ -406,6 +428,8 @@ async function grade(
     base: RepoBase | null;
     takeEvalBox: () => EvalSandbox;
     newEvalBox: () => EvalSandbox;
+    /** Where the attempt is, for a loss of the agent's sandbox. */
+    phase: (p: LossPhase | 'grade') => void;
   },
 ): Promise<Verdict> {
   const { episode } = input;
@@ -414,12 +438,16 @@ async function grade(
   let failure: Failure | null = null;
   if (given !== undefined) patch = given;
   else if (o.base !== null) {
+    o.phase('extract');
+    // Nothing the model left running may act while the patch is taken (or graded in place).
+    await stopModelProcesses(o.main.env, input.logger);
     const extracted = await extractPatch(o.main.env, { repoDir: o.repoDir, base: o.base });
     if (extracted.ok) patch = extracted.patch;
     else failure = extracted.failure;
   } else if (episode.eval) {
     throw repositoryMissing(o.repoDir);
   }
+  o.phase('grade');
   const spec = episode.eval;
   if (!spec) return ungraded(patch, failure);
   if (failure) return noPatchTaken(spec, failure, deps.reward);
@@ -433,7 +461,8 @@ async function grade(
       repoDir: o.repoDir,
       logLimitBytes: deps.outputLimitBytes,
     });
-  const outcome = (g: SandboxGrade, gradedIn: 'fresh' | 'in-place'): Verdict => gradedVerdict(g, gradedIn, deps.reward);
+  const outcome = (g: SandboxGrade, gradedIn: 'fresh' | 'in-place'): Verdict =>
+    gradedVerdict(judgeIntegrity(g, deps.integrity ?? 'strict'), gradedIn, deps.reward);
   if (given !== undefined && !needsFreshSandbox(deps, episode)) return outcome(await run(o.main.env, 'apply'), 'fresh');
   if (!needsFreshSandbox(deps, episode)) return outcome(await run(o.main.env, 'in-place'), 'in-place');
   // Nothing more is needed from the agent's sandbox: release it now (its kill runs while grading goes on; the

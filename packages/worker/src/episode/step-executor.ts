@@ -250,7 +250,9 @@ async function runStep(
     // Only model-class failures are observations; anything else is the sandbox's fault — unless it happens at the
     // same step on every attempt (the step killed its own server): the processor decides, so it is noted here.
     if (err.class !== 'model') {
-      if (SANDBOX_LOSS.has(err.code)) Object.assign(err.details, { lostAtStep: o.index });
+      // A session gone under the model's command (closed with the server's token) counts as a loss too.
+      if (SANDBOX_LOSS.has(err.code) || err.code === 'SWEREX_SESSION_MISSING')
+        Object.assign(err.details, { lostAtStep: o.index });
       throw err;
     }
     // SWE-ReX's extra_info travels as details.extraInfo (SwerexRuntimeError).

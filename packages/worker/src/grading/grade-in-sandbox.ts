@@ -22,6 +22,7 @@ import type { ExecShell } from './extract-patch.js';
 import { gradeInstance } from './grade-instance.js';
 import { gradingDetails, untestedDetails } from './grading-details.js';
 import { timeoutNotice } from './log-markers.js';
+import { openEvalChannel } from '../integrity/eval-channel.js';
 
 export interface GradingShell extends ExecShell {
   writeFile(path: string, content: string): Promise<void>;
@@ -112,7 +113,10 @@ export async function gradeInSandbox(options: {
   }
 
   const timeoutS = options.eval.timeout_s;
-  await phase('setup', () => shell.writeFile(EVAL_FILE, buildEvalScript({ eval: options.eval, repoDir })));
+  // The nonce markers and the result channel (docs/adversarial-grading.md, "The result channel").
+  const channel = await phase('setup', () => openEvalChannel(shell, options.eval, WORK_DIR));
+  const script = channel.instrument(buildEvalScript({ eval: options.eval, repoDir }));
+  await phase('setup', () => shell.writeFile(EVAL_FILE, script));
   const started = performance.now();
   let tests: CommandResponse;
   let timedOut: boolean;
@@ -135,8 +139,13 @@ export async function gradeInSandbox(options: {
   }
   log += tests.stdout;
   if (timedOut) log += timeoutNotice(timeoutS);
-  const grade = gradeInstance({ instanceId, log, eval: options.eval, patch, patchApplied: true });
-  const details = gradingDetails({ eval: options.eval, view: grade.view, log, logLimitBytes, timedOut });
+  // Only the region between the nonce markers is graded; what is wrong around it is a finding.
+  const checked = await phase('eval', () => channel.check({ output: tests.stdout, timedOut, timeoutS }));
+  const grade = gradeInstance({ instanceId, log: checked.log, eval: options.eval, patch, patchApplied: true });
+  const details = {
+    ...gradingDetails({ eval: options.eval, view: grade.view, log, logLimitBytes, timedOut }),
+    integrity: { restored: [], findings: checked.findings },
+  };
   return { ...grade, patch, log, testsTimedOut: timedOut, details };
 }
 

@@ -22,6 +22,7 @@ import {
   evalSandboxLost,
   failureOf,
   graded,
+  lostAfterModel,
   lostInStep,
   noPatchTaken,
   onGradingSandboxFailure,
@@ -296,5 +297,17 @@ describe('an error that escapes the attempt', () => {
     expect({ code: escaped.code, class: escaped.class }).toEqual({ code: becomes, class: cls });
     if (code === becomes) expect(escaped).toBe(err);
     else expect(escaped.cause).toBe(err);
+  });
+});
+
+describe('lostAfterModel (SANDBOX_LOST_AFTER_MODEL, docs/adversarial-grading.md "Never 0 for infra")', () => {
+  it.each([
+    ['with an eval: graded as no patch, reward for unresolved', SPEC, DEFAULTS, 0, false],
+    ['configured rewards', SPEC, CONFIGURED, -0.5, false],
+    ['without an eval: nothing to grade, null', undefined, DEFAULTS, null, null],
+  ] as const)('%s', (_name, spec, rewards, reward, resolved) => {
+    const verdict = lostAfterModel(spec, 'step, extract', rewards);
+    expect(verdict).toMatchObject({ patch: null, reward, resolved, gradedIn: null });
+    expect(verdict.failure).toMatchObject({ code: 'SANDBOX_LOST_AFTER_MODEL', class: 'model' });
   });
 });

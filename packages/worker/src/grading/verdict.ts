@@ -168,6 +168,20 @@ export function lostInStep(spec: Spec | undefined, step: number, rewards: Reward
 }
 
 /**
+ * The agent's sandbox (or its session) was lost after the model's commands ran in every attempt, with no sign of
+ * the platform's doing (SANDBOX_LOST_AFTER_MODEL, class model; losses/loss-rule.ts decides): graded as no patch,
+ * reward for unresolved when there is an eval (null when there is none) — as lostInStep, at any step or phase.
+ */
+export function lostAfterModel(spec: Spec | undefined, where: string, rewards: Rewards): Verdict {
+  const message = `the sandbox was lost after the model's commands ran, in every attempt (${where})`;
+  const failure = toFailure(new RolloutError('SANDBOX_LOST_AFTER_MODEL', message));
+  if (spec === undefined) return { patch: null, report: null, resolved: null, reward: null, failure, gradedIn: null };
+  const grading = untestedDetails(spec, `${message}, leaving no patch`);
+  const reward = rewardFor(false, rewards);
+  return { patch: null, report: noPatchReport(), grading, resolved: false, reward, failure, gradedIn: null };
+}
+
+/**
  * The model-caused problem a graded result names: why the steps stopped (deadline, no shell), else why grading
  * came out as it did (no patch, grader lost), else a shell that never caught up before the patch was taken.
  */

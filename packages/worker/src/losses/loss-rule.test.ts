@@ -93,6 +93,6 @@ describe('lossesAreTheModels', () => {
     ['older history before the last n does not count', [CLEAN, AFTER, AFTER], 2, [], true],
     ['an attempt that lost nothing', [AFTER, attempt({}), AFTER], 3, [], false],
   ] as const)('%s → %s', (_name, attempts, n, outage, expected) => {
-    expect(lossesAreTheModels(attempts as Attempt[], n, outage)).toBe(expected);
+    expect(lossesAreTheModels(attempts as readonly Attempt[], n, outage)).toBe(expected);
   });
 });

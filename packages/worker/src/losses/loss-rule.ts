@@ -48,7 +48,11 @@ export function lossesAreTheModels(attempts: readonly Attempt[], n: number, inOu
   if (n < 2 || attempts.length < n) return false;
   const last = attempts.slice(-n);
   return last.every(
-    (a, i) =>
-      a.lost_after_model === true && a.platform_cause === undefined && inOutage[attempts.length - n + i] !== true,
+    (a, i) => lostAfterModel(a) && a.platform_cause === undefined && inOutage[attempts.length - n + i] !== true,
   );
+}
+
+/** A loss after model commands; records written before `lost_after_model` existed say so by `lost_at_step`. */
+export function lostAfterModel(a: Attempt): boolean {
+  return a.lost_after_model ?? a.lost_at_step !== undefined;
 }
