@@ -11,7 +11,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { sharedDataPath } from '@rollout-fleet/test-kit';
+import { sharedDataPath } from '@rollout-fleet/test-kit/shared-data';
 import { patchPaths, planRestore } from '@rollout-fleet/worker';
 
 interface Instance {

@@ -8,6 +8,7 @@ import { registerApi } from './commands/api.js';
 import { registerSandboxHost } from './commands/sandbox-host.js';
 import { registerDashboard } from './commands/dashboard.js';
 import { registerDoctor } from './commands/doctor.js';
+import { registerImages } from './commands/images.js';
 import { registerRenderImages } from './commands/render-images.js';
 import { registerResults } from './commands/results.js';
 import { registerRunAdmin } from './commands/run-admin.js';
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   registerVerify(program);
   registerDoctor(program);
   registerRenderImages(program);
+  registerImages(program);
   registerDashboard(program);
   registerApi(program);
   registerSandboxHost(program);

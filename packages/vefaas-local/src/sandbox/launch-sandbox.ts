@@ -19,6 +19,19 @@ import { bwrapPath, checkIsolation } from './check-isolation.js';
 import { buildImage } from './image-build.js';
 import { createSandboxCgroups } from './cgroups/sandbox-cgroups.js';
 import { IMAGE_MANIFEST, readImageManifest, type ImageManifest } from './image-manifest.js';
+import { readImportedImage, type ImportedImage } from '../images/imported-image.js';
+import {
+  OVERLAY_SCRIPT,
+  checkImageShell,
+  imageBwrapArgs,
+  imageEnv,
+  imageStartError,
+  infraInterpreter,
+  overlayPermitted,
+  resolveImageUser,
+  resolveInImage,
+  type WritableLayer,
+} from './image-root.js';
 import type { SandboxCgroups } from './cgroups/types.js';
 import {
   DEFAULT_PATH,
@@ -69,11 +82,16 @@ export async function launchSandbox(launch: SandboxLaunch): Promise<SandboxProce
     );
   }
   const jailed = launch.isolation === 'bwrap';
+  // An imported container image (its own root file system) rather than a directory of repository files.
+  const imported = launch.imageDir === null ? null : readImportedImage(launch.imageDir);
+  if (imported !== null && !jailed)
+    throw imageStartError(imported, 'an imported image runs only with isolation bwrap (its root file system is /)');
   // Read before anything is created: a bad manifest fails the start with nothing to clean up.
   const manifest: ImageManifest =
-    launch.imageDir === null ? { repoDir: JAIL.testbed } : readImageManifest(launch.imageDir);
+    launch.imageDir === null || imported !== null ? { repoDir: JAIL.testbed } : readImageManifest(launch.imageDir);
+  const imagePlan = imported === null ? undefined : planImageSandbox(imported, launch);
   const repoDir = manifest.repoDir;
-  const imageSource = await prepareStateDir(layout, launch, jailed);
+  const imageSource = await prepareStateDir(layout, launch, jailed, imported !== null);
 
   const authToken = manifest.authToken ?? parseAuthToken(launch.command);
   const cgroups = await createSandboxCgroups(
@@ -93,7 +111,7 @@ export async function launchSandbox(launch: SandboxLaunch): Promise<SandboxProce
     cpu: cgroups?.cpu === true && via !== undefined ? via : 'none',
     disk: !jailed
       ? 'none'
-      : jailFeatures?.tmpfsSize === true
+      : imagePlan?.layer === 'overlay' || jailFeatures?.tmpfsSize === true
         ? 'tmpfs-size'
         : cgroups?.memory === true
           ? 'memory'
@@ -110,6 +128,7 @@ export async function launchSandbox(launch: SandboxLaunch): Promise<SandboxProce
     jailFeatures,
     repoDir,
     ...(manifest.bashrc === undefined ? {} : { bashrc: manifest.bashrc }),
+    ...(imagePlan === undefined ? {} : { imagePlan }),
   });
 
   const logFd = openSync(layout.logPath, 'a');
@@ -199,7 +218,12 @@ export async function launchSandbox(launch: SandboxLaunch): Promise<SandboxProce
  * image directory to bind (the jail copies it into its /testbed tmpfs). Without: host /testbed, /tmp and /root,
  * the image copied into /testbed here.
  */
-async function prepareStateDir(layout: StateLayout, launch: SandboxLaunch, jailed: boolean): Promise<string | null> {
+async function prepareStateDir(
+  layout: StateLayout,
+  launch: SandboxLaunch,
+  jailed: boolean,
+  imported: boolean,
+): Promise<string | null> {
   await mkdir(layout.stateDir, { recursive: false, mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return mkdir(layout.stateDir, { recursive: true, mode: 0o700 });
     // EEXIST: a live sandbox with this id, or leftovers of a dead host (see removeSandboxLeftovers).
@@ -212,6 +236,12 @@ async function prepareStateDir(layout: StateLayout, launch: SandboxLaunch, jaile
     for (const dir of [layout.testbed, layout.home]) await mkdir(dir, { recursive: true, mode: 0o755 });
     await mkdir(layout.tmp, { recursive: true });
     await chmod(layout.tmp, 0o1777);
+  }
+  if (imported) {
+    // Mount points of the writable layer and the merged root; both stay empty on the host's disk.
+    await mkdir(join(layout.stateDir, 'layer'));
+    await mkdir(join(layout.stateDir, 'merged'));
+    return null;
   }
   if (launch.imageDir === null) return null;
   try {
@@ -278,6 +308,33 @@ interface ArgvInput {
   repoDir: string;
   /** The image's /root/.bashrc, from its manifest. */
   bashrc?: string;
+  /** An imported image's sandbox (image-root.ts). */
+  imagePlan?: ImagePlan;
+}
+
+interface ImagePlan {
+  image: ImportedImage;
+  layer: WritableLayer;
+  env: Record<string, string>;
+  user: ReturnType<typeof resolveImageUser>;
+  cwd: string;
+  copyUp: string[];
+}
+
+/** Env, User, WorkingDir as a container runtime applies them; fails (function_initialize_failed) without bash. */
+function planImageSandbox(image: ImportedImage, launch: SandboxLaunch): ImagePlan {
+  const user = resolveImageUser(image);
+  const env: Record<string, string> = { ...imageEnv(image) };
+  env.HOME ??= user.home;
+  Object.assign(env, launch.envs, { TERM: 'dumb' });
+  checkImageShell(image, env.PATH ?? DEFAULT_PATH);
+  const cwd = image.workingDir === '' ? '/' : image.workingDir;
+  const layer: WritableLayer = launch.imageLayer ?? (overlayPermitted() ? 'overlay' : 'copy-up');
+  // Without overlay, the places a sandbox writes to are copied up: HOME, the repository, the working directory.
+  const copyUp = [user.home, JAIL.testbed, cwd]
+    .filter((dir, i, all) => dir !== '/' && all.indexOf(dir) === i && dir !== '/tmp')
+    .filter((dir) => resolveInImage(image.rootfs, dir) === dir);
+  return { image, layer, env, user, cwd, copyUp };
 }
 
 function buildArgv(input: ArgvInput): string[] {
@@ -292,7 +349,48 @@ function buildArgv(input: ArgvInput): string[] {
   // -E: ignore PYTHON* from the sandbox Envs; -s: no user site; -B: no .pyc next to the read-only runtime.
   const serverArgs = ['-E', '-s', '-B'];
   let command: string[];
-  if (jailed) {
+  const plan = input.imagePlan;
+  if (plan !== undefined) {
+    const diskBytes = (launch.diskMB ?? DEFAULT_DISK_MB) * MB;
+    const bwrap = [
+      bwrapPath() ?? 'bwrap',
+      ...imageBwrapArgs({
+        image: plan.image,
+        layer: plan.layer,
+        merged: join(layout.stateDir, 'merged'),
+        runDir: layout.run,
+        hostsFile: join(layout.etc, 'hosts'),
+        network: launch.network,
+        hostname: launch.sandboxId.slice(0, 63),
+        user: plan.user,
+        cwd: plan.cwd,
+        env: plan.env,
+        interpreter: infraInterpreter(python),
+        tmpfsBytes: input.jailFeatures?.tmpfsSize === true ? diskBytes : undefined,
+        copyUp: plan.copyUp,
+        authToken,
+      }),
+    ];
+    command =
+      plan.layer === 'overlay'
+        ? [
+            'unshare',
+            '--user',
+            '--map-root-user',
+            '--mount',
+            '--propagation',
+            'private',
+            '/bin/sh',
+            '-c',
+            OVERLAY_SCRIPT,
+            'sh',
+            plan.image.rootfs,
+            layout.stateDir,
+            String(diskBytes),
+            ...bwrap,
+          ]
+        : bwrap;
+  } else if (jailed) {
     command = [
       python,
       ...serverArgs,

@@ -37,6 +37,11 @@ export interface SandboxLaunch {
    * more fails with ENOSPC). tmpfs pages count against the memory limit too. @defaultValue 4096
    */
   diskMB?: number;
+  /**
+   * Writable layer of an imported image's sandbox: overlayfs in a user namespace, or tmpfs copies of the
+   * writable directories. @defaultValue overlay where this host permits it, else copy-up
+   */
+  imageLayer?: 'overlay' | 'copy-up';
   /** Where cgroups live and, for cgroup v2, a delegated parent. @defaultValue detected (see sandbox-cgroups.ts) */
   cgroup?: CgroupOptions;
 }
