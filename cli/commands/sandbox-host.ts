@@ -37,7 +37,10 @@ export function registerSandboxHost(program: Command): void {
     .description('Run a local veFaaS (signed control plane, gateway route, SWE-ReX sandboxes) until interrupted.')
     .option('--port <n>', 'port of the control plane and gateway (0 = any free port)', portNumber, 8780)
     .option('--host <addr>', 'address to bind', '127.0.0.1')
-    .option('--images <dir>', 'directory of sandbox images')
+    .option(
+      '--images <dir>',
+      'directory of sandbox images: directories of repository files, and docker save archives (NAME.tar) or OCI layouts imported at start',
+    )
     .option('--state-dir <dir>', 'where per-sandbox state lives (default: a temp dir, removed on exit)')
     .addOption(
       new Option('--isolation <mode>', 'how sandboxes run').choices(['bwrap', 'none', 'emulated']).default('bwrap'),
@@ -95,6 +98,12 @@ async function runSandboxHost(flags: SandboxHostFlags): Promise<number> {
   } catch (err) {
     console.error(`sandbox-host: ${flags.faults ?? 'faults'}: ${(err as Error).message}`);
     return EXIT.INVALID_INPUT;
+  }
+
+  // docker save archives and OCI layouts in --images are imported before the first sandbox needs them.
+  if (flags.images !== undefined) {
+    const imported = await importPendingImages(flags.images);
+    if (imported !== EXIT.OK) return imported;
   }
 
   let host;
@@ -162,5 +171,28 @@ async function runSandboxHost(flags: SandboxHostFlags): Promise<number> {
 
   await stopped;
   await host.close();
+  return EXIT.OK;
+}
+
+async function importPendingImages(imagesDir: string): Promise<number> {
+  const { ImageImportError, importImage, pendingImports } = await import('@rollout-fleet/vefaas-local');
+  for (const source of await pendingImports(imagesDir)) {
+    console.error(`sandbox-host: importing ${source.path} as ${source.name} (once; see rollout-fleet images import)`);
+    try {
+      const result = await importImage({
+        source: source.path,
+        name: source.name,
+        imagesDir,
+        onProgress: (p) =>
+          console.error(
+            `sandbox-host: ${p.phase === 'copy' ? 'copying' : 'unpacking'} ${source.name}: ${(p.bytes / 1e6).toFixed(0)} MB (${(p.elapsedMs / 1000).toFixed(0)} s)`,
+          ),
+      });
+      console.error(`sandbox-host: imported ${source.name} (${result.image.digest})`);
+    } catch (err) {
+      console.error(`sandbox-host: cannot import ${source.path}: ${(err as Error).message}`);
+      return err instanceof ImageImportError && err.reason === 'tool-missing' ? EXIT.UNAVAILABLE : EXIT.INVALID_INPUT;
+    }
+  }
   return EXIT.OK;
 }

@@ -35,6 +35,7 @@ export { setupStatus } from './agent-env/session-setup.js';
 export type { SetupOutcome } from './agent-env/session-setup.js';
 export { buildStartCommand } from './agent-env/start-command.js';
 export { sweAgentSessionCommand, sweAgentSetupCommand } from './agent-env/agent-tools.js';
+export { TOOL_INSTALL_COMMAND } from './agent-env/install-tools.js';
 export { sweAgentActionCommand, sweAgentActionFor } from './tools/swe-agent-actions.js';
 export { errorCodeOf } from './swerex/response-errors.js';
 export { SandboxSupply, createSandboxSupply } from './supply/sandbox-supply.js';

@@ -22,6 +22,10 @@ export interface TestImageLayer {
   files?: Record<string, string>;
   /** Symlinks: image path → target. */
   symlinks?: Record<string, string>;
+  /** Hard links: image path → existing image path it links to. */
+  hardlinks?: Record<string, string>;
+  /** Modes to set: image path → mode. */
+  modes?: Record<string, number>;
   /** Image paths removed in this layer (whiteouts in the layer tar). */
   remove?: string[];
   /** Bytes of random data written to /pad.bin (a big layer for the benchmark). */
@@ -240,6 +244,9 @@ async function applyLayer(rootfs: string, spec: TestImageLayer): Promise<void> {
     await rm(join(rootfs, path), { force: true });
     await symlink(target, join(rootfs, path));
   }
+  for (const [path, existing] of Object.entries(spec.hardlinks ?? {}))
+    await execFileAsync('ln', [join(rootfs, existing), join(rootfs, path)]);
+  for (const [path, mode] of Object.entries(spec.modes ?? {})) await chmod(join(rootfs, path), mode);
   if (spec.padBytes !== undefined && spec.padBytes > 0) {
     // Random (incompressible) bytes written by the shell, not through this process's memory.
     await execFileAsync('sh', ['-c', `head -c ${spec.padBytes} /dev/urandom > "$1"`, 'sh', join(rootfs, 'pad.bin')]);

@@ -32,6 +32,29 @@ export const RECIPES = {
     config: { env: ['PATH=/opt/py/bin:/usr/bin:/bin'], workingDir: '/testbed' },
     layers: [{ files: { '/testbed/test_ok.py': 'def test_ok():\n    assert 1 + 1 == 2\n' } }],
   },
+  /** Two layers over `bare`'s: the second deletes, replaces with symlinks and hard links. */
+  layered: {
+    name: 'rf-layered',
+    bash: true,
+    config: { env: ['PATH=/usr/bin:/bin'], user: 'runner', workingDir: '/work' },
+    layers: [
+      {
+        files: {
+          '/data/keep.txt': 'kept\n',
+          '/data/gone.txt': 'deleted in layer 2\n',
+          '/data/dir/inner.txt': 'deleted with its directory\n',
+          '/data/replaced': 'a file, then a symlink\n',
+          '/work/script.sh': '#!/bin/sh\necho from-script\n',
+        },
+        modes: { '/data/keep.txt': 0o640 },
+        hardlinks: { '/data/hard.txt': '/data/keep.txt' },
+      },
+      {
+        remove: ['/data/gone.txt', '/data/dir', '/data/replaced'],
+        symlinks: { '/data/replaced': 'keep.txt', '/data/abs': '/data/keep.txt' },
+      },
+    ],
+  },
   /** busybox only: no bash. */
   noBash: { name: 'rf-nobash' },
 } satisfies Record<string, TestImageRecipe>;
@@ -59,6 +82,7 @@ export async function startImageSandbox(
   imagesDir: string,
   image: string,
   overrides: Partial<SandboxLaunch> = {},
+  aliveTimeoutMs = 20_000,
 ): Promise<ImageSandbox> {
   const stateRoot = await mkdtemp(join(tmpdir(), 'rf-sb-'));
   const token = randomUUID();
@@ -75,7 +99,7 @@ export async function startImageSandbox(
     ...overrides,
   });
   try {
-    await waitUntilAlive(sandbox);
+    await waitUntilAlive(sandbox, aliveTimeoutMs);
   } catch (err) {
     const { readFile } = await import('node:fs/promises');
     const log = await readFile(sandbox.logPath, 'utf8').catch(() => '');

@@ -4,6 +4,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { TOOL_INSTALL_COMMAND } from '@rollout-fleet/sandbox';
+import { RolloutError } from '@rollout-fleet/shared';
 import { bwrapNeed } from '@rollout-fleet/test-kit/bwrap-need';
 import { describeWith } from '@rollout-fleet/test-kit/needs';
 import {
@@ -14,6 +16,9 @@ import {
   type ImageSandbox,
   type ImportedFixture,
 } from '../../test/image-fixture.js';
+
+/** Where installToolBundle puts the tools (packages/sandbox/src/tools/bundle-paths.ts). */
+const TOOL_DIR = TOOL_INSTALL_COMMAND.match(/chmod \+x (\S+)\/\*/)?.[1] ?? '/nonexistent';
 
 /** Output of one command in session `s`. */
 async function out(sb: ImageSandbox, command: string): Promise<string> {
@@ -48,6 +53,8 @@ describeWith([bwrapNeed(), imageToolsNeed()], 'a sandbox of an imported image', 
       // The host's /usr is nowhere on the image's paths: no /usr/bin/python3 in this image.
       expect(await out(sb, 'ls /usr/bin/python3 2>&1; echo $PATH; pwd')).toContain('No such file');
       expect((await out(sb, 'echo $PATH; pwd')).trim().split('\n')).toEqual(['/opt/py/bin:/usr/bin:/bin', '/testbed']);
+      await sb.rex.sh(`mkdir -p ${TOOL_DIR} && touch ${TOOL_DIR}/tool`);
+      expect((await sb.rex.run('s', TOOL_INSTALL_COMMAND, { check: 'silent' })).exit_code).toBe(0);
       expect(await out(sb, 'cd /testbed && pytest -q test_ok.py 2>&1 | tail -1')).toMatch(/1 passed/);
     } finally {
       await sb.close();
@@ -72,9 +79,68 @@ describeWith([bwrapNeed(), imageToolsNeed()], 'a sandbox of an imported image', 
       const tree = bare.result.image.rootfs;
       expect(readFileSync(join(tree, 'etc/os-release'), 'utf8')).toContain(`ID=${RECIPES.bare.name}`);
       expect(statSync(join(tree, 'bin/busybox')).isFile()).toBe(true);
+      // The tool bundle's scripts run with the image's python3: without one, their install says why it fails.
+      await sb.rex.sh(`mkdir -p ${TOOL_DIR} && touch ${TOOL_DIR}/tool`);
+      const install = await sb.rex.run('s', TOOL_INSTALL_COMMAND, { check: 'silent' });
+      expect(install.exit_code).not.toBe(0);
+      expect(String(install.output)).toMatch(
+        /the tools need python3 on the image's PATH \(\/usr\/bin:\/bin\); this image has none/,
+      );
       await sb.rex.closeSession('s');
     } finally {
       await sb.close();
+    }
+  });
+});
+
+describeWith([bwrapNeed(), imageToolsNeed()], 'a layered image', () => {
+  let layered: ImportedFixture;
+  beforeAll(async () => {
+    layered = await importTestImage(RECIPES.layered);
+  }, 240_000);
+  afterAll(async () => {
+    await layered?.cleanup();
+  });
+
+  for (const layer of ['overlay', 'copy-up'] as const) {
+    it(`comes out as its layers define it, run as its User in its WorkingDir (${layer})`, async () => {
+      const sb = await startImageSandbox(layered.imagesDir, RECIPES.layered.name, { imageLayer: layer });
+      try {
+        await sb.rex.createSession('s');
+        // Whiteouts: the file and the directory deleted by layer 2 are gone; the file replaced by a symlink is one.
+        expect(await out(sb, 'ls -1 /data')).toBe('abs\nhard.txt\nkeep.txt\nreplaced\n');
+        expect(await out(sb, 'readlink /data/replaced; readlink /data/abs')).toBe('keep.txt\n/data/keep.txt\n');
+        expect(await out(sb, 'cat /data/abs /data/replaced')).toBe('kept\nkept\n');
+        // Hard links stay one file; modes are the image's.
+        const [keep, hard] = (await out(sb, 'stat -c %i /data/keep.txt /data/hard.txt')).trim().split('\n');
+        expect(keep).toBe(hard);
+        expect(await out(sb, 'stat -c %a /data/keep.txt /work/script.sh')).toBe('640\n755\n');
+        // User "runner" (1234 in the image's passwd), its HOME, the WorkingDir.
+        expect(await out(sb, 'id -u; id -g; echo $HOME; pwd')).toBe('1234\n1234\n/home/runner\n/work\n');
+        expect(await out(sb, './script.sh && echo ok > /home/runner/x && cat /home/runner/x')).toBe(
+          'from-script\nok\n',
+        );
+      } finally {
+        await sb.close();
+      }
+    });
+  }
+});
+
+describeWith([bwrapNeed(), imageToolsNeed()], 'what an image needs', () => {
+  it('fails the start with function_initialize_failed when the image has no bash', async () => {
+    const noBash = await importTestImage(RECIPES.noBash);
+    try {
+      const err = await startImageSandbox(noBash.imagesDir, RECIPES.noBash.name).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(RolloutError);
+      expect((err as RolloutError).code).toBe('SANDBOX_START_FAILED');
+      expect((err as RolloutError).message).toMatch(/has no bash on its PATH/);
+      expect((err as RolloutError).details?.errorCode).toBe('function_initialize_failed');
+    } finally {
+      await noBash.cleanup();
     }
   });
 });

@@ -316,8 +316,11 @@ export function imageBwrapArgs(o: ImageBwrapOptions): string[] {
     args.push('--perms', '1777', '--dir', '/tmp');
   for (const bind of o.interpreter.binds) args.push('--ro-bind', bind, INFRA.root + bind);
   args.push('--ro-bind', RUNTIME_DIR, INFRA.runtime, '--bind', o.runDir, INFRA.run);
-  args.push('--ro-bind', o.hostsFile, '/etc/hosts');
-  if (o.network && existsSync('/etc/resolv.conf')) args.push('--ro-bind', '/etc/resolv.conf', '/etc/resolv.conf');
+  // A read-only image (copy-up) has no room for a mount point it lacks: bind over what is there only.
+  const canBind = (path: string): boolean => o.layer === 'overlay' || resolveInImage(o.image.rootfs, path) === path;
+  if (canBind('/etc/hosts')) args.push('--ro-bind', o.hostsFile, '/etc/hosts');
+  if (o.network && existsSync('/etc/resolv.conf') && canBind('/etc/resolv.conf'))
+    args.push('--ro-bind', '/etc/resolv.conf', '/etc/resolv.conf');
   args.push('--hostname', o.hostname, '--chdir', o.cwd, '--clearenv');
   for (const [key, value] of Object.entries(o.env)) args.push('--setenv', key, value);
   // -E: ignore PYTHON* of the image's Env; -s: no user site; -B: no .pyc next to the read-only runtime.
