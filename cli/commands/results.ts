@@ -4,9 +4,10 @@
  * `--follow` keeps streaming until the run is done; `--after` / `--checkpoint` resume where a previous
  * read stopped (stream ids are the cursor; results and groups have separate cursors).
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { type Command, Option } from 'commander';
-import type { GradingReport, RunSummaryEntry } from '@rollout-fleet/shared';
+import type { EpisodeResult, SwebenchTree } from '@rollout-fleet/shared';
 import { EXIT } from '../exit-codes.js';
 
 interface ResultsFlags {
@@ -16,6 +17,7 @@ interface ResultsFlags {
   after?: string;
   checkpoint?: string;
   summary?: string;
+  out?: string;
   groups: boolean;
 }
 
@@ -37,7 +39,11 @@ export function registerResults(program: Command): void {
     .option('--follow', 'keep streaming new results until every episode of the run is done', false)
     .option('--after <cursor>', 'resume after this cursor (a stream id printed by an earlier read)')
     .option('--checkpoint <file>', 'read the cursor from this file if it exists and write the last cursor back')
-    .option('--summary <file>', 'with --format swebench: also write the SWE-bench run summary here')
+    .option('--summary <file>', 'with --format swebench: also write the SWE-bench run report here')
+    .option(
+      '--out <dir>',
+      "with --format swebench: write SWE-bench's evaluation tree here: logs/run_evaluation/<run>/<model>/<instance>/{report.json,test_output.txt,patch.diff,eval.sh,run_instance.log} and <model>.<run>.json per model",
+    )
     .option(
       '--groups',
       'stream completed RL groups (all samples of one episode, with reward mean and std) instead of results',
@@ -53,6 +59,10 @@ export function registerResults(program: Command): void {
 }
 
 async function runResults(flags: ResultsFlags): Promise<number> {
+  if ((flags.out || flags.summary) && flags.format !== 'swebench') {
+    console.error(`results: --out and --summary belong to --format swebench`);
+    return EXIT.USAGE;
+  }
   if (flags.groups && flags.format !== 'jsonl') {
     console.error(
       `results: --groups writes group events as JSON lines; it cannot be combined with --format ${flags.format}`,
@@ -64,15 +74,8 @@ async function runResults(flags: ResultsFlags): Promise<number> {
   try {
     const { config } = loadContext();
     const { streamGroups, streamResults } = await import('@rollout-fleet/producer');
-    const {
-      STREAM_CURSOR_HINT,
-      createKeyspace,
-      isStreamCursor,
-      openAiExportOf,
-      summarizeRun,
-      toPythonJson,
-      trainingRecordsOf,
-    } = await import('@rollout-fleet/shared');
+    const { STREAM_CURSOR_HINT, createKeyspace, isStreamCursor, openAiExportOf, swebenchTree, trainingRecordsOf } =
+      await import('@rollout-fleet/shared');
     let after = flags.after;
     let from = '--after';
     if (!after && flags.checkpoint) {
@@ -107,8 +110,12 @@ async function runResults(flags: ResultsFlags): Promise<number> {
       },
       ...(after ? { after } : {}),
     };
-    const reports: Record<string, GradingReport> = {};
-    const entries: RunSummaryEntry[] = [];
+    const graded: EpisodeResult[] = [];
+    // The run's dataset as submitted, which SWE-bench's run report counts over.
+    const dataset =
+      flags.format === 'swebench'
+        ? await redis.smembers(createKeyspace(config.queue.prefix).runDataset(flags.run))
+        : [];
     const skipped = { episodes: 0, turnsWithoutIds: 0 };
     const { addToTotals, fidelityHeader, fidelityRow, fidelitySummary } = await import('./fidelity-table.js');
     const totals = { replayed: 0, clean: 0, compared: 0, matched: 0 };
@@ -136,24 +143,17 @@ async function runResults(flags: ResultsFlags): Promise<number> {
             if (record.prompt_token_ids === null || record.completion_token_ids === null) skipped.turnsWithoutIds += 1;
             process.stdout.write(`${JSON.stringify(record)}\n`);
           }
-        } else {
-          if (r.report) reports[r.instance_id] = r.report;
-          entries.push({
-            instance_id: r.instance_id,
-            model_patch: r.patch,
-            report: r.report,
-            failed: r.status === 'failed',
-          });
-        }
+        } else graded.push(r);
       }
     } finally {
       process.removeListener('SIGINT', stop);
       redis.disconnect();
     }
     if (flags.format === 'swebench') {
-      // Python's json.dumps(indent=4) text, so the file is byte-compatible with the harness's report.json.
-      process.stdout.write(`${toPythonJson(reports)}\n`);
-      if (flags.summary) await writeFile(flags.summary, `${toPythonJson(summarizeRun(entries))}\n`);
+      const tree = swebenchTree({ runId: flags.run, results: graded, dataset });
+      for (const warning of tree.warnings) console.error(`results: warning: ${warning}`);
+      const code = await writeSwebench(tree, flags);
+      if (code !== EXIT.OK) return code;
     }
     if (flags.format === 'fidelity') process.stdout.write(`${fidelitySummary(flags.run, totals)}\n`);
     if (skipped.episodes > 0) {
@@ -173,4 +173,54 @@ async function runResults(flags: ResultsFlags): Promise<number> {
   } catch (err) {
     return reportFailure('results', err);
   }
+}
+
+/**
+ * `--out`: the tree on disk and, on stdout, the lines the harness prints; without it, stdout is every report.json
+ * merged into one object (Python's json.dumps(indent=4) text). `--summary`: the run report of the run's one model.
+ */
+async function writeSwebench(tree: SwebenchTree, flags: ResultsFlags): Promise<number> {
+  const { toPythonJson } = await import('@rollout-fleet/shared');
+  if (flags.summary && tree.reports.length > 1) {
+    console.error(
+      `results: --summary: the run has ${tree.reports.length} models (${tree.reports.map((r) => r.model_name_or_path).join(', ')}), one run report each; use --out <dir>`,
+    );
+    return EXIT.USAGE;
+  }
+  if (flags.summary) {
+    const only = tree.reports[0];
+    await writeFile(flags.summary, only === undefined ? '{}\n' : (tree.files.get(only.path) ?? ''));
+  }
+  if (!flags.out) {
+    const merged: Record<string, unknown> = {};
+    for (const [path, content] of tree.files)
+      if (path.endsWith('/report.json')) Object.assign(merged, JSON.parse(content) as Record<string, unknown>);
+    process.stdout.write(`${toPythonJson(merged)}\n`);
+    return EXIT.OK;
+  }
+  for (const [path, content] of tree.files) {
+    const target = join(flags.out, path);
+    await mkdir(dirname(target), { recursive: true });
+    await writeFile(target, content);
+  }
+  for (const { path, report } of tree.reports) {
+    // The harness's own summary lines (reporting.py), then where the report went.
+    process.stdout.write(
+      [
+        `Total instances: ${report.total_instances}`,
+        `Instances submitted: ${report.submitted_instances}`,
+        `Instances completed: ${report.completed_instances}`,
+        `Instances incomplete: ${report.incomplete_ids.length}`,
+        `Instances resolved: ${report.resolved_instances}`,
+        `Instances unresolved: ${report.unresolved_instances}`,
+        `Instances with likely infrastructure failures: ${report.infra_failure_instances}`,
+        `Instances with ambiguous failures: ${report.ambiguous_failure_instances}`,
+        `Instances with empty patches: ${report.empty_patch_instances}`,
+        `Instances with errors: ${report.error_instances}`,
+        `Report written to ${join(flags.out, path)}`,
+        '',
+      ].join('\n'),
+    );
+  }
+  return EXIT.OK;
 }

@@ -153,6 +153,7 @@ async function runSubmit(paths: string[], flags: SubmitFlags): Promise<number> {
       ...(flags.repoDir ? { repoDir: flags.repoDir } : {}),
       ...(flags.replay ? {} : { replay: false }),
     });
+    for (const warning of validated.warnings) console.error(`submit: warning: ${formatProblem(warning)}`);
     const problems = [...undecodable, ...validated.problems];
     if (problems.length > 0) {
       for (const problem of problems) console.error(formatProblem(problem));
@@ -224,6 +225,7 @@ async function runSubmit(paths: string[], flags: SubmitFlags): Promise<number> {
           keys: q.keys,
           runId: flags.run,
           episodes: validated.episodes,
+          datasetInstanceIds: validated.datasetInstanceIds,
           force: flags.force,
           resume: flags.resume,
           chunkSize: flags.chunkSize,

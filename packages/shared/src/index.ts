@@ -97,8 +97,18 @@ export { STREAM_CURSOR_HINT, STREAM_CURSOR_PATTERN, isStreamCursor } from './sto
 export { announceDemand, clearAnnouncement, readDemand, readSpec, recordRunSpecs } from './store/sandbox-demand.js';
 export { FIRST_DIVERGENCE_BUCKETS, getRunFidelity } from './store/run-fidelity.js';
 export { specKey } from './store/spec-key.js';
-export { summarizeRun } from './grading/run-summary.js';
-export type { RunSummaryEntry } from './grading/run-summary.js';
+export { isEmptyPatch, makeRunReport, modelDirName, runReportFileName } from './grading/run-report.js';
+export type { RunReport, RunReportInput, SwebenchPrediction } from './grading/run-report.js';
+export { classifyInfraFailure } from './grading/infra-failure.js';
+export type { InfraFailure, InfraFailureTier } from './grading/infra-failure.js';
+export {
+  INSTANCE_FILES,
+  RUN_EVALUATION_LOG_DIR,
+  instanceLayout,
+  modelNameOf,
+  swebenchTree,
+} from './grading/swebench-layout.js';
+export type { InstanceFileName, InstanceLayout, SwebenchTree } from './grading/swebench-layout.js';
 export type { ResolutionStatus, TestOutcome, TestsStatus } from './grading/report-types.js';
 export { toPythonJson } from './grading/python-json.js';
 export { encodeTurnTokens, expandPromptIds } from './contracts/turn-tokens.js';

@@ -118,6 +118,7 @@ export async function submitFiles(
     keys: deps.keys,
     runId: options.run_id,
     episodes: validated.episodes,
+    datasetInstanceIds: validated.datasetInstanceIds,
     force: options.force,
     resume: options.resume,
     policy: {

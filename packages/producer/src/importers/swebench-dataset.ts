@@ -28,16 +28,27 @@ export interface SweBenchInstance {
 export interface LocatedInstance {
   instance: SweBenchInstance;
   location: RecordLocation;
+  /** The record as written (its JSONL line; else its JSON value re-serialized): tells identical duplicates apart. */
+  source: string;
 }
 
 /** A SWE-bench dataset file: JSON list (or one object) or JSONL of instances. */
 export function parseSweBenchInstances(file: InputFile): { instances: LocatedInstance[]; problems: Problem[] } {
   const { records, problems } = readJsonRecords(file);
   const instances: LocatedInstance[] = [];
+  let lines: string[] | undefined;
   for (const { value, location } of records) {
     const parsed = parseInstance(value, location);
-    if (parsed.ok) instances.push({ instance: parsed.instance, location });
-    else problems.push(...parsed.problems);
+    if (!parsed.ok) {
+      problems.push(...parsed.problems);
+      continue;
+    }
+    let source: string | undefined;
+    if (location.line !== undefined) {
+      lines ??= file.text.split('\n');
+      source = lines[location.line - 1]?.trim();
+    }
+    instances.push({ instance: parsed.instance, location, source: source ?? JSON.stringify(value) });
   }
   return { instances, problems };
 }

@@ -59,6 +59,11 @@ export interface SubmitRunOptions {
   chunkSize?: number;
   policy?: JobPolicy;
   onProgress?: (progress: SubmitProgress) => void;
+  /**
+   * The instance ids of the SWE-bench dataset the episodes come from (ValidationResult.datasetInstanceIds): kept
+   * with the run (added to what earlier submits kept) so its SWE-bench run report counts the whole dataset.
+   */
+  datasetInstanceIds?: readonly string[];
   /** Stops enqueueing between two chunks (the summary then says `interrupted`); what was enqueued stays. */
   signal?: AbortSignal;
   now?: () => Date;
@@ -112,6 +117,7 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmitSummar
   };
 
   await redis.multi().sadd(keys.runs(), runId).hsetnx(keys.run(runId), 'created_at', now().toISOString()).exec();
+  await recordDataset(redis, keys.runDataset(runId), options.datasetInstanceIds ?? [], policy.retentionS);
   if ((await redis.hget(keys.run(runId), 'cancelled')) === '1') {
     if (!options.resume) {
       throw new RolloutError(
@@ -199,6 +205,13 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmitSummar
   // only repairs a hash an older version or a person left wrong.
   if (options.force || summary.resumed > 0) await new ResultStore(redis, keys).recount(runId);
   return summary;
+}
+
+async function recordDataset(redis: RedisClient, key: string, ids: readonly string[], ttlS: number): Promise<void> {
+  if (ids.length === 0) return;
+  const multi = redis.multi();
+  for (const [start, end] of chunkBounds(ids.length, 1000)) multi.sadd(key, ...ids.slice(start, end));
+  await multi.expire(key, Math.max(1, Math.round(ttlS))).exec();
 }
 
 /**

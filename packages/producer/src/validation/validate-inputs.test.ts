@@ -137,6 +137,43 @@ describe('validateInputs', () => {
     expect(problems[0]!.code).toBe('INPUT_DUPLICATE');
   });
 
+  it('reads a SWE-bench dataset as the harness keys it: a later record of an id wins, with a warning naming both places; identical ones merge silently', () => {
+    const record = (id: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+      instance_id: id,
+      repo: 'example/pyutils',
+      patch: 'diff --git a/x b/x',
+      FAIL_TO_PASS: '["t1"]',
+      PASS_TO_PASS: [],
+      ...extra,
+    });
+    const jsonl = [record('a-1'), record('b-2'), record('a-1'), record('b-2', { FAIL_TO_PASS: ['t2'] })]
+      .map((r) => JSON.stringify(r))
+      .join('\n');
+    const { episodes, problems, warnings, datasetInstanceIds } = validateInputs(
+      [
+        { path: 'one.jsonl', text: `${jsonl}\n` },
+        // Across files too: the later file's record of c-3 is used, placed where c-3 first was; a-1 is the same
+        // record as one.jsonl:1, written the same way.
+        { path: 'two.json', text: JSON.stringify([record('c-3'), record('a-1')]) },
+        { path: 'three.json', text: JSON.stringify([record('c-3', { patch: 'diff --git a/y b/y' })]) },
+      ],
+      { ...options, image: 'img', gold: true },
+    );
+    expect(problems).toEqual([]);
+    expect(warnings.map(formatProblem)).toEqual([
+      'one.jsonl:4: instance_id: instance "b-2" is also defined at one.jsonl:2, differently; this later record is used — SWE-bench keeps the last record of an instance id; remove the one you do not mean',
+      'three.json:$[0]: instance_id: instance "c-3" is also defined at two.json:$[0], differently; this later record is used — SWE-bench keeps the last record of an instance id; remove the one you do not mean',
+    ]);
+    expect(warnings.every((w) => w.code === 'INPUT_DUPLICATE')).toBe(true);
+    expect(datasetInstanceIds).toEqual(['a-1', 'b-2', 'c-3']);
+    // Gold predictions: one per instance, from the record that won.
+    expect(episodes.map((e) => [e.instance_id, e.model_patch, e.eval?.FAIL_TO_PASS])).toEqual([
+      ['a-1', 'diff --git a/x b/x', ['t1']],
+      ['b-2', 'diff --git a/x b/x', ['t2']],
+      ['c-3', 'diff --git a/y b/y', ['t1']],
+    ]);
+  });
+
   it('rejects over-limit payloads: serialized size and step count', () => {
     const big = nativeEpisode('big', {
       trajectory: [{ name: 'execute_bash', arguments: { command: 'x'.repeat(2 * 1024 * 1024) } }],

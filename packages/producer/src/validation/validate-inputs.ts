@@ -53,6 +53,13 @@ export interface ValidationResult {
   /** `locations[i]` is where `episodes[i]` came from. */
   locations: RecordLocation[];
   problems: Problem[];
+  /** Worth telling, not refusing (a duplicated dataset instance: the later record is used). */
+  warnings: Problem[];
+  /**
+   * Every instance id of the SWE-bench dataset files, once each, in file order: the run's dataset, which
+   * SWE-bench's run report counts over (`total_instances`, `incomplete_ids`). Empty without a dataset file.
+   */
+  datasetInstanceIds: string[];
 }
 
 const OPTIONS_FILE = '(options)';
@@ -66,13 +73,13 @@ const OPTIONS_FILE = '(options)';
  */
 export function validateInputs(files: readonly InputFile[], options: ValidationOptions): ValidationResult {
   const optionProblems = checkOptions(options);
-  if (optionProblems.length > 0) return { episodes: [], locations: [], problems: optionProblems };
+  if (optionProblems.length > 0) return { ...nothing(), problems: optionProblems };
 
   const imported = emptyResult();
   let policy: PolicyInput | undefined;
   if (options.policyFile !== undefined) {
     const read = readPolicyFile(options.policyFile);
-    if (read.problems.length > 0) return { episodes: [], locations: [], problems: read.problems };
+    if (read.problems.length > 0) return { ...nothing(), problems: read.problems };
     policy = read.policy;
   }
   const formats = new Map<InputFile, InputFormat>();
@@ -84,7 +91,34 @@ export function validateInputs(files: readonly InputFile[], options: ValidationO
 
   const datasetInstances: LocatedInstance[] = [];
   const instances = new Map<string, SweBenchInstance>();
-  const instanceLocations = new Map<string, RecordLocation>();
+  const warnings: Problem[] = [];
+  const positions = new Map<string, number>();
+  /**
+   * SWE-bench keys the dataset by instance_id, so a later record of an id replaces the earlier one (it keeps the
+   * earlier one's place in the order): said as a warning naming both places, unless the two are the same record.
+   */
+  const addInstance = (located: LocatedInstance): void => {
+    const id = located.instance.instance_id;
+    const at = positions.get(id);
+    const earlier = at === undefined ? undefined : datasetInstances[at];
+    if (at === undefined || earlier === undefined) {
+      positions.set(id, datasetInstances.length);
+      datasetInstances.push(located);
+      instances.set(id, located.instance);
+      return;
+    }
+    if (earlier.source === located.source) return;
+    warnings.push(
+      problemAt(located.location, {
+        field: 'instance_id',
+        message: `instance "${id}" is also defined at ${formatLocation(earlier.location)}, differently; this later record is used`,
+        hint: 'SWE-bench keeps the last record of an instance id; remove the one you do not mean',
+        code: 'INPUT_DUPLICATE',
+      }),
+    );
+    datasetInstances[at] = located;
+    instances.set(id, located.instance);
+  };
   for (const [file, format] of formats) {
     if (format !== 'swebench-dataset') continue;
     const parsed = parseSweBenchInstances(file);
@@ -97,24 +131,7 @@ export function validateInputs(files: readonly InputFile[], options: ValidationO
         ),
       );
     }
-    for (const located of parsed.instances) {
-      const id = located.instance.instance_id;
-      const first = instanceLocations.get(id);
-      if (first !== undefined) {
-        imported.problems.push(
-          problemAt(located.location, {
-            field: 'instance_id',
-            message: `instance "${id}" is also defined at ${formatLocation(first)}`,
-            hint: 'keep one definition per instance across dataset files',
-            code: 'INPUT_DUPLICATE',
-          }),
-        );
-        continue;
-      }
-      instances.set(id, located.instance);
-      instanceLocations.set(id, located.location);
-      datasetInstances.push(located);
-    }
+    for (const located of parsed.instances) addInstance(located);
   }
 
   const sweBenchOptions: SweBenchImportOptions = { ...options, instances };
@@ -157,7 +174,15 @@ export function validateInputs(files: readonly InputFile[], options: ValidationO
       ),
     );
   }
-  return checkAll(imported, { options, instances });
+  return {
+    ...checkAll(imported, { options, instances }),
+    warnings,
+    datasetInstanceIds: datasetInstances.map((located) => located.instance.instance_id),
+  };
+}
+
+function nothing(): ValidationResult {
+  return { episodes: [], locations: [], problems: [], warnings: [], datasetInstanceIds: [] };
 }
 
 /**
@@ -272,11 +297,18 @@ interface CheckContext {
   instances: ReadonlyMap<string, SweBenchInstance>;
 }
 
-function checkAll(imported: ImportResult, context: CheckContext): ValidationResult {
+function checkAll(
+  imported: ImportResult,
+  context: CheckContext,
+): Pick<ValidationResult, 'episodes' | 'locations' | 'problems'> {
   const { options } = context;
   const maxBytes = options.maxEpisodeBytes ?? DEFAULT_MAX_EPISODE_BYTES;
   const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS;
-  const result: ValidationResult = { episodes: [], locations: [], problems: [...imported.problems] };
+  const result: Pick<ValidationResult, 'episodes' | 'locations' | 'problems'> = {
+    episodes: [],
+    locations: [],
+    problems: [...imported.problems],
+  };
   const reported = new Set<string>();
   const report = (problem: Problem): void => {
     // Samples of one record share their size problems: say it once (their sizes differ by the digits of sample_index).

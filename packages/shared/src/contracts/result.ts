@@ -196,6 +196,20 @@ export const GradingDetailsSchema = z.object({
   integrity: GradingIntegritySchema.optional().describe(
     "What was restored and found to keep the eval out of the patch's reach; absent on results written before it existed.",
   ),
+  eval_script: z
+    .string()
+    .optional()
+    .describe(
+      "The eval script the grader ran (SWE-bench's eval.sh); absent when no eval ran (no patch, the patch did not apply) and on results written before it existed.",
+    ),
+  eval_output_offset: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe(
+      "Where, in bytes of the full eval log, the eval script's own output (SWE-bench's test_output.txt) begins; what precedes it is the patch-apply step (SWE-bench's run_instance.log). 0 when the patch was not applied first (in-place grading).",
+    ),
 });
 export type GradingDetails = z.infer<typeof GradingDetailsSchema>;
 

@@ -18,6 +18,11 @@ export interface Keyspace {
   submitting(runId: string): string;
   /** Set of the run's job ids (for status, cancel and retry without scanning the queue). */
   runJobs(runId: string): string;
+  /**
+   * Set (TTL: result retention): the instance ids of the SWE-bench dataset files the run was submitted with, which
+   * its SWE-bench run report counts over (`total_instances`, `incomplete_ids`).
+   */
+  runDataset(runId: string): string;
   /** String: the one EpisodeResult JSON of (run, episode, sample). */
   result(runId: string, episodeId: string, sampleIndex: number): string;
   /** Stream: one entry per current result, in completion order (for `results --follow`). */
@@ -114,6 +119,7 @@ export function createKeyspace(prefix: string = DEFAULT_PREFIX): Keyspace {
     run: (runId) => `${base}:run:${runId}`,
     runs: () => `${base}:runs`,
     runJobs: (runId) => `${base}:run-jobs:${runId}`,
+    runDataset: (runId) => `${base}:run-dataset:${runId}`,
     result: (runId, episodeId, sampleIndex) => `${base}:result:${runId}|${episodeId}|${sampleIndex}`,
     results: (runId) => `${base}:results:${runId}`,
     groupSizes: (runId) => `${base}:group-sizes:${runId}`,

@@ -1,7 +1,8 @@
 /** Through the signed control plane: CreateSandbox's image name is mapped to the imported image, as on veFaaS. */
 import { request } from 'undici';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { bwrapNeed, describeWith } from '@rollout-fleet/test-kit';
+import { bwrapNeed } from '@rollout-fleet/test-kit/bwrap-need';
+import { describeWith } from '@rollout-fleet/test-kit/needs';
 import { startVefaasLocal, type VefaasLocalHandle } from '../host.js';
 import { okResult, swerexCommand } from '../../test/control-plane-caller.js';
 import { RECIPES, imageToolsNeed, importTestImage, type ImportedFixture } from '../../test/image-fixture.js';

@@ -109,14 +109,17 @@ export async function gradeInSandbox(options: {
       timedOut: false,
       notRun: 'the patch did not apply (see the log)',
     });
-    return { ...grade, patch, log, testsTimedOut: false, details };
+    // The whole log is the apply step's: no eval ran (results --format swebench writes no test_output.txt).
+    return { ...grade, patch, log, testsTimedOut: false, details: { ...details, eval_output_offset: byteLength(log) } };
   }
 
   const timeoutS = options.eval.timeout_s;
   // The nonce markers and the result channel (docs/adversarial-grading.md, "The result channel").
   const channel = await phase('setup', () => openEvalChannel(shell, options.eval, WORK_DIR));
-  const script = channel.instrument(buildEvalScript({ eval: options.eval, repoDir }));
-  await phase('setup', () => shell.writeFile(EVAL_FILE, script));
+  const evalScript = channel.instrument(buildEvalScript({ eval: options.eval, repoDir }));
+  // The eval's own output (SWE-bench's test_output.txt) starts here; before it is the apply step's.
+  const evalOutputOffset = byteLength(log);
+  await phase('setup', () => shell.writeFile(EVAL_FILE, evalScript));
   const started = performance.now();
   let tests: CommandResponse;
   let timedOut: boolean;
@@ -145,6 +148,8 @@ export async function gradeInSandbox(options: {
   const details = {
     ...gradingDetails({ eval: options.eval, view: grade.view, log, logLimitBytes, timedOut }),
     integrity: { restored: [], findings: checked.findings },
+    eval_script: evalScript,
+    eval_output_offset: evalOutputOffset,
   };
   return { ...grade, patch, log, testsTimedOut: timedOut, details };
 }
@@ -187,6 +192,10 @@ async function phase<T>(name: GradingPhase, call: () => Promise<T>): Promise<T> 
     if (thrown instanceof RolloutError) Object.assign(thrown.details, { gradingPhase: name });
     throw thrown;
   }
+}
+
+function byteLength(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
 }
 
 function isCommandTimeout(err: unknown): boolean {
