@@ -73,8 +73,15 @@ export async function openEvalChannel(
         findings.push(...channel.findings);
         if (region.between !== null && channel.started) {
           const log = parseTestOutput(region.between, view.parser);
-          const tests = [...spec.FAIL_TO_PASS, ...spec.PASS_TO_PASS];
-          findings.push(...compareWithLog({ channel: channel.statuses, log, tests, mode: view.mode }));
+          findings.push(
+            ...compareWithLog({
+              channel: channel.statuses,
+              log,
+              failToPass: spec.FAIL_TO_PASS,
+              passToPass: spec.PASS_TO_PASS,
+              mode: view.mode,
+            }),
+          );
         }
       }
       return { log: regionLog(region.between), findings };

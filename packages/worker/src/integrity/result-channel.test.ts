@@ -87,7 +87,13 @@ describe('compareWithLog', () => {
     ['log has a test the channel never saw', {}, { a: 'PASSED' }, ['RESULT_CHANNEL_DISAGREES']],
     ['unlisted tests do not count', { a: 'PASSED', z: 'FAILED' }, { a: 'PASSED' }, []],
   ] as const)('%s', (_name, channelMap, logMap, codes) => {
-    const findings = compareWithLog({ channel: channelMap, log: logMap, tests: ['a'], mode: 'pass_and_fail' });
+    const findings = compareWithLog({
+      channel: channelMap,
+      log: logMap,
+      failToPass: ['a'],
+      passToPass: [],
+      mode: 'pass_and_fail',
+    });
     expect(findings.map((f) => f.code)).toEqual(codes);
   });
 });

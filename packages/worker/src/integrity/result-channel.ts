@@ -111,10 +111,20 @@ function macOk(mac: string, expected: string): boolean {
 export function compareWithLog(o: {
   channel: StatusMap;
   log: StatusMap;
-  tests: readonly string[];
+  failToPass: readonly string[];
+  passToPass: readonly string[];
   mode: GradingMode;
 }): IntegrityFinding[] {
-  const differ = o.tests.filter((t) => classifyTest(t, o.channel, o.mode) !== classifyTest(t, o.log, o.mode));
+  const listed = [
+    ...o.failToPass.map((id) => ({ id, list: 'FAIL_TO_PASS' as const })),
+    ...o.passToPass.map((id) => ({ id, list: 'PASS_TO_PASS' as const })),
+  ];
+  const differ = listed
+    .filter(
+      ({ id, list }) =>
+        classifyTest(id, o.channel, { mode: o.mode, list }) !== classifyTest(id, o.log, { mode: o.mode, list }),
+    )
+    .map(({ id }) => id);
   if (differ.length === 0) return [];
   const shown = differ
     .slice(0, 3)
