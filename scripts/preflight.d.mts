@@ -4,12 +4,15 @@ export interface SystemNeed {
   command: string;
   pkg: string;
   unlessEnv?: string;
+  /** Where it must be (an absolute path), when being on PATH is not enough. */
+  at?: string;
 }
 export declare const NEEDS: Record<Purpose, SystemNeed[]>;
 export declare function onPath(command: string, path?: string): boolean;
+export declare function present(commandOrPath: string): boolean;
 export declare function missingPackages(
   purpose: Purpose,
-  options?: { has?: (command: string) => boolean; env?: Record<string, string | undefined> },
+  options?: { has?: (commandOrPath: string) => boolean; env?: Record<string, string | undefined> },
 ): string[];
 export declare function installPlan(
   packages: string[],

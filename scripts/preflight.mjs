@@ -4,8 +4,8 @@
  * of what the command needs and says in one line what it cannot do itself:
  * - Node new enough;
  * - dependencies installed and current (`npm ci` when node_modules is missing or differs from package-lock.json);
- * - system programs (bubblewrap, redis-server, redis-cli, chromium, python3, git, patch), installed with
- *   apt-get when running as root or with passwordless sudo, otherwise named in one line with the command.
+ * - system programs (NEEDS below: the one list of what the tests and the demo need, which CI installs too), installed
+ *   with apt-get when running as root or with passwordless sudo, otherwise named in one line with the command.
  * Dependency-free on purpose: it runs before node_modules exist. It never fails the command itself; what is
  * still missing is reported by the demo or by the tests that need it (they fail under CI=true).
  */
@@ -37,16 +37,34 @@ export const NEEDS = {
     { command: 'chromium', pkg: 'chromium' },
     // Validates docker-compose.yml offline (`docker-compose config`).
     { command: 'docker-compose', pkg: 'docker-compose' },
-    // Replayed SWE-agent runs call `python` and lint with flake8 inside the sandboxes (which see the host's /usr).
-    { command: 'python', pkg: 'python-is-python3' },
-    { command: 'flake8', pkg: 'flake8' },
+    // Replayed SWE-agent runs call `python` and lint with flake8 inside directory-image sandboxes, which see the
+    // host's /usr only: these must be in /usr/bin, whatever else is on PATH (a pyenv shim is not).
+    { command: 'python', pkg: 'python-is-python3', at: '/usr/bin/python' },
+    { command: 'flake8', pkg: 'flake8', at: '/usr/bin/flake8' },
     // docs/grading.md's pytest example (test/first-episode.e2e.test.ts) runs pytest inside sandboxes.
-    { command: 'pytest', pkg: 'python3-pytest' },
+    { command: 'pytest', pkg: 'python3-pytest', at: '/usr/bin/pytest' },
+    // Container images: import (skopeo, umoci) and the test images built from a static busybox.
+    { command: 'skopeo', pkg: 'skopeo' },
+    { command: 'umoci', pkg: 'umoci' },
+    { command: 'busybox', pkg: 'busybox-static', at: '/bin/busybox' },
+    // deploy/prometheus/alerts.yml is checked and unit-tested with promtool.
+    { command: 'promtool', pkg: 'prometheus' },
   ],
 };
 
 function say(line) {
   console.error(`preflight: ${line}`);
+}
+
+/** Whether a need is met: an absolute path (`at`) must exist and be executable; a command must be on PATH. */
+export function present(commandOrPath) {
+  if (!commandOrPath.startsWith('/')) return onPath(commandOrPath);
+  try {
+    accessSync(commandOrPath, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export function onPath(command, path = process.env.PATH ?? '') {
@@ -62,10 +80,10 @@ export function onPath(command, path = process.env.PATH ?? '') {
 }
 
 /** Debian packages to install for `purpose`, given which commands exist. */
-export function missingPackages(purpose, { has = onPath, env = process.env } = {}) {
+export function missingPackages(purpose, { has = present, env = process.env } = {}) {
   const packages = NEEDS[purpose]
     .filter((need) => !(need.unlessEnv && env[need.unlessEnv]))
-    .filter((need) => !has(need.command))
+    .filter((need) => !has(need.at ?? need.command))
     .map((need) => need.pkg);
   return [...new Set(packages)];
 }

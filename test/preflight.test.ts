@@ -26,6 +26,18 @@ describe('preflight', () => {
       'python-is-python3',
       'flake8',
       'python3-pytest',
+      'skopeo',
+      'umoci',
+      'busybox-static',
+      'prometheus',
+    ]);
+    // What sandboxes must find in the host's /usr is looked for there, not on PATH (a pyenv shim is not enough).
+    const onlyOnPath = (what: string): boolean => !what.startsWith('/');
+    expect(missingPackages('test', { has: onlyOnPath, env: {} })).toEqual([
+      'python-is-python3',
+      'flake8',
+      'python3-pytest',
+      'busybox-static',
     ]);
     expect(missingPackages('demo', { has: nothing, env: {} })).toContain('redis-server');
     expect(missingPackages('demo', { has: nothing, env: { REDIS_URL: 'redis://r:6379' } })).not.toContain(
