@@ -36,7 +36,7 @@ export type { SetupOutcome } from './agent-env/session-setup.js';
 export { buildStartCommand } from './agent-env/start-command.js';
 export { sweAgentSessionCommand, sweAgentSetupCommand } from './agent-env/agent-tools.js';
 export { TOOL_INSTALL_COMMAND } from './agent-env/install-tools.js';
-export { sweAgentActionCommand, sweAgentActionFor } from './tools/swe-agent-actions.js';
+export { sweAgentActionCommand, sweAgentActionFor, sweAgentToolNames } from './tools/swe-agent-actions.js';
 export { errorCodeOf } from './swerex/response-errors.js';
 export { SandboxSupply, createSandboxSupply } from './supply/sandbox-supply.js';
 export type { SandboxRequest, SandboxRole, SuppliedSandbox, SupplyLimits } from './supply/sandbox-supply.js';

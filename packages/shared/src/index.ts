@@ -18,7 +18,7 @@ export type { Episode, EpisodeInput, EvalSpec, SandboxSpec, ToolCall, ToolName }
 export { SWE_AGENT_BUNDLES } from './contracts/tool-bundle.js';
 export type { SweAgentBundle, SweAgentToolBundle, SweAgentVersion, ToolBundleInput } from './contracts/tool-bundle.js';
 export type { Fidelity, FidelityStep } from './contracts/fidelity.js';
-export { PolicySchema } from './contracts/policy.js';
+export { PolicySchema, TOOL_PROFILES } from './contracts/policy.js';
 export type { Policy, PolicyInput, ToolProfileName } from './contracts/policy.js';
 export type {
   ChatMessage,

@@ -42,7 +42,7 @@ import type { EpisodeWatch } from './episode/episode-watch.js';
 import type { AttemptDeps, AttemptInput, AttemptOutcome } from './episode/run-attempt.js';
 import { runWithBackup, type AttemptTrace } from './episode/run-with-backup.js';
 import type { StragglerPolicy } from './episode/stragglers.js';
-import type { EpisodeOutcome } from './metrics/worker-metrics.js';
+import { countFinished, outcomeOf } from './metrics/worker-metrics.js';
 import {
   formatGradingLog,
   formatStepLog,
@@ -219,7 +219,7 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
           new RolloutError('SUPERSEDED', 'the episode was forced or retried while it ran'),
           log,
         );
-      if (committed.stored) deps.metrics.episodes.inc({ outcome: outcomeOf(result) });
+      if (committed.stored) countFinished(deps.metrics, result);
       else deps.metrics.duplicateResults.inc();
       // The run's attempt times feed the straggler policy's p90.
       if (committed.stored)
@@ -280,7 +280,7 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
         };
         const result = buildResult(deps, job, { episode, outcome, attempts, startedAt, masker });
         const committed = await deps.results.commit(result, fence);
-        if (committed.stored) deps.metrics.episodes.inc({ outcome: outcomeOf(result) });
+        if (committed.stored) countFinished(deps.metrics, result);
         log.warn(
           { code: verdict.failure?.code },
           'the sandbox was lost after model commands in every attempt: graded as no patch',
@@ -528,7 +528,7 @@ async function commitFailure(
   const result = o.masker ? o.masker.maskDeep(unmasked) : unmasked;
   try {
     const committed = await deps.results.commit(result, fence);
-    if (committed.stored) deps.metrics.episodes.inc({ outcome: 'failed' });
+    if (committed.stored) countFinished(deps.metrics, result);
   } catch (err) {
     deps.logger.error({ err, jobId: job.id }, 'could not commit the failed result; the failed-job settlement will');
   }
@@ -548,10 +548,4 @@ function pointer(deps: ProcessorDeps, episode: Episode, result: EpisodeResult, s
     reward: result.reward,
     stored,
   };
-}
-
-function outcomeOf(result: EpisodeResult): EpisodeOutcome {
-  if (result.status === 'failed') return 'failed';
-  if (result.resolved === null) return 'ungraded';
-  return result.resolved ? 'resolved' : 'unresolved';
 }

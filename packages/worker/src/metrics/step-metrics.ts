@@ -1,9 +1,11 @@
 /**
  * The per-step metric updates of an episode, with each label set bound once: prom-client hashes a label object
  * on every `inc({tool})` / `observe({tool}, v)`, and that ran three times per step at a thousand steps a second.
- * A label value seen for the first time is bound then (`.labels(...)`), so the series are the same as before.
+ * A label value seen for the first time is bound then (`.labels(...)`); tool names outside the fleet's vocabulary
+ * count as `other` (tool-label.ts).
  */
 import type { Counter, Histogram } from 'prom-client';
+import { OTHER_TOOL, toolLabel } from './tool-label.js';
 
 export interface StepMetrics {
   /** One replayed or executed step of `tool` that took `seconds`. */
@@ -23,8 +25,10 @@ export function createStepMetrics(metrics: {
     step(tool, seconds) {
       let bound = byTool.get(tool);
       if (bound === undefined) {
-        bound = { count: metrics.steps.labels(tool), seconds: metrics.stepSeconds.labels(tool) };
-        byTool.set(tool, bound);
+        const label = toolLabel(tool);
+        bound = { count: metrics.steps.labels(label), seconds: metrics.stepSeconds.labels(label) };
+        // Bound per known name; unknown names share `other` without growing this map.
+        if (label !== OTHER_TOOL) byTool.set(tool, bound);
       }
       bound.count.inc();
       bound.seconds.observe(seconds);

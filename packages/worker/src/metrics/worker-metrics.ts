@@ -4,13 +4,15 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { WARM_POOL_MAX_METRIC } from '@rollout-fleet/shared';
+import { WARM_POOL_MAX_METRIC, type EpisodeResult } from '@rollout-fleet/shared';
 import { createSupplyMetrics, type SupplyMetrics } from '@rollout-fleet/sandbox';
 import { createStepMetrics, type StepMetrics } from './step-metrics.js';
 
 export interface WorkerMetrics {
   readonly registry: Registry;
   readonly episodes: Counter<'outcome'>;
+  /** Episodes that ended failed, by the failure's code and class (both bounded: the error table). */
+  readonly failures: Counter<'code' | 'class'>;
   readonly steps: Counter<'tool'>;
   readonly stepSeconds: Histogram<'tool'>;
   readonly fidelitySteps: Counter<'verdict'>;
@@ -39,6 +41,19 @@ export interface ProcessHealth {
 
 export type EpisodeOutcome = 'resolved' | 'unresolved' | 'ungraded' | 'failed';
 
+/** Counts one stored result: its outcome, and for a failed one its failure's code and class. */
+export function countFinished(metrics: WorkerMetrics, result: EpisodeResult): void {
+  metrics.episodes.inc({ outcome: outcomeOf(result) });
+  if (result.status === 'failed' && result.failure !== null)
+    metrics.failures.inc({ code: result.failure.code, class: result.failure.class });
+}
+
+export function outcomeOf(result: EpisodeResult): EpisodeOutcome {
+  if (result.status === 'failed') return 'failed';
+  if (result.resolved === null) return 'ungraded';
+  return result.resolved ? 'resolved' : 'unresolved';
+}
+
 export function createWorkerMetrics(): WorkerMetrics {
   const registry = new Registry();
   const registers = [registry];
@@ -48,6 +63,12 @@ export function createWorkerMetrics(): WorkerMetrics {
       name: 'rf_episodes_total',
       help: 'Episodes finished, by outcome',
       labelNames: ['outcome'],
+      registers,
+    }),
+    failures: new Counter({
+      name: 'rf_episode_failures_total',
+      help: 'Episodes that ended failed (no reward), by failure code and class (infra, model, input)',
+      labelNames: ['code', 'class'],
       registers,
     }),
     steps: new Counter({
@@ -82,7 +103,12 @@ export function createWorkerMetrics(): WorkerMetrics {
       buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300],
       registers,
     }),
-    liveSandboxes: new Gauge({ name: 'rf_live_sandboxes', help: 'Sandboxes this worker holds right now', registers }),
+    liveSandboxes: new Gauge({
+      name: 'rf_live_sandboxes',
+      // Summed over workers by the dashboard: what workers hold, not the fleet's slots (rf_fleet_sandboxes).
+      help: 'Sandboxes held by worker processes right now, summed over live workers (API sessions and slots of dead workers not included: see rf_fleet_sandboxes{state="live"})',
+      registers,
+    }),
     // A fleet-wide bound each filler applies (not a per-worker share): the fleet's view is the largest, not the sum.
     warmPoolMax: new Gauge({
       name: WARM_POOL_MAX_METRIC,
