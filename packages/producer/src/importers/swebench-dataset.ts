@@ -1,6 +1,6 @@
 import { problemAt, type Problem, type RecordLocation } from '../validation/problem.js';
 import { describeType, isRecord, parseJsonText, readJsonRecords } from './json-source.js';
-import { testCommandForRepo } from './test-commands.js';
+import { specForRepoVersion } from './test-commands.js';
 import type { EvalInput, InputFile } from './types.js';
 
 /**
@@ -149,7 +149,14 @@ export function evalSpecForInstance(instance: SweBenchInstance, options: EvalSpe
   };
   if (instance.base_commit !== undefined) spec.base_commit = instance.base_commit;
   if (instance.test_patch !== undefined) spec.test_patch = instance.test_patch;
-  if (instance.eval_script !== undefined) spec.eval_script = instance.eval_script;
-  else spec.test_command = options.testCommand ?? instance.test_cmd ?? testCommandForRepo(instance.repo);
+  if (instance.eval_script !== undefined) {
+    spec.eval_script = instance.eval_script;
+    return spec;
+  }
+  // Keyed by repo and version, as SWE-bench keys it (astropy 0.1–1.3 and django 1.9 have their own commands).
+  const repoSpec = specForRepoVersion(instance.repo, instance.version);
+  spec.test_command = options.testCommand ?? instance.test_cmd ?? repoSpec.testCommand;
+  if (repoSpec.install !== undefined) spec.install = repoSpec.install;
+  if (repoSpec.evalCommands !== undefined) spec.eval_commands = [...repoSpec.evalCommands];
   return spec;
 }

@@ -4,7 +4,7 @@ import { readSharedData, sharedDataNeed } from '@rollout-fleet/test-kit/shared-d
 import { formatProblem } from '../validation/problem.js';
 import { evalSpecForInstance, parseSweBenchInstances } from './swebench-dataset.js';
 import { importSweBenchGold, importSweBenchPredictions, type SweBenchImportOptions } from './swebench-predictions.js';
-import { testCommandForRepo } from './test-commands.js';
+import { specForRepoVersion, testCommandForRepo } from './test-commands.js';
 
 const DATASET = 'swe-agent/swe-bench-lite-test.json';
 const dataset = () => ({ path: 'swe-bench-lite-test.json', text: readSharedData(DATASET) });
@@ -61,6 +61,42 @@ describe('SWE-bench dataset', () => {
       expect(evalSpecForInstance(django, { testCommand: 'custom' }).test_command).toBe('custom');
     },
   );
+
+  it('keys the test command, install step and eval commands by repository and version (SWE-bench v4.1.0 table)', () => {
+    // astropy 0.1–1.3 and django 1.9 have their own test commands.
+    expect(specForRepoVersion('astropy/astropy', '1.3').testCommand).toBe(
+      'pytest -rA -vv -o console_output_style=classic --tb=no',
+    );
+    expect(specForRepoVersion('astropy/astropy', '4.3').testCommand).toBe('pytest -rA');
+    expect(specForRepoVersion('django/django', '1.9')).toMatchObject({
+      testCommand: './tests/runtests.py --verbosity 2',
+      install: 'python setup.py install',
+    });
+    expect(specForRepoVersion('django/django', '3.0')).toMatchObject({
+      testCommand: './tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1',
+      install: 'python -m pip install -e .',
+    });
+    expect(specForRepoVersion('django/django', '3.0').evalCommands).toContain('export LC_ALL=en_US.UTF-8');
+    expect(specForRepoVersion('django/django', '4.2').evalCommands).toBeUndefined();
+    expect(specForRepoVersion('sympy/sympy', '1.12').install).toBe('python -m pip install -e .');
+    // Without a version: the repository's command, nothing version-specific; unknown repositories: pytest.
+    expect(specForRepoVersion('django/django')).toEqual({
+      testCommand: './tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1',
+    });
+    expect(specForRepoVersion('toString', '1.0')).toEqual({ testCommand: 'pytest -rA' });
+    const instance = {
+      instance_id: 'django__django-1',
+      repo: 'django/django',
+      version: '1.9',
+      FAIL_TO_PASS: ['t'],
+      PASS_TO_PASS: [],
+    };
+    expect(evalSpecForInstance(instance)).toMatchObject({
+      test_command: './tests/runtests.py --verbosity 2',
+      install: 'python setup.py install',
+      eval_commands: expect.arrayContaining(['export LANG=en_US.UTF-8']),
+    });
+  });
 
   it('accepts JSON-encoded test lists (Hugging Face form), v5 eval_script/image_name, and reports bad ones', () => {
     const rows = [

@@ -159,6 +159,19 @@ export const EvalSpecSchema = z
       .describe(
         'Test command run with the test files of test_patch as directives (SWE-bench `test_cmd`), e.g. `pytest -rA`.',
       ),
+    install: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "The repository's install step, re-run in the eval after the patch is applied and before the tests (SWE-bench spec `install`, keyed by repo and version).",
+      ),
+    eval_commands: z
+      .array(z.string().min(1))
+      .optional()
+      .describe(
+        "Commands run at the start of the eval, right after the environment's activation (SWE-bench spec `eval_commands`, e.g. Django's locale exports).",
+      ),
     eval_script: z
       .string()
       .min(1)

@@ -95,6 +95,23 @@ describe('buildEvalScript', () => {
     expect(lines.at(-2)).toBe('pytest -rA tests');
   });
 
+  it("runs the spec's eval_commands and install step where upstream runs them (after the first activation; before the reset)", () => {
+    const lines = evalScriptLines({
+      eval: {
+        repo: 'django/django',
+        test_command: './tests/runtests.py --verbosity 2',
+        test_patch:
+          'diff --git a/tests/a/t.py b/tests/a/t.py\n--- a/tests/a/t.py\n+++ b/tests/a/t.py\n@@ -1 +1 @@\n-x\n+y\n',
+        install: 'python setup.py install',
+        eval_commands: ['export LANG=en_US.UTF-8'],
+      },
+    });
+    expect(lines.slice(0, 3)).toEqual([CONDA, 'cd /testbed', 'export LANG=en_US.UTF-8']);
+    const install = lines.indexOf('python setup.py install');
+    expect(lines[install - 1]).toBe(CONDA);
+    expect(lines[install + 1]).toBe('git checkout HEAD tests/a/t.py');
+  });
+
   it('uses a given eval_script as written (its exit code recorded) and refuses a spec with neither script nor command', () => {
     const evalScript = '#!/bin/bash\necho custom\n';
     expect(buildEvalScript({ eval: { repo: 'o/r', eval_script: evalScript, test_command: 'ignored' } })).toBe(

@@ -18,16 +18,19 @@ import { modifiedFiles, testDirectives } from './test-directives.js';
 export const HEREDOC_DELIMITER = 'EOF_114329324912';
 
 export interface EvalScriptOptions {
-  eval: Pick<EvalSpec, 'repo' | 'base_commit' | 'test_patch' | 'test_command' | 'eval_script'>;
+  eval: Pick<
+    EvalSpec,
+    'repo' | 'base_commit' | 'test_patch' | 'test_command' | 'eval_script' | 'install' | 'eval_commands'
+  >;
   /** Repository checkout inside the sandbox. @defaultValue '/testbed' */
   repoDir?: string;
   /** Conda installation whose `bin/activate` is sourced when present. @defaultValue '/opt/miniconda3' */
   condaRoot?: string;
   /** Conda environment to activate. @defaultValue 'testbed' */
   condaEnv?: string;
-  /** Repository-specific commands run right after the first activation (SWE-bench `eval_commands`). */
+  /** Repository-specific commands run right after the first activation (SWE-bench `eval_commands`). @defaultValue eval.eval_commands */
   evalCommands?: readonly string[];
-  /** Repository-specific install command run before the tests (SWE-bench `install`). */
+  /** Repository-specific install command run before the tests (SWE-bench `install`). @defaultValue eval.install */
   installCommand?: string;
 }
 
@@ -54,18 +57,19 @@ export function evalScriptLines(options: EvalScriptOptions): string[] {
   const applyTestPatch =
     testPatch === '' ? [] : [`git apply -v - <<'${HEREDOC_DELIMITER}'\n${testPatch}\n${HEREDOC_DELIMITER}`];
   const directives = testPatch === '' ? [] : testDirectives(testPatch, spec.repo);
+  const install = options.installCommand ?? spec.install;
 
   return [
     activation,
     `cd ${repoDir}`,
-    ...(options.evalCommands ?? []),
+    ...(options.evalCommands ?? spec.eval_commands ?? []),
     `git config --global --add safe.directory ${repoDir}`,
     `cd ${repoDir}`,
     'git status',
     'git show',
     `git -c core.fileMode=false diff ${baseCommit}`,
     activation,
-    ...(options.installCommand === undefined ? [] : [options.installCommand]),
+    ...(install === undefined ? [] : [install]),
     ...reset,
     ...applyTestPatch,
     `: '${START_TEST_OUTPUT}'`,
