@@ -146,7 +146,7 @@ describe('grading that only the patch can influence', () => {
       // The step kills the sandbox's own SWE-ReX server (the session's parent), on every attempt.
       'kill-own-server': [FIX, bash('kill -9 $PPID')],
       'kill-grader': [
-        bash(`printf 'import os, signal\\nos.kill(-1, signal.SIGKILL)\\n' >> /testbed/tests/__init__.py`),
+        bash(`printf 'import os, signal\\nos.kill(-1, signal.SIGKILL)\\n' >> /testbed/pyutils/__init__.py`),
         TOUCH,
       ],
       // Git history: the patch is the tree against the commit the sandbox started at, whatever HEAD is now.
@@ -178,7 +178,7 @@ describe('grading that only the patch can influence', () => {
       ...template,
       run_id: 'vectors',
       episode_id: 'hang-tests',
-      trajectory: [FIX, bash("printf 'import time\\ntime.sleep(60)\\n' >> /testbed/tests/__init__.py")],
+      trajectory: [FIX, bash("printf 'import time\\ntime.sleep(60)\\n' >> /testbed/pyutils/__init__.py")],
       eval: { ...(template.eval as NonNullable<Episode['eval']>), timeout_s: 3 },
     });
     await submitRun({ queue: pipeline.queue, redis: pipeline.redis, keys: pipeline.keys, runId: 'vectors', episodes });

@@ -7,7 +7,8 @@
  *   probe (before the first step):  `/bin/bash --noprofile --norc -c PROBE rf-probe <repo>`
  *     → stdout `repo <head sha> <objects dir>` | `none` (no git repository / no git)
  *   extract (after the last step):  `/bin/bash --noprofile --norc -c EXTRACT rf-extract <repo> <head> <objects> <max>`
- *     → stdout = the patch (`git diff` of the working tree against the starting commit, new files included),
+ *     → stdout = the patch (`git diff --binary` of the working tree against the starting commit, new files, binary
+ *       files, modes and symlinks included, so that `git apply` rebuilds the tree exactly),
  *       exit 0; any other exit = the repository as the model left it cannot give a patch (model).
  * The extraction never reads the agent's `.git/config`, hooks, index or `.git/info/attributes`: it uses a
  * throw-away git directory in /tmp whose object store borrows the repository's objects (alternates), with
@@ -91,7 +92,7 @@ export GIT_DIR="$tmp/git" GIT_WORK_TREE="$repo" GIT_INDEX_FILE="$tmp/index"
 G=("$git" ${GIT_FLAGS})
 "\${G[@]}" read-tree "$head" || { echo "cannot read the starting commit $head" >&2; exit 16; }
 "\${G[@]}" add -A || { echo "git add of the working tree failed" >&2; exit 17; }
-"\${G[@]}" diff --cached --no-color --no-ext-diff --no-textconv "$head" > "$tmp/patch" || { echo "git diff failed" >&2; exit 18; }
+"\${G[@]}" diff --cached --binary --no-color --no-ext-diff --no-textconv "$head" > "$tmp/patch" || { echo "git diff failed" >&2; exit 18; }
 size=$(wc -c < "$tmp/patch")
 [ "$size" -le "$max" ] || { echo "the patch is $size bytes, over the limit of $max" >&2; exit 19; }
 cat -- "$tmp/patch"

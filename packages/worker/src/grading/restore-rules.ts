@@ -109,7 +109,8 @@ export function testSideReason(path: string, testPatchPaths: ReadonlySet<string>
     !TEST_DIRECTORY_NAMES.has(root)
   )
     return 'shadows-stdlib-or-runner';
-  if (parts.slice(0, -1).some((part) => TEST_DIRECTORY_NAMES.has(part))) return 'test-directory';
+  // The last component too: a `tests` symlink replacing the directory, sympy's `bin/test` runner.
+  if (parts.some((part) => TEST_DIRECTORY_NAMES.has(part))) return 'test-directory';
   if (stem === 'conftest') return 'conftest';
   if (RUNNER_CONFIG_FILES.has(name)) return 'runner-config';
   if (SECTIONED_CONFIG_FILES.has(name)) return 'runner-sections';
