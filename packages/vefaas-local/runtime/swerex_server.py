@@ -3,8 +3,12 @@
 
 Wire contract: the SWE-ReX 1.4 HTTP API (mirrors `swerex-remote` 1.4.0; checked by the conformance suite in
 packages/test-kit/src/swerex-conformance/).
-  in:  HTTP/1.1 on a UNIX socket (--socket PATH) or TCP (--host/--port); JSON bodies; /upload multipart.
-  auth: X-API-Key on every path when --auth-token is non-empty -> 401 {"detail":"Invalid API Key"} /
+  in:  HTTP/1.1 on a UNIX socket (--socket PATH, or --socket-fd N: a listening socket bound outside the jail and
+       inherited, so no host directory needs to be writable inside) or TCP (--host/--port); JSON bodies; /upload
+       multipart.
+  auth: X-API-Key on every path when the token is non-empty; the token comes from --auth-token, or from
+        --auth-token-fd N (read to EOF at start, the fd closed, the process made non-dumpable: no argv, environment
+        or memory of this process that a sandbox process could read holds it) -> 401 {"detail":"Invalid API Key"} /
         401 {"detail":"Not authenticated"} + `www-authenticate: APIKey` when missing.
   idempotency: X-Request-ID single slot; only 200/404/405/422 responses are stored and replayed.
   out: 200 model bodies (every field), 404/405 {"detail":...}, 422 {"detail":[pydantic-v2 errors]},
@@ -237,12 +241,29 @@ def _die_with_parent():
         os._exit(1)
 
 
-USAGE = "usage: swerex_server.py (--socket PATH | [--host HOST] [--port PORT]) --auth-token TOKEN [--cwd DIR] [--die-with-parent] [--path-alias /ALIAS=/REAL ...] | --version"
+USAGE = "usage: swerex_server.py (--socket PATH | --socket-fd N | [--host HOST] [--port PORT]) (--auth-token TOKEN | --auth-token-fd N) [--cwd DIR] [--die-with-parent] [--path-alias /ALIAS=/REAL ...] | --version"
+
+
+def _read_token_fd(fd):
+    """The token from an inherited pipe; stdin (if that was it) then reads /dev/null, and nobody can read us."""
+    chunks = []
+    while True:
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: /proc/<pid>/mem, environ closed
+    return b"".join(chunks).decode("utf-8").strip()
 
 
 def _parse_args(argv):
     """argparse costs ~15 ms of start-up per sandbox; the option set is tiny."""
-    opts = {"host": "0.0.0.0", "port": 8000, "socket": None, "auth_token": None, "cwd": None, "die_with_parent": False, "path_alias": []}
+    opts = {"host": "0.0.0.0", "port": 8000, "socket": None, "socket_fd": None, "auth_token": None, "auth_token_fd": None, "cwd": None, "die_with_parent": False, "path_alias": []}
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -250,7 +271,7 @@ def _parse_args(argv):
         key = name[2:].replace("-", "_") if name.startswith("--") else None
         if key == "die_with_parent" and not eq:
             opts[key] = True
-        elif key in ("host", "port", "socket", "auth_token", "cwd", "path_alias"):
+        elif key in ("host", "port", "socket", "socket_fd", "auth_token", "auth_token_fd", "cwd", "path_alias"):
             if not eq:
                 i += 1
                 if i >= len(argv):
@@ -262,11 +283,11 @@ def _parse_args(argv):
                 except ValueError as e:
                     raise SystemExit("{}\nerror: {}".format(USAGE, e))
             else:
-                opts[key] = int(inline) if key == "port" else inline
+                opts[key] = int(inline) if key in ("port", "socket_fd", "auth_token_fd") else inline
         else:
             raise SystemExit("{}\nerror: unrecognized argument {}".format(USAGE, arg))
         i += 1
-    if opts["auth_token"] is None:
+    if opts["auth_token"] is None and opts["auth_token_fd"] is None:
         raise SystemExit("{}\nerror: the following arguments are required: --auth-token".format(USAGE))
     return opts
 
@@ -285,9 +306,17 @@ def main(argv=None):
     if opts["die_with_parent"]:
         _die_with_parent()
 
-    app = App(opts["auth_token"], PathAliases(opts["path_alias"]))
+    token = opts["auth_token"] if opts["auth_token_fd"] is None else _read_token_fd(opts["auth_token_fd"])
+    app = App(token, PathAliases(opts["path_alias"]))
     Handler.app = app
-    if opts["socket"]:
+    if opts["socket_fd"] is not None:
+        import socket
+
+        server = UnixServer("", Handler, bind_and_activate=False)
+        server.socket.close()
+        server.socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, fileno=opts["socket_fd"])
+        where = "fd {}".format(opts["socket_fd"])
+    elif opts["socket"]:
         if os.path.exists(opts["socket"]):
             os.unlink(opts["socket"])
         server = UnixServer(opts["socket"], Handler)

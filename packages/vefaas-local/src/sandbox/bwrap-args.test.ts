@@ -29,10 +29,13 @@ describe('bwrapArgs', () => {
     expect(args(true)).toContain('--share-net');
   });
 
-  it('binds only the system read-only, the socket directory read-write, and makes every other writable place a sized tmpfs', () => {
+  it('binds only the system read-only, no host directory read-write (not even the socket), and makes every writable place a sized tmpfs', () => {
     const a = args(false);
-    const rwBinds = a.flatMap((arg, i) => (arg === '--bind' ? [`${a[i + 1]}:${a[i + 2]}`] : []));
-    expect(rwBinds).toEqual([`${layout.run}:${JAIL.run}`]);
+    const rwBinds = a.flatMap((arg, i) =>
+      arg === '--bind' || arg === '--dev-bind' ? [`${a[i + 1]}:${a[i + 2]}`] : [],
+    );
+    expect(rwBinds).toEqual([]);
+    expect(a.join(' ')).not.toContain(layout.run);
     const joined = a.join(' ');
     expect(joined).toContain(`--size ${64 * MB} --tmpfs ${JAIL.testbed}`);
     expect(joined).toContain(`--size ${64 * MB} --perms 1777 --tmpfs ${JAIL.tmp}`);

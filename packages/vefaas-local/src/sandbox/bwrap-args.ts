@@ -131,9 +131,7 @@ export function bwrapArgs(options: BwrapArgsOptions): string[] {
     ...tmpfs(repoDir, tmpfsBytes),
     ...tmpfs(JAIL.tmp, tmpfsBytes, options.tmpfsPerms ? '1777' : undefined),
     ...tmpfs(JAIL.home, tmpfsBytes),
-    '--bind',
-    layout.run,
-    JAIL.run,
+    // No host directory is writable inside: the server's socket is bound outside and inherited (launch-sandbox.ts).
     '--ro-bind',
     RUNTIME_DIR,
     JAIL.runtime,

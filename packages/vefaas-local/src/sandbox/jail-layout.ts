@@ -5,7 +5,7 @@
  *   testbed/  → /testbed with isolation 'none' (copy of the image template; the server's cwd)
  *   tmp/      → /tmp      (isolation 'none')
  *   root/     → /root     (HOME; isolation 'none')
- *   run/      → /run/swerex (holds swerex.sock, reached from the host)
+ *   run/      holds swerex.sock, bound outside the jail and inherited by the server (not mounted inside)
  *   etc/      → /etc/passwd, /etc/group, /etc/hosts inside the jail (generated)
  *   server.log  (server stdout/stderr; not visible inside)
  * In the bubblewrap jail /testbed, /tmp and /root are private tmpfs mounts instead (bounded; nothing written

@@ -9,7 +9,7 @@
 import { spawn } from 'node:child_process';
 import { execFile } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { chmod, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { RolloutError, abortableDelay } from '@rollout-fleet/shared';
@@ -50,9 +50,6 @@ const SECOND = 1000;
 const DEFAULT_MAX_PROCESSES = 1024;
 const DEFAULT_DISK_MB = 4096;
 const MB = 1024 * 1024;
-/** The socket directory is the jail's one writable host directory: more than this in it is not a socket. */
-const RUN_DIR_MAX_BYTES = 1 * MB;
-const RUN_DIR_CHECK_MS = 1 * SECOND;
 const KILL_WAIT_MS = 10 * SECOND;
 const SANDBOX_ID = /^[A-Za-z0-9_.-]{1,128}$/;
 
@@ -66,6 +63,38 @@ const JOIN_CGROUPS_SCRIPT =
 /** Inside the jail, before the server: writes the image's /root/.bashrc ($1). */
 const WRITE_BASHRC_SCRIPT = `printf '%s' "$1" > ${JAIL.home}/.bashrc || exit 125; shift; exec "$@"`;
 const FILL_REPO_SCRIPT = `cp -a --no-preserve=ownership ${JAIL.image}/. "$1"/ || exit 125; rm -f "$1/${IMAGE_MANIFEST}"; shift; exec "$@"`;
+/**
+ * Outside the jail, before bubblewrap: binds and listens on the host socket path ($1), hands the listening socket
+ * on as fd 3, and execs bubblewrap ($2) with its options ($3... up to `--`) on a pipe (`--args 4`). So the server inside
+ * serves that fd (`--socket-fd 3`) and the socket directory is never mounted into the jail: a sandbox has no
+ * host-backed writable directory at all (no file, and no unlinked-but-open file, it writes reaches the host's
+ * disk). And bubblewrap's own argv — which its pid-1 reaper inside the jail keeps, readable in /proc/1/cmdline —
+ * names no host path.
+ */
+const BIND_SOCKET_PY = [
+  'import os, socket, sys',
+  's = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)',
+  's.bind(sys.argv[1])',
+  'os.chmod(sys.argv[1], 0o600)',
+  's.listen(128)',
+  // dup2 onto itself (the socket is fd 3 already) keeps close-on-exec: make fd 3 inheritable either way.
+  'if s.fileno() != 3: os.dup2(s.fileno(), 3)',
+  'os.set_inheritable(3, True)',
+  // The options (host paths among them) go on the pipe; `--` and the jail-side command stay on the argv.
+  "end = sys.argv.index('--', 3)",
+  "args = b''.join(a.encode() + b'\\0' for a in sys.argv[3:end])",
+  'r, w = os.pipe()',
+  'os.write(w, args)',
+  'os.close(w)',
+  'os.dup2(r, 4)',
+  'os.set_inheritable(4, True)',
+  "os.execvp(sys.argv[2], [sys.argv[2], '--args', '4'] + sys.argv[end:])",
+].join('\n');
+/** bubblewrap's arguments must fit a pipe's buffer (written before bubblewrap runs). */
+const MAX_BWRAP_ARGS_BYTES = 60 * 1024;
+/** The jailed server's listening socket (BIND_SOCKET_PY) and its token pipe (the process's stdin). */
+const SOCKET_FD = 3;
+const TOKEN_FD = 0;
 
 export async function launchSandbox(launch: SandboxLaunch): Promise<SandboxProcess> {
   if (!SANDBOX_ID.test(launch.sandboxId) || launch.sandboxId === '.' || launch.sandboxId === '..') {
@@ -121,7 +150,6 @@ export async function launchSandbox(launch: SandboxLaunch): Promise<SandboxProce
   const argv = buildArgv({
     launch,
     layout,
-    authToken,
     limits,
     cgroups,
     imageSource,
@@ -134,11 +162,14 @@ export async function launchSandbox(launch: SandboxLaunch): Promise<SandboxProce
   const logFd = openSync(layout.logPath, 'a');
   let child;
   try {
+    // The token travels on a pipe (the server reads it to EOF at start), never on an argv or in an environment.
     child = spawn(argv[0] as string, argv.slice(1), {
-      stdio: ['ignore', logFd, logFd],
+      stdio: ['pipe', logFd, logFd],
       detached: true,
       env: { PATH: DEFAULT_PATH },
     });
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(authToken);
   } finally {
     closeSync(logFd);
   }
@@ -168,18 +199,7 @@ export async function launchSandbox(launch: SandboxLaunch): Promise<SandboxProce
     return [...pids];
   };
   let killing: Promise<void> | null = null;
-  // The socket directory is bound from the host: a sandbox that writes files there is writing to the host's
-  // disk, outside its tmpfs quota. Nothing legitimate does; such a sandbox is killed (the instance dies).
-  const runDirWatch = jailed
-    ? setInterval(() => {
-        void runDirBytes(layout.run).then((bytes) => {
-          if (bytes > RUN_DIR_MAX_BYTES) void kill();
-        });
-      }, RUN_DIR_CHECK_MS).unref()
-    : undefined;
-  void exited.then(() => clearInterval(runDirWatch));
   const kill = (): Promise<void> => {
-    clearInterval(runDirWatch);
     killing ??= (async () => {
       const before = await listPids();
       const inner = before.filter((p) => p !== pid);
@@ -285,21 +305,9 @@ async function writeJailEtc(dir: string, hostname: string): Promise<void> {
   );
 }
 
-/** Bytes in regular files directly under `dir` (the socket directory holds one socket and nothing else). */
-async function runDirBytes(dir: string): Promise<number> {
-  let total = 0;
-  for (const name of await readdir(dir).catch(() => [])) {
-    const info = await stat(join(dir, name)).catch(() => undefined);
-    if (info?.isFile() === true) total += info.size;
-    else if (info?.isDirectory() === true) total += RUN_DIR_MAX_BYTES + 1; // no directories either
-  }
-  return total;
-}
-
 interface ArgvInput {
   launch: SandboxLaunch;
   layout: StateLayout;
-  authToken: string;
   limits: EnforcedLimits;
   cgroups: SandboxCgroups | null;
   imageSource: string | null;
@@ -338,7 +346,7 @@ function planImageSandbox(image: ImportedImage, launch: SandboxLaunch): ImagePla
 }
 
 function buildArgv(input: ArgvInput): string[] {
-  const { launch, layout, authToken, limits, cgroups, imageSource, repoDir } = input;
+  const { launch, layout, limits, cgroups, imageSource, repoDir } = input;
   const python = launch.pythonPath ?? '/usr/bin/python3';
   const jailed = launch.isolation === 'bwrap';
   const env: Record<string, string> = { PATH: DEFAULT_PATH, HOME: JAIL.home, ...launch.envs, TERM: 'dumb' };
@@ -395,10 +403,10 @@ function buildArgv(input: ArgvInput): string[] {
       python,
       ...serverArgs,
       join(JAIL.runtime, SERVER_SCRIPT),
-      '--socket',
-      JAIL.socket,
-      '--auth-token',
-      authToken,
+      '--socket-fd',
+      String(SOCKET_FD),
+      '--auth-token-fd',
+      String(TOKEN_FD),
     ];
     if (input.bashrc !== undefined) command = ['/bin/sh', '-c', WRITE_BASHRC_SCRIPT, 'sh', input.bashrc, ...command];
     if (imageSource !== null) command = ['/bin/sh', '-c', FILL_REPO_SCRIPT, 'sh', repoDir, ...command];
@@ -416,6 +424,10 @@ function buildArgv(input: ArgvInput): string[] {
         command,
       }),
     ];
+    const argsBytes = command.slice(1).reduce((n, a) => n + Buffer.byteLength(a) + 1, 0);
+    if (argsBytes > MAX_BWRAP_ARGS_BYTES)
+      throw new RolloutError('SANDBOX_START_FAILED', `bubblewrap arguments of ${argsBytes} bytes do not fit a pipe`);
+    command = [python, '-I', '-S', '-c', BIND_SOCKET_PY, layout.socketPath, ...command];
   } else {
     // No mount namespace: the server maps the repository (/testbed, or the image's repo_dir), /root and /tmp to
     // this sandbox's directories at its edge, so episodes written for a jailed sandbox (SWE-bench images) find
@@ -435,8 +447,8 @@ function buildArgv(input: ArgvInput): string[] {
       join(RUNTIME_DIR, SERVER_SCRIPT),
       '--socket',
       layout.socketPath,
-      '--auth-token',
-      authToken,
+      '--auth-token-fd',
+      String(TOKEN_FD),
       '--die-with-parent',
       '--cwd',
       layout.testbed,
