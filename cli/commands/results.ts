@@ -13,6 +13,7 @@ import { EXIT } from '../exit-codes.js';
 interface ResultsFlags {
   run: string;
   format: 'jsonl' | 'swebench' | 'openai' | 'training' | 'fidelity';
+  integrity?: 'suspect' | 'violated';
   follow: boolean;
   after?: string;
   checkpoint?: string;
@@ -35,6 +36,12 @@ export function registerResults(program: Command): void {
       )
         .choices(['jsonl', 'swebench', 'openai', 'training', 'fidelity'])
         .default('jsonl'),
+    )
+    .addOption(
+      new Option(
+        '--integrity <level>',
+        'only results whose integrity flag is at least this: suspect (suspect or violated) or violated (docs/adversarial-grading.md)',
+      ).choices(['suspect', 'violated']),
     )
     .option('--follow', 'keep streaming new results until every episode of the run is done', false)
     .option('--after <cursor>', 'resume after this cursor (a stream id printed by an earlier read)')
@@ -74,8 +81,20 @@ async function runResults(flags: ResultsFlags): Promise<number> {
   try {
     const { config } = loadContext();
     const { streamGroups, streamResults } = await import('@rollout-fleet/producer');
-    const { STREAM_CURSOR_HINT, createKeyspace, isStreamCursor, openAiExportOf, swebenchTree, trainingRecordsOf } =
-      await import('@rollout-fleet/shared');
+    const {
+      STREAM_CURSOR_HINT,
+      createKeyspace,
+      integrityOf,
+      isStreamCursor,
+      openAiExportOf,
+      swebenchTree,
+      trainingRecordsOf,
+    } = await import('@rollout-fleet/shared');
+    const flagged = (r: EpisodeResult): boolean => {
+      if (flags.integrity === undefined) return true;
+      const verdict = integrityOf(r).verdict;
+      return verdict === 'violated' || (flags.integrity === 'suspect' && verdict === 'suspect');
+    };
     let after = flags.after;
     let from = '--after';
     if (!after && flags.checkpoint) {
@@ -128,6 +147,7 @@ async function runResults(flags: ResultsFlags): Promise<number> {
       for await (const item of flags.groups ? [] : streamResults(streamOptions)) {
         cursor = item.streamId;
         const r = item.result;
+        if (!flagged(r)) continue;
         if (flags.format === 'jsonl') process.stdout.write(`${JSON.stringify(r)}\n`);
         else if (flags.format === 'fidelity') {
           addToTotals(totals, r);

@@ -113,4 +113,4 @@ export type { ResolutionStatus, TestOutcome, TestsStatus } from './grading/repor
 export { toPythonJson } from './grading/python-json.js';
 export { encodeTurnTokens, expandPromptIds } from './contracts/turn-tokens.js';
 export type { FullTurnIds } from './contracts/turn-tokens.js';
-export { openAiExportOf, trainingRecordsOf } from './contracts/export-records.js';
+export { integrityOf, openAiExportOf, trainingRecordsOf } from './contracts/export-records.js';

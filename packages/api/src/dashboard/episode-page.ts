@@ -16,6 +16,7 @@ import type {
 } from '@rollout-fleet/shared';
 import { type RawHtml, html } from './html.js';
 import { formatDuration, page, percent } from './run-pages.js';
+import { integrityCell, integrityFindings } from './integrity-flag.js';
 
 export interface EpisodePageInput {
   result: EpisodeResult;
@@ -157,6 +158,7 @@ export function renderEpisodePage(input: EpisodePageInput): string {
     ['status', result.status],
     ['resolved', result.resolved === null ? '–' : String(result.resolved)],
     ['reward', result.reward ?? '–'],
+    ['integrity', integrityCell(result)],
     ['failure', result.failure ? `${result.failure.code} (${result.failure.class}): ${result.failure.message}` : '–'],
     ...(result.turns === undefined
       ? []
@@ -204,6 +206,7 @@ ${result.turns.length === 0 ? html`<p class="muted">No turns.</p>` : result.turn
 }
 <h2>Steps</h2>
 ${result.steps.length === 0 ? html`<p class="muted">No steps.</p>` : result.steps.map((step) => stepBlock(step, verdicts.get(step.index), input.recorded?.[step.index]))}
+${integrityFindings(result)}
 <h2>Patch</h2>
 ${result.patch === null ? html`<p class="muted">No patch.</p>` : result.patch.trim() === '' ? html`<p class="muted">Empty patch.</p>` : pre(result.patch, 'patch')}
 <h2>Grading</h2>

@@ -1,6 +1,7 @@
 /** Server-rendered run pages: what Bull Board cannot show (a run's counts, resolved rate, ETA, recent results). */
 import type { EpisodeResult, RunStatus } from '@rollout-fleet/shared';
 import { RawHtml, html } from './html.js';
+import { integrityCell } from './integrity-flag.js';
 
 export interface RunListEntry {
   runId: string;
@@ -20,7 +21,7 @@ pre{background:#f7f7f7;border:1px solid #e3e3e3;padding:8px;overflow:auto;max-he
 .step{border:1px solid #ddd;border-radius:4px;margin:12px 0;padding:8px 12px}.step h3{margin:0 0 6px;font-size:15px}
 .obs{display:grid;grid-template-columns:1fr 1fr;gap:12px}.muted{color:#777}.add{background:#e6ffed}.del{background:#ffeef0}
 .hunk{color:#6f42c1}.verdict-match{color:#16794a}.verdict-differs{color:#b3261e}.verdict-no_record{color:#777}
-.warn{background:#fff4e5;border:1px solid #f0b45b;border-radius:4px;padding:6px 10px;margin:6px 0}`;
+.warn{background:#fff4e5;border:1px solid #f0b45b;border-radius:4px;padding:6px 10px;margin:6px 0}.suspect{color:#a15c00}`;
 
 /**
  * An unresolved result whose tests ran but whose grade the parser could not read (zero tests parsed, listed ids
@@ -204,7 +205,7 @@ export function renderRunPage(input: RunPageInput): string {
       r.fidelity === undefined || r.fidelity.compared === 0 ? '–' : `${r.fidelity.matched}/${r.fidelity.compared}`;
     return html`<tr><td><a class="viewer" href="${input.viewerLink(r)}">${name}</a>${link === undefined ? html`` : html` <small>(<a href="${link}">job</a>)</small>`}</td>
 <td class="${r.status === 'failed' ? 'bad' : ''}">${r.status}${r.failure ? ` (${r.failure.code})` : ''}</td>
-<td>${resolvedCell}</td><td>${r.reward ?? '–'}</td><td>${r.steps.length}</td><td>${fidelity}</td>
+<td>${resolvedCell}</td><td>${r.reward ?? '–'}</td><td>${integrityCell(r)}</td><td>${r.steps.length}</td><td>${fidelity}</td>
 ${policy === undefined ? html`` : html`<td>${r.turns?.length ?? '–'}</td><td>${r.tokens ? r.tokens.total_tokens.toLocaleString('en-US') : '–'}</td><td>${r.exit_status ?? '–'}</td>`}
 <td>${formatDuration(r.timings.total_ms / 1000)}</td><td>${r.finished_at}</td></tr>`;
   });
@@ -215,7 +216,7 @@ ${policy === undefined ? html`` : renderPolicySummary(policy, recent.length)}
 ${
   recent.length === 0
     ? html`<p>No results yet.</p>`
-    : html`<table><thead><tr><th>instance</th><th>status</th><th>resolved</th><th>reward</th><th>steps</th><th>fidelity</th>
+    : html`<table><thead><tr><th>instance</th><th>status</th><th>resolved</th><th>reward</th><th>integrity</th><th>steps</th><th>fidelity</th>
 ${policy === undefined ? html`` : html`<th>turns</th><th>tokens</th><th>exit status</th>`}<th>duration</th><th>finished</th></tr></thead>
 <tbody>${rows}</tbody></table>`
 }

@@ -5,7 +5,7 @@
  * - `training`: step-wise records, one per model turn, with the server's prompt and completion token ids and
  *   logprobs and the episode's reward (SkyRL's step-wise samples, rLLM's traces). Never re-tokenized.
  */
-import type { EpisodeResult } from './result.js';
+import type { EpisodeResult, IntegrityVerdict } from './result.js';
 import type { ChatMessage } from './turn-record.js';
 import { expandPromptIds } from './turn-tokens.js';
 
@@ -45,6 +45,8 @@ export interface TrainingRecord {
   reward: number;
   resolved: boolean | null;
   exit_status: string | null;
+  /** The episode's integrity flag (docs/adversarial-grading.md): a trainer may drop `violated` or review `suspect`. */
+  integrity: IntegrityVerdict;
 }
 
 /** Undefined for replays and failed episodes (no conversation to export). */
@@ -90,5 +92,11 @@ export function trainingRecordsOf(result: EpisodeResult): TrainingRecord[] {
     reward,
     resolved: result.resolved,
     exit_status: result.exit_status ?? null,
+    integrity: integrityOf(result),
   }));
+}
+
+/** A result's integrity flag; results written before the flag existed read as clean (nothing was checked). */
+export function integrityOf(result: EpisodeResult): IntegrityVerdict {
+  return result.integrity ?? { verdict: 'clean', reasons: [] };
 }
