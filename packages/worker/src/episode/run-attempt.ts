@@ -35,7 +35,7 @@ import { extractPatch, probeRepository, type RepoBase } from '../grading/extract
 import { gradeInSandbox, type SandboxGrade } from '../grading/grade-in-sandbox.js';
 import { settleBeforeExtraction } from '../grading/settle-before-extraction.js';
 import { stopModelProcesses } from '../grading/stop-model-processes.js';
-import { lossRecordOf, type LossPhase } from '../losses/loss-rule.js';
+import { isSandboxLoss, lossRecordOf, type LossPhase } from '../losses/loss-rule.js';
 import {
   emptyPatch,
   evalSandboxLost,
@@ -147,6 +147,9 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
   const acquired = performance.now();
   const main = await openEnv(deps, input, input.role ?? 'main', lost).catch((err: unknown) => {
     lost.dispose();
+    // Lost while it started (its first session included): nothing of the model's ran — the platform's evidence.
+    if (err instanceof RolloutError && startLoss(err))
+      Object.assign(err.details, { loss: { lost_after_model: false, lost_in: 'setup' } });
     throw err;
   });
   let evalBox: EvalSandbox | undefined;
@@ -285,6 +288,11 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
     }
     lost.dispose();
   }
+}
+
+/** A sandbox that died or never came up while it started (not a refused image or a quota). */
+function startLoss(err: RolloutError): boolean {
+  return isSandboxLoss(err) || err.code === 'SANDBOX_START_FAILED' || err.code === 'SANDBOX_START_TIMEOUT';
 }
 
 /** A grading sandbox on its way from the supply; `control` stops its acquisition when it is not needed. */

@@ -22,6 +22,7 @@ describe('scanPatch', () => {
     ['os._exit(0)', 'PATCH_USES_OS_EXIT'],
     ['    os._exit (0)', 'PATCH_USES_OS_EXIT'],
     ['from os import _exit', 'PATCH_USES_OS_EXIT'],
+    ['import os as _o; _o._exit(0)', 'PATCH_USES_OS_EXIT'],
     ['import atexit', 'PATCH_USES_ATEXIT'],
     ['atexit.register(lambda: print("ok"))', 'PATCH_USES_ATEXIT'],
     ["sys.modules['unittest'] = fake", 'PATCH_TOUCHES_SYS_MODULES'],

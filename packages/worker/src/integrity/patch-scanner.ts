@@ -18,7 +18,7 @@ interface Rule {
 export const PATCH_RULES: readonly Rule[] = [
   {
     code: 'PATCH_USES_OS_EXIT',
-    pattern: /\bos\s*\.\s*_exit\b|\bfrom\s+os\s+import\s+[^#\n]*\b_exit\b/,
+    pattern: /\bos\s*\.\s*_exit\b|\._exit\s*\(|\bfrom\s+os\s+import\s+[^#\n]*\b_exit\b/,
     what: 'calls os._exit',
   },
   { code: 'PATCH_USES_ATEXIT', pattern: /\batexit\b/, what: 'registers code to run at interpreter exit (atexit)' },
