@@ -289,7 +289,8 @@ export interface ImageBwrapOptions {
   tmpfsBytes: number | undefined;
   /** copy-up: image directories made writable (tmpfs filled from the image). */
   copyUp: string[];
-  authToken: string;
+  /** The server reads its token from this inherited fd (a pipe), never from an argv or an environment. */
+  authTokenFd: number;
 }
 
 /** bwrap's arguments for an image sandbox (the part after `bwrap`). */
@@ -332,8 +333,8 @@ export function imageBwrapArgs(o: ImageBwrapOptions): string[] {
     join(INFRA.runtime, SERVER_SCRIPT),
     '--socket',
     INFRA.socket,
-    '--auth-token',
-    o.authToken,
+    '--auth-token-fd',
+    String(o.authTokenFd),
   ];
   if (o.layer === 'copy-up' && o.copyUp.length > 0) {
     // The image's own sh and cp fill the writable directories (exit 125: the copy failed).

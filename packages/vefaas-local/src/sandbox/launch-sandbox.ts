@@ -376,7 +376,7 @@ function buildArgv(input: ArgvInput): string[] {
         interpreter: infraInterpreter(python),
         tmpfsBytes: input.jailFeatures?.tmpfsSize === true ? diskBytes : undefined,
         copyUp: plan.copyUp,
-        authToken,
+        authTokenFd: TOKEN_FD,
       }),
     ];
     command =
