@@ -32,12 +32,13 @@ export async function checkImages(
 ): Promise<ImageCheck> {
   if (config.vefaas.mode === 'cloud') return { where: undefined, missing: [] };
   const { EXAMPLE_IMAGES_DIR } = await import('../runtime/target.js');
-  const { imageTemplateName, resolveImage } = await import('@rollout-fleet/vefaas-local');
+  const { imageTemplateName, listImportedImages, resolveImage } = await import('@rollout-fleet/vefaas-local');
   const { didYouMean } = await import('@rollout-fleet/shared');
   const imagesDir = config.vefaas.imagesDir ?? EXAMPLE_IMAGES_DIR;
   const available = (await readdir(imagesDir, { withFileTypes: true }).catch(() => []))
-    .filter((e) => e.isDirectory())
-    .map((e) => e.name);
+    .filter((e) => e.isDirectory() && !e.name.startsWith('.'))
+    .map((e) => e.name)
+    .concat((await listImportedImages(imagesDir)).map((i) => i.name));
   const uses = new Map<string, { episodes: number; firstAt: RecordLocation | undefined }>();
   episodes.forEach((episode, i) => {
     const use = uses.get(episode.sandbox.image) ?? { episodes: 0, firstAt: locations[i] };

@@ -90,6 +90,22 @@ async function build(recipe: TestImageRecipe, target: string): Promise<TestImage
   const staging = `${target}.${process.pid}.${Date.now().toString(36)}`;
   await rm(staging, { recursive: true, force: true });
   await mkdir(staging, { recursive: true });
+  try {
+    await assemble(recipe, staging);
+  } catch (err) {
+    await execFileAsync('chmod', ['-R', 'u+rwX', staging]).catch(() => undefined);
+    await rm(staging, { recursive: true, force: true });
+    throw err;
+  }
+  await mkdir(dirname(target), { recursive: true });
+  await rename(staging, target).catch(async (err: NodeJS.ErrnoException) => {
+    await rm(staging, { recursive: true, force: true });
+    if (err.code !== 'ENOTEMPTY' && err.code !== 'EEXIST') throw err;
+  });
+  return image;
+}
+
+async function assemble(recipe: TestImageRecipe, staging: string): Promise<void> {
   const layout = join(staging, 'oci');
   const bundle = join(staging, 'bundle');
   const ref = `${layout}:${TAG}`;
@@ -121,12 +137,6 @@ async function build(recipe: TestImageRecipe, target: string): Promise<TestImage
     `oci:${ref}`,
     `docker-archive:${join(staging, 'image.tar')}:${recipe.name}:latest`,
   ]);
-  await mkdir(dirname(target), { recursive: true });
-  await rename(staging, target).catch(async (err: NodeJS.ErrnoException) => {
-    await rm(staging, { recursive: true, force: true });
-    if (err.code !== 'ENOTEMPTY' && err.code !== 'EEXIST') throw err;
-  });
-  return image;
 }
 
 async function writeBusybox(rootfs: string, name: string): Promise<void> {
