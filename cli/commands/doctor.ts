@@ -68,6 +68,7 @@ async function runDoctorCommand(flags: DoctorFlags): Promise<number> {
     };
     const endpoint = cloud ? config.vefaas.endpoint : new URL(opened.target.gatewayUrl).origin;
     console.log(`doctor: ${opened.description}; route ${opened.target.gatewayUrl}; image ${image}`);
+    if (!cloud) console.log(`doctor: ${await describeLocalImage(config, image)}`);
     const { runDoctor } = await import('../doctor/run-doctor.js');
     const started = performance.now();
     const report = await runDoctor({
@@ -93,4 +94,20 @@ async function runDoctorCommand(flags: DoctorFlags): Promise<number> {
   } finally {
     await closeTarget?.();
   }
+}
+
+/** Which kind of local image the embedded host will start: an imported container image, or a directory. */
+async function describeLocalImage(config: { vefaas: { mode: string; imagesDir?: string | undefined } }, image: string) {
+  const { EXAMPLE_IMAGES_DIR } = await import('../runtime/target.js');
+  const { readImportedImage, resolveImage } = await import('@rollout-fleet/vefaas-local');
+  const imagesDir = config.vefaas.imagesDir ?? EXAMPLE_IMAGES_DIR;
+  let dir: string;
+  try {
+    dir = resolveImage(image, imagesDir);
+  } catch (err) {
+    return `image ${image}: ${(err as Error).message}`;
+  }
+  const imported = readImportedImage(dir);
+  if (imported === null) return `image ${image}: directory image ${dir} (its files at /testbed, the host's /usr)`;
+  return `image ${image}: imported container image ${imported.digest} (${(imported.bytes / 1e6).toFixed(0)} MB, from ${imported.source}; its own root file system)`;
 }
