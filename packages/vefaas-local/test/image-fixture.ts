@@ -82,7 +82,7 @@ export async function startImageSandbox(
   imagesDir: string,
   image: string,
   overrides: Partial<SandboxLaunch> = {},
-  aliveTimeoutMs = 20_000,
+  aliveTimeoutMs = 50_000, // a loaded CI machine starts 2-core sandboxes slowly; a real failure shows its log
 ): Promise<ImageSandbox> {
   const stateRoot = await mkdtemp(join(tmpdir(), 'rf-sb-'));
   const token = randomUUID();

@@ -49,7 +49,12 @@ export function readImportedImage(dir: string): ImportedImage | null {
   } catch {
     return null;
   }
-  const record = JSON.parse(text) as Partial<ImportedRecord>;
+  let record: Partial<ImportedRecord>;
+  try {
+    record = JSON.parse(text) as Partial<ImportedRecord>;
+  } catch {
+    return null; // a record cut short (a crash mid-write) is no image; import again
+  }
   if (record.format !== 'oci-rootfs/1' || typeof record.digest !== 'string') return null;
   return {
     dir,
