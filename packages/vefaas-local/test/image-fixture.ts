@@ -44,13 +44,16 @@ export const RECIPES = {
           '/data/gone.txt': 'deleted in layer 2\n',
           '/data/dir/inner.txt': 'deleted with its directory\n',
           '/data/replaced': 'a file, then a symlink\n',
+          '/data/again/old.txt': 'gone with the old directory\n',
           '/work/script.sh': '#!/bin/sh\necho from-script\n',
         },
         modes: { '/data/keep.txt': 0o640 },
         hardlinks: { '/data/hard.txt': '/data/keep.txt' },
       },
       {
-        remove: ['/data/gone.txt', '/data/dir', '/data/replaced'],
+        // /data/again is deleted and made anew: only the new layer's file is in it (an opaque directory).
+        remove: ['/data/gone.txt', '/data/dir', '/data/replaced', '/data/again'],
+        files: { '/data/again/new.txt': 'only this\n' },
         symlinks: { '/data/replaced': 'keep.txt', '/data/abs': '/data/keep.txt' },
       },
     ],

@@ -108,7 +108,8 @@ describeWith([bwrapNeed(), imageToolsNeed()], 'a layered image', () => {
       try {
         await sb.rex.createSession('s');
         // Whiteouts: the file and the directory deleted by layer 2 are gone; the file replaced by a symlink is one.
-        expect(await out(sb, 'ls -1 /data')).toBe('abs\nhard.txt\nkeep.txt\nreplaced\n');
+        expect(await out(sb, 'ls -1 /data')).toBe('abs\nagain\nhard.txt\nkeep.txt\nreplaced\n');
+        expect(await out(sb, 'ls -1 /data/again')).toBe('new.txt\n');
         expect(await out(sb, 'readlink /data/replaced; readlink /data/abs')).toBe('keep.txt\n/data/keep.txt\n');
         expect(await out(sb, 'cat /data/abs /data/replaced')).toBe('kept\nkept\n');
         // Hard links stay one file; modes are the image's.
