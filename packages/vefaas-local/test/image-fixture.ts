@@ -4,7 +4,12 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RexCaller, socketTarget } from '@rollout-fleet/test-kit/swerex-conformance';
-import { buildTestImage, testImageToolsMissing, type TestImageRecipe } from '@rollout-fleet/test-kit/test-images';
+import {
+  buildTestImage,
+  testImageToolsMissing,
+  type TestImageLayer,
+  type TestImageRecipe,
+} from '@rollout-fleet/test-kit/test-images';
 import type { Need } from '@rollout-fleet/test-kit/needs';
 import { importImage, rmTree, type ImportResult } from '../src/images/import-image.js';
 import { launchSandbox } from '../src/sandbox/launch-sandbox.js';
@@ -37,7 +42,7 @@ export const RECIPES = {
     name: 'rf-layered',
     bash: true,
     config: { env: ['PATH=/usr/bin:/bin'], user: 'runner', workingDir: '/work' },
-    layers: [
+    layers: <TestImageLayer[]>[
       {
         files: {
           '/data/keep.txt': 'kept\n',
