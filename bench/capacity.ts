@@ -18,14 +18,24 @@
  * (3) reference: redis-benchmark against the same server (one thread, plain commands).
  *
  *   npm run bench:capacity -- [--episodes 200] [--steps 2,12] [--step-ms 1000] [--workers 2] [--concurrency 100]
- *                              [--idle-s 15] [--concurrencies 10,100,400] [--hold-s 30] [--scenario all|cost|hold|reference]
+ *                              [--idle-s 15] [--concurrencies 10,100,400] [--hold-s 30] [--scenario all|cost|hold|reference|results]
+ *                              [--log-kb 16,120,600,2048] [--result-steps 30] [--step-out-kb 4]
  *
  * Last line: JSON of every measured input.
  */
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { parseArgs, promisify } from 'node:util';
-import { createRedis, findRedis, freePort, type RedisClient } from '@rollout-fleet/shared';
+import {
+  EpisodeResultSchema,
+  ResultStore,
+  createKeyspace,
+  createRedis,
+  findRedis,
+  freePort,
+  type EpisodeResult,
+  type RedisClient,
+} from '@rollout-fleet/shared';
 import { benchEpisode, openBenchFleet, type BenchFleet } from './lib/bench-fleet.js';
 import { machineLoad, mean } from './lib/stats.js';
 
@@ -40,8 +50,14 @@ const { values } = parseArgs({
     concurrencies: { type: 'string', default: '10,100,400' },
     'hold-s': { type: 'string', default: '30' },
     scenario: { type: 'string', default: 'all' },
+    'log-kb': { type: 'string', default: '16,120,600,2048' },
+    'result-steps': { type: 'string', default: '30' },
+    'step-out-kb': { type: 'string', default: '4' },
   },
 });
+const LOG_KB = values['log-kb'].split(',').map(Number);
+const RESULT_STEPS = Number(values['result-steps']);
+const STEP_OUT_KB = Number(values['step-out-kb']);
 const N = Number(values.episodes);
 const [K1, K2] = values.steps.split(',').map(Number) as [number, number];
 const STEP_MS = Number(values['step-ms']);
@@ -443,6 +459,213 @@ async function holdScenario(): Promise<void> {
   }));
 }
 
+/** A deterministic stream of numbers in [0, 1), so every run measures the same text. */
+function seeded(seed: number): () => number {
+  // mulberry32: 32-bit integer arithmetic (a float LCG loses bits and falls into a short cycle).
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+/**
+ * Test and module names: 400 made-up words of 1–4 syllables (seeded), so the text is about as repetitive as a real
+ * suite's names — not a dozen words over and over, which would flatter compression.
+ */
+const WORDS = ((): string[] => {
+  const rand = seeded(7);
+  const syllables = [
+    're',
+    'ad',
+    'da',
+    'ta',
+    'set',
+    'el',
+    'em',
+    'ent',
+    'seq',
+    'ue',
+    'ch',
+    'ar',
+    'pix',
+    'tag',
+    'val',
+    'pri',
+    'vate',
+    'fi',
+    'le',
+    'me',
+    'to',
+    'co',
+    'de',
+    'ex',
+    'im',
+    'plic',
+    'it',
+    'vr',
+    'uid',
+    'jpe',
+    'g',
+    'rle',
+    'lut',
+    'win',
+  ];
+  return Array.from({ length: 400 }, () =>
+    Array.from({ length: 1 + Math.floor(rand() * 4) }, () => syllables[Math.floor(rand() * syllables.length)]).join(''),
+  );
+})();
+
+/**
+ * An eval log of about `bytes` like pydicom's under `pytest -rA` (92–137 KB for real instances): the eval script's
+ * `set -x` lines, pytest's progress lines, a traceback now and then, and the `-rA` summary of one line per test —
+ * test names drawn from a small vocabulary with numbered parameters, as real suites are.
+ */
+function evalLog(bytes: number, rand: () => number): string {
+  const pick = (): string => WORDS[Math.floor(rand() * WORDS.length)] as string;
+  const parts = [
+    "+ source /opt/miniconda3/bin/activate\n+ conda activate testbed\n+ cd /testbed\n+ : '>>>>> Start Test Output'\n",
+    '+ pytest -rA pydicom/tests/test_filereader.py pydicom/tests/test_dataset.py\n',
+    '============================= test session starts ==============================\n',
+    'platform linux -- Python 3.9.19, pytest-8.3.2, pluggy-1.5.0\nrootdir: /testbed\ncollected 2417 items\n\n',
+  ];
+  let size = parts.join('').length;
+  const push = (line: string): void => {
+    parts.push(line);
+    size += line.length;
+  };
+  while (size < bytes * 0.3) {
+    const dots = Array.from({ length: 60 }, () => (rand() < 0.03 ? 's' : rand() < 0.01 ? 'F' : '.')).join('');
+    push(`pydicom/tests/test_${pick()}_${pick()}.py ${dots} [${String(Math.floor(rand() * 100)).padStart(3)}%]\n`);
+    if (rand() < 0.05) {
+      push(
+        `    def test_${pick()}_${Math.floor(rand() * 1000)}(self):\n>       assert ds.${pick()}.${pick()} == ${Math.floor(rand() * 65536)}\n`,
+      );
+      push(
+        `E       AssertionError: assert 0x${Math.floor(rand() * 2 ** 32).toString(16)} == ${Math.floor(rand() * 65536)}\n`,
+      );
+    }
+  }
+  push('=========================== short test summary info ============================\n');
+  while (size < bytes) {
+    const status = rand() < 0.95 ? 'PASSED' : rand() < 0.5 ? 'SKIPPED' : 'FAILED';
+    push(
+      `${status} pydicom/tests/test_${pick()}.py::Test${pick()}${pick()}::test_${pick()}_${pick()}[${Math.floor(rand() * 5000)}-${pick()}]\n`,
+    );
+  }
+  push("+ : '>>>>> End Test Output'\n");
+  return parts.join('');
+}
+
+/** The cut every stored text had before: head + marker + tail past `limit` bytes (ASCII text here). */
+function cut(text: string, limit: number): { text: string; truncated: boolean } {
+  if (text.length <= limit) return { text, truncated: false };
+  const half = Math.floor(limit / 2);
+  const marker = `\n[... output truncated: ${text.length} bytes in total, ${text.length - 2 * half} bytes omitted ...]\n`;
+  return { text: text.slice(0, half) + marker + text.slice(-half), truncated: true };
+}
+
+function gradedResult(o: {
+  runId: string;
+  episodeId: string;
+  log: string;
+  logLimit: number;
+  steps: string[];
+}): EpisodeResult {
+  const log = cut(o.log, o.logLimit);
+  const now = new Date().toISOString();
+  return EpisodeResultSchema.parse({
+    run_id: o.runId,
+    episode_id: o.episodeId,
+    instance_id: 'pydicom__pydicom-1694',
+    sample_index: 0,
+    status: 'completed',
+    resolved: true,
+    reward: 1,
+    steps: o.steps.map((output, index) => {
+      const kept = cut(output, o.logLimit);
+      return {
+        index,
+        tool: 'str_replace_editor',
+        args: { command: 'view', path: `/testbed/pydicom/module_${index}.py` },
+        output: kept.text,
+        output_bytes: output.length,
+        truncated: kept.truncated,
+        exit_code: 0,
+        duration_ms: 120,
+        timed_out: false,
+      };
+    }),
+    patch:
+      'diff --git a/pydicom/dataset.py b/pydicom/dataset.py\n--- a/pydicom/dataset.py\n+++ b/pydicom/dataset.py\n@@ -1 +1 @@\n-x\n+y\n',
+    report: { patch_is_None: false, patch_exists: true, patch_successfully_applied: true, resolved: true },
+    grading: {
+      parser: 'pytest_options',
+      parser_source: 'repository',
+      tests_ran: true,
+      timed_out: false,
+      tests_parsed: 2417,
+      tests: [],
+      problem: null,
+      log: log.text,
+      log_bytes: o.log.length,
+      log_truncated: log.truncated,
+    },
+    timings: { queue_wait_ms: 1, sandbox_acquire_ms: 1, replay_ms: 1, grade_ms: 1, total_ms: 4 },
+    attempts: [],
+    failure: null,
+    worker_id: 'bench',
+    sandbox_id: null,
+    finished_at: now,
+  });
+}
+
+/**
+ * (4) results: the Redis memory one graded episode's result takes, before (plain JSON, every output and the eval
+ * log cut to 64 KiB) and after (stored compressed, each output whole up to 1 MiB), side by side in one run, for eval
+ * logs of several sizes and --result-steps steps of --step-out-kb each.
+ */
+async function resultsScenario(): Promise<void> {
+  const keys = createKeyspace(`{bench-results-${Date.now()}}`);
+  const variants = [
+    { name: 'before', store: new ResultStore(stats, keys, { compress: false }), limit: 64 * 1024 },
+    { name: 'after', store: new ResultStore(stats, keys), limit: 1024 * 1024 },
+  ];
+  const rand = seeded(29);
+  const steps = Array.from({ length: RESULT_STEPS }, () => evalLog(STEP_OUT_KB * 1024, rand));
+  console.log(
+    `\n(4) results: one graded result per row (a pydicom-like pytest eval log, ${RESULT_STEPS} steps of ${STEP_OUT_KB} KB), MEMORY USAGE of its key`,
+  );
+  console.log('  eval log | before: kept, bytes in Redis | after: kept, bytes in Redis | ratio | encode ms');
+  const rows: Array<Record<string, number>> = [];
+  for (const kb of LOG_KB) {
+    const log = evalLog(kb * 1024, rand);
+    const row: Record<string, number> = { log_kb: kb };
+    for (const v of variants) {
+      const runId = `results-${v.name}-${kb}`;
+      const result = gradedResult({ runId, episodeId: 'e0', log, logLimit: v.limit, steps });
+      const started = performance.now();
+      await v.store.commit(result);
+      row[`${v.name}_commit_ms`] = fixed(performance.now() - started, 1);
+      row[`${v.name}_log_kept_bytes`] = result.grading?.log.length ?? 0;
+      row[`${v.name}_redis_bytes`] = Number(
+        await stats.call('MEMORY', 'USAGE', keys.result(runId, 'e0', 0), 'SAMPLES', '0'),
+      );
+    }
+    rows.push(row);
+    const kib = (n: number | undefined): string => `${((n ?? 0) / 1024).toFixed(0)} KiB`;
+    console.log(
+      `  ${String(kb).padStart(5)} KB | ${kib(row.before_log_kept_bytes).padStart(8)} kept, ${kib(row.before_redis_bytes).padStart(8)} | ` +
+        `${kib(row.after_log_kept_bytes).padStart(8)} kept, ${kib(row.after_redis_bytes).padStart(8)} | ` +
+        `${((row.before_redis_bytes ?? 0) / (row.after_redis_bytes ?? 1)).toFixed(2)}× | ${row.after_commit_ms}`,
+    );
+  }
+  measured.result_memory = rows;
+}
+
 async function referenceScenario(): Promise<void> {
   const port = new URL(ownRedis.url).port;
   const args = ['-h', '127.0.0.1', '-p', port, '-q', '-n', '200000', '-c', '50', '-t', 'set,get,incr,hset,zadd,lpush'];
@@ -466,12 +689,13 @@ try {
   if (run('cost')) await costScenario();
   if (run('hold')) await holdScenario();
   if (run('reference')) await referenceScenario();
+  if (run('results')) await resultsScenario();
 } finally {
   stats.disconnect();
   await ownRedis.close();
 }
 console.log(
-  `\ncommand: npm run bench:capacity -- --episodes ${N} --steps ${K1},${K2} --step-ms ${STEP_MS} --workers ${WORKERS} --concurrency ${CONCURRENCY} --idle-s ${IDLE_S} --concurrencies ${CONCURRENCIES.join(',')} --hold-s ${HOLD_S} --scenario ${SCENARIO}`,
+  `\ncommand: npm run bench:capacity -- --episodes ${N} --steps ${K1},${K2} --step-ms ${STEP_MS} --workers ${WORKERS} --concurrency ${CONCURRENCY} --idle-s ${IDLE_S} --concurrencies ${CONCURRENCIES.join(',')} --hold-s ${HOLD_S} --scenario ${SCENARIO} --log-kb ${LOG_KB.join(',')} --result-steps ${RESULT_STEPS} --step-out-kb ${STEP_OUT_KB}`,
 );
 console.log(JSON.stringify(measured));
 // vefaas-local keeps the timers of answers it was told to delay (the hold scenario's) after close(): end here.

@@ -77,6 +77,7 @@ export { findOnPath } from './system/find-on-path.js';
 export { createKeyspace, jobIdFor, jobNameFor, parseJobId } from './store/keys.js';
 export type { Keyspace } from './store/keys.js';
 export { ResultStore } from './store/result-store.js';
+export { decodeResultValue, encodeResultValue, parseResultValue } from './store/result-codec.js';
 export type { CommitFence, EpisodeRef, StreamedResult } from './store/result-store.js';
 export { GroupStore } from './store/group-store.js';
 export type { StreamedGroup } from './store/group-store.js';

@@ -128,6 +128,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     metrics,
     workerId,
     outputLimitBytes: config.worker.stepOutputLimitBytes,
+    episodeOutputLimitBytes: config.worker.episodeOutputLimitBytes,
     freshEval: config.worker.freshEval,
     integrity: config.worker.integrity,
     reward: { resolved: config.worker.rewardResolved, unresolved: config.worker.rewardUnresolved },

@@ -20,6 +20,7 @@ import {
   jobIdFor,
   type Keyspace,
   parseJobId,
+  parseResultValue,
   redactJobData,
   type RedisClient,
   ResultStore,
@@ -147,8 +148,8 @@ export function runRoutes(options: RunRoutesOptions): Router {
       res.status(400).type('text/plain').send('invalid episode id: expected run|episode|sample\n');
       return;
     }
-    const text = await redis.get(keys.result(parsed.runId, parsed.episodeId, parsed.sampleIndex));
-    const rawResult = text === null ? undefined : (JSON.parse(text) as Record<string, unknown>);
+    const stored = await redis.getBuffer(keys.result(parsed.runId, parsed.episodeId, parsed.sampleIndex));
+    const rawResult = stored === null ? undefined : (parseResultValue(stored) as Record<string, unknown>);
     const result = rawResult === undefined ? undefined : EpisodeResultSchema.safeParse(rawResult);
     if (rawResult === undefined || result === undefined || !result.success) {
       res.status(404).type('text/plain').send(`no result for ${jobId} (not finished yet, or past retention)\n`);

@@ -28,6 +28,7 @@ import {
   recordRunSpecs,
   jobIdFor,
   jobOptionsFor,
+  parseResultValue,
   type Episode,
   type EpisodeJobData,
   type JobPolicy,
@@ -246,7 +247,7 @@ async function planChunk(options: SubmitRunOptions, chunk: readonly Episode[], n
   const probe = redis.pipeline();
   for (const [i, e] of chunk.entries()) {
     // With resume the result itself is read: a CANCELLED one runs again.
-    if (options.resume) probe.get(keys.result(runId, e.episode_id, e.sample_index));
+    if (options.resume) probe.getBuffer(keys.result(runId, e.episode_id, e.sample_index));
     else probe.exists(keys.result(runId, e.episode_id, e.sample_index));
     probe.exists(queue.toKey(ids[i] as string));
   }
@@ -254,9 +255,9 @@ async function planChunk(options: SubmitRunOptions, chunk: readonly Episode[], n
   const jobOptions = jobOptionsFor(options.policy ?? DEFAULT_JOB_POLICY);
   chunk.forEach((episode, i) => {
     const result = answers[2 * i]?.[1];
-    const hasResult = result === 1 || typeof result === 'string';
+    const hasResult = result === 1 || Buffer.isBuffer(result);
     const hasJob = answers[2 * i + 1]?.[1] === 1;
-    if (typeof result === 'string' && wasCancelled(result)) plan.toReplace.push(episode);
+    if (Buffer.isBuffer(result) && wasCancelled(result)) plan.toReplace.push(episode);
     else if (hasResult) plan.skippedDone += 1;
     else if (hasJob) plan.skippedQueued += 1;
     else plan.toAdd.push(episodeJob(runId, episode, { jobOptions, enqueuedAt: now() }));
@@ -288,9 +289,9 @@ async function enqueueChunk(
   return plan.toAdd.length + replaced.enqueued + replaced.restarted;
 }
 
-function wasCancelled(resultJson: string): boolean {
+function wasCancelled(stored: Buffer): boolean {
   try {
-    return (JSON.parse(resultJson) as { failure?: { code?: string } | null }).failure?.code === 'CANCELLED';
+    return (parseResultValue(stored) as { failure?: { code?: string } | null }).failure?.code === 'CANCELLED';
   } catch {
     return false;
   }

@@ -31,7 +31,8 @@ describe('loadConfig defaults and modes', () => {
     expect(config.worker).toEqual({
       concurrency: 4,
       heapGrowthPercent: 100,
-      stepOutputLimitBytes: 65_536,
+      stepOutputLimitBytes: 1_048_576,
+      episodeOutputLimitBytes: 8_388_608,
       swerexMaxResponseBytes: 16_777_216,
       attempts: 3,
       backoffMs: 5000,

@@ -69,8 +69,13 @@ export interface Config {
      * (short) major collections. @defaultValue 100
      */
     heapGrowthPercent: number;
-    /** Step output kept whole up to this size, then head + tail. @defaultValue 65_536 */
+    /** Each step output, and the eval log, kept whole up to this size, then head + marker + tail. @defaultValue 1 MiB */
     stepOutputLimitBytes: number;
+    /**
+     * What one episode's result keeps of step outputs and the eval log together; the eval log's share
+     * (stepOutputLimitBytes) is set aside first. @defaultValue 8 MiB
+     */
+    episodeOutputLimitBytes: number;
     /** Longest output kept from one SWE-ReX answer while it is read (head + marker + tail beyond), bytes. @defaultValue 16 MiB */
     swerexMaxResponseBytes: number;
     /** Job attempts for infra failures. @defaultValue 3 */

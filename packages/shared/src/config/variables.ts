@@ -101,7 +101,11 @@ const DOCS = {
   },
   RF_STEP_OUTPUT_LIMIT_BYTES: {
     meaning:
-      'Step output, and the eval log a graded result carries (`grading.log`), kept whole up to this many bytes, else head + marker + tail.',
+      'Each step output, and the eval log a graded result carries (`grading.log`), kept whole up to this many bytes, else head + marker + tail (results are stored compressed in Redis).',
+  },
+  RF_EPISODE_OUTPUT_LIMIT_BYTES: {
+    meaning:
+      "What one episode's result keeps of its step outputs and eval log together, bytes: the eval log keeps up to RF_STEP_OUTPUT_LIMIT_BYTES whatever the steps printed; the steps share the rest, and once it is spent each later step keeps 1 KiB (head + marker + tail).",
   },
   RF_SWEREX_MAX_RESPONSE_BYTES: {
     meaning:

@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { RedisClient } from './create-redis.js';
 
-export type ScriptArg = string | number;
+export type ScriptArg = string | number | Buffer;
 
 /** A script that cannot be assembled: an include missing, or a cycle of includes. `file`: where it went wrong. */
 export class LuaScriptError extends Error {
@@ -91,6 +91,16 @@ export class LuaScript {
     } catch (err) {
       if (!isNoScriptError(err)) throw err;
       return redis.eval(this.source, keys.length, ...keys, ...args);
+    }
+  }
+
+  /** As `run`, with bulk replies as Buffers (a script that returns a binary value, such as a compressed result). */
+  async runBuffer(redis: RedisClient, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
+    try {
+      return await redis.callBuffer('EVALSHA', this.sha, keys.length, ...keys, ...args);
+    } catch (err) {
+      if (!isNoScriptError(err)) throw err;
+      return redis.callBuffer('EVAL', this.source, keys.length, ...keys, ...args);
     }
   }
 }

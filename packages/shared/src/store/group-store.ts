@@ -14,6 +14,7 @@ import { rewardStats, type GroupEvent, type GroupSample } from '../contracts/gro
 import { EpisodeResultSchema, type EpisodeResult } from '../contracts/result.js';
 import { followStream, streamField, type StreamPage } from './follow-stream.js';
 import type { Keyspace } from './keys.js';
+import { parseResultValue } from './result-codec.js';
 
 const REGISTER_SCRIPT = LuaScript.load(new URL('./register-jobs.lua', import.meta.url));
 const PAGE = 100;
@@ -116,14 +117,14 @@ export class GroupStore {
     const resultKeys = episodes.flatMap((episodeId, i) =>
       (samplesOf[i] ?? []).map((sample) => this.#keys.result(runId, episodeId, sample)),
     );
-    const raw = resultKeys.length > 0 ? await this.#redis.mget(...resultKeys) : [];
+    const raw = resultKeys.length > 0 ? await this.#redis.mgetBuffer(...resultKeys) : [];
     let next = 0;
     const items = entries.map(([streamId, fields], i): StreamedGroup => {
       const results: EpisodeResult[] = [];
       for (const _ of samplesOf[i] ?? []) {
         const value = raw[next++];
         // Expired by retention: the event still says the group completed, with what is left.
-        if (value !== null && value !== undefined) results.push(EpisodeResultSchema.parse(JSON.parse(value)));
+        if (value !== null && value !== undefined) results.push(EpisodeResultSchema.parse(parseResultValue(value)));
       }
       return {
         streamId,

@@ -20,6 +20,7 @@ import type { RedisClient } from '../redis/create-redis.js';
 import { LuaScript } from '../redis/lua-script.js';
 import { EpisodeResultSchema, type EpisodeResult, type EpisodeResultInput } from '../contracts/result.js';
 import { followStream, streamField, type StreamPage } from './follow-stream.js';
+import { encodeResultValue, parseResultValue } from './result-codec.js';
 import { jobIdFor, type Keyspace } from './keys.js';
 
 const DAY_S = 24 * 60 * 60;
@@ -32,6 +33,11 @@ export interface ResultStoreOptions {
   retentionS?: number;
   /** Approximate cap on a run's stream length. @defaultValue 1_000_000 */
   streamMaxLen?: number;
+  /**
+   * Store large results compressed (result-codec.ts). false writes plain JSON, as before compression existed: for
+   * measuring the difference (bench:capacity), not for production. @defaultValue true
+   */
+  compress?: boolean;
 }
 
 /** Which execution a commit comes from: the generation it started in and the job's attemptsMade then. */
@@ -101,19 +107,21 @@ export interface EpisodeRef {
 }
 
 type CommitReply = [number, string, string];
-type RetractReply = [number, string, string];
+type RetractReply = [number, Buffer, Buffer];
 
 export class ResultStore {
   readonly #redis: RedisClient;
   readonly #keys: Keyspace;
   readonly #retentionS: number;
   readonly #streamMaxLen: number;
+  readonly #compress: boolean;
 
   constructor(redis: RedisClient, keys: Keyspace, options: ResultStoreOptions = {}) {
     this.#redis = redis;
     this.#keys = keys;
     this.#retentionS = Math.max(1, Math.round(options.retentionS ?? 14 * DAY_S));
     this.#streamMaxLen = options.streamMaxLen ?? 1_000_000;
+    this.#compress = options.compress ?? true;
   }
 
   /**
@@ -153,7 +161,8 @@ export class ResultStore {
         k.began(run),
       ],
       [
-        JSON.stringify(stored),
+        // Compressed when large (result-codec.ts): whole eval logs and step outputs are most of a result.
+        this.#compress ? encodeResultValue(JSON.stringify(stored)) : JSON.stringify(stored),
         String(this.#retentionS),
         String(this.#streamMaxLen),
         result.status,
@@ -218,7 +227,8 @@ export class ResultStore {
   async retract(ref: EpisodeRef, options: { expectedStreamId?: string; rerun?: string } = {}): Promise<RetractOutcome> {
     const k = this.#keys;
     const run = ref.runId;
-    const reply = (await RETRACT_SCRIPT.run(
+    // As bytes: the retracted value may be compressed.
+    const reply = (await RETRACT_SCRIPT.runBuffer(
       this.#redis,
       [
         k.result(run, ref.episodeId, ref.sampleIndex),
@@ -238,10 +248,10 @@ export class ResultStore {
       ],
     )) as RetractReply;
     if (reply[0] === -1) return { conflict: true };
-    const generation = Number(reply[1]);
+    const generation = Number(reply[1].toString());
     // A result whose key expired by retention while its index entry lived on: nothing to carry over.
-    if (reply[0] === 1 && reply[2] !== '')
-      return { retracted: true, generation, previous: EpisodeResultSchema.parse(JSON.parse(reply[2])) };
+    if (reply[0] === 1 && reply[2].length > 0)
+      return { retracted: true, generation, previous: EpisodeResultSchema.parse(parseResultValue(reply[2])) };
     return { retracted: false, generation };
   }
 
@@ -258,8 +268,8 @@ export class ResultStore {
   }
 
   async get(runId: string, episodeId: string, sampleIndex: number): Promise<EpisodeResult | undefined> {
-    const raw = await this.#redis.get(this.#keys.result(runId, episodeId, sampleIndex));
-    return raw === null ? undefined : EpisodeResultSchema.parse(JSON.parse(raw));
+    const raw = await this.#redis.getBuffer(this.#keys.result(runId, episodeId, sampleIndex));
+    return raw === null ? undefined : EpisodeResultSchema.parse(parseResultValue(raw));
   }
 
   /** Results committed after `after` (exclusive; '0' = from the start), in completion order. */
@@ -301,7 +311,7 @@ export class ResultStore {
     const keys = entries.map(([, fields]) => streamField(fields, 'key'));
     const labels = entries.map(([, fields]) => streamField(fields, 'job'));
     const [values, current] = await Promise.all([
-      this.#redis.mget(...keys),
+      this.#redis.mgetBuffer(...keys),
       this.#redis.hmget(this.#keys.resultIndex(runId), ...labels),
     ]);
     const out: StreamedResult[] = [];
@@ -312,7 +322,7 @@ export class ResultStore {
       // Replaced by a later result of the same episode (its line is deleted then; this covers a reader racing it).
       const entry = parseEntry(current[i] ?? null);
       if (entry !== null && entry.streamId !== streamId) return;
-      out.push({ streamId, result: EpisodeResultSchema.parse(JSON.parse(raw)) });
+      out.push({ streamId, result: EpisodeResultSchema.parse(parseResultValue(raw)) });
     });
     return out;
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { keepOutput } from './output-limit.js';
+import { MIN_KEPT_BYTES, createOutputBudget, keepOutput } from './output-limit.js';
 import { timeoutObservation } from './observations.js';
 
 describe('keepOutput', () => {
@@ -30,5 +30,21 @@ describe('observations', () => {
     expect(timeoutObservation('sleep 30', 1)).toMatch(
       /^The command 'sleep 30' was cancelled because it took more than 1 seconds\. Please try a different command/,
     );
+  });
+});
+
+describe('createOutputBudget', () => {
+  it('lets each output keep the per-output limit until the steps have spent their share, then 1 KiB each', () => {
+    const budget = createOutputBudget({ perOutputBytes: 100_000, stepsBytes: 250_000 });
+    expect(budget.allowance()).toBe(100_000);
+    budget.spend(100_000);
+    budget.spend(100_000);
+    expect(budget.allowance()).toBe(50_000);
+    budget.spend(50_000);
+    expect(budget.allowance()).toBe(MIN_KEPT_BYTES);
+    budget.spend(MIN_KEPT_BYTES);
+    expect(budget.allowance()).toBe(MIN_KEPT_BYTES);
+    // A budget smaller than the floor still keeps the floor: the marker is always there.
+    expect(createOutputBudget({ perOutputBytes: 100_000, stepsBytes: -5 }).allowance()).toBe(MIN_KEPT_BYTES);
   });
 });

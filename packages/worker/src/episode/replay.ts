@@ -4,6 +4,7 @@
  * be had — both model-caused, so the episode is graded all the same.
  */
 import { RolloutError, toFailure, type Failure, type StepRecord, type ToolCall } from '@rollout-fleet/shared';
+import type { OutputBudget } from './output-limit.js';
 import { createStepExecutor, type StepShell, type ToCommand } from './step-executor.js';
 
 export type { StepShell, ToCommand } from './step-executor.js';
@@ -13,6 +14,8 @@ export interface ReplayOptions {
   trajectory: readonly ToolCall[];
   stepTimeoutS: number;
   outputLimitBytes: number;
+  /** The episode's budget for step outputs (output-limit.ts). */
+  budget?: OutputBudget | undefined;
   toCommand: ToCommand;
   /** Masks the episode's secrets in each observation (step-executor.ts); absent: none to mask. */
   mask?: ((text: string) => string) | undefined;

@@ -57,6 +57,7 @@ import { createTurnRequester, type TurnRequester } from '../policy/turn-request.
 import { exitStatusOf, runPolicyLoop, workingDirOf, type PolicyRun } from './policy-driver.js';
 import { createFidelityObserver } from './fidelity-observer.js';
 import { agentShell, recordedAgentFor } from './recorded-agent.js';
+import { createOutputBudget, type OutputBudget } from './output-limit.js';
 import { replayTrajectory } from './replay.js';
 import { createStepExecutor, type StepShell } from './step-executor.js';
 
@@ -65,7 +66,13 @@ export interface AttemptDeps {
   supply: SandboxSupply;
   metrics: WorkerMetrics;
   workerId: string;
+  /** Each step output and the eval log kept whole up to this (RF_STEP_OUTPUT_LIMIT_BYTES). */
   outputLimitBytes: number;
+  /**
+   * What one episode keeps of step outputs and the eval log together (RF_EPISODE_OUTPUT_LIMIT_BYTES); the eval
+   * log's `outputLimitBytes` is set aside first. @defaultValue no bound beyond `outputLimitBytes` per output
+   */
+  episodeOutputLimitBytes?: number;
   /** Grade in a fresh sandbox of the same image (the default). false = in the agent's sandbox: unsafe. */
   freshEval: boolean;
   reward: Rewards;
@@ -186,9 +193,17 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
       trajectory: episode.trajectory,
       agent,
       session: main.env,
-      keepChars: deps.outputLimitBytes,
+      // Recorded vs replayed text per step: a comparison aid, kept at the size it always had.
+      keepChars: Math.min(deps.outputLimitBytes, FIDELITY_KEEP_CHARS),
       mask: input.mask,
     });
+    const budget =
+      deps.episodeOutputLimitBytes === undefined
+        ? undefined
+        : createOutputBudget({
+            perOutputBytes: deps.outputLimitBytes,
+            stepsBytes: deps.episodeOutputLimitBytes - deps.outputLimitBytes,
+          });
     const replayStarted = performance.now();
     lossPhase = 'step';
     let steps: StepRecord[];
@@ -201,6 +216,7 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
         requester,
         countStep,
         deadline: episodeDeadline,
+        budget,
       });
       steps = run.steps;
       stopped = run.stopped;
@@ -210,6 +226,7 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
         trajectory: episode.trajectory,
         stepTimeoutS: episode.limits.step_timeout_s,
         outputLimitBytes: deps.outputLimitBytes,
+        budget,
         toCommand: agent.toCommand,
         mask: input.mask,
         signal: input.signal,
@@ -309,6 +326,9 @@ function startEvalSandbox(deps: AttemptDeps, input: AttemptInput, lost: LinkedAb
   return { box, control };
 }
 
+/** How much of each recorded and replayed observation the fidelity comparison keeps, characters. */
+const FIDELITY_KEEP_CHARS = 64 * 1024;
+
 /** Whether this episode's grade needs a second sandbox: a patch from executed steps, graded fresh. */
 function needsFreshSandbox(deps: AttemptDeps, episode: Episode): boolean {
   if (!episode.eval) return false;
@@ -336,6 +356,7 @@ async function drivePolicy(
     requester: TurnRequester;
     countStep: (step: StepRecord) => void;
     deadline: number;
+    budget: OutputBudget | undefined;
   },
 ): Promise<PolicyRun> {
   const { episode } = input;
@@ -350,6 +371,7 @@ async function drivePolicy(
       toCommand: (call) => profile.toCommand(call, { workingDir }),
       stepTimeoutS: episode.limits.step_timeout_s,
       outputLimitBytes: deps.outputLimitBytes,
+      budget: o.budget,
       mask: input.mask,
     }),
     requestTurn: o.requester,

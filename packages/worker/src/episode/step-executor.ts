@@ -10,7 +10,7 @@
  * reads), every later step is answered without running, and `stopped` tells the driver.
  */
 import { RolloutError, coerceError, toFailure, type Failure, type StepRecord } from '@rollout-fleet/shared';
-import { keepOutput, type KeptOutput } from './output-limit.js';
+import { keepOutput, type KeptOutput, type OutputBudget } from './output-limit.js';
 import {
   noShellObservation,
   sessionRestartedNote,
@@ -64,6 +64,8 @@ export interface StepExecutorOptions {
   toCommand: ToCommand;
   stepTimeoutS: number;
   outputLimitBytes: number;
+  /** The episode's budget for step outputs (output-limit.ts); absent: each step keeps up to `outputLimitBytes`. */
+  budget?: OutputBudget | undefined;
   /**
    * The episode's secret masker (@rollout-fleet/shared createSecretMasker): applied to every observation and error
    * text here, before it is cut to the output limit (a cut must not leave half a secret) and before anyone —
@@ -76,6 +78,23 @@ export interface StepExecutorOptions {
 export type StepExecutor = (call: StepCall, index: number) => Promise<ExecutedStep>;
 
 export function createStepExecutor(options: StepExecutorOptions): StepExecutor {
+  const execute = masked(options);
+  const { budget } = options;
+  if (!budget) return execute;
+  // Spent once per step, on the record as kept (masked): the allowance stays the same while one step runs.
+  return async (call, index) => {
+    const step = await execute(call, index);
+    budget.spend(Buffer.byteLength(step.record.output, 'utf8'));
+    return step;
+  };
+}
+
+/** What the next output may keep: the per-step limit, or less once the episode's budget is spent. */
+function limitOf(options: StepExecutorOptions): number {
+  return options.budget ? Math.min(options.outputLimitBytes, options.budget.allowance()) : options.outputLimitBytes;
+}
+
+function masked(options: StepExecutorOptions): StepExecutor {
   const execute = unmaskedExecutor(options);
   const { mask } = options;
   if (!mask) return execute;
@@ -89,7 +108,7 @@ export function createStepExecutor(options: StepExecutorOptions): StepExecutor {
         output,
         changed: output !== step.output,
         mask,
-        limitBytes: options.outputLimitBytes,
+        limitBytes: limitOf(options),
       }),
     };
   };
@@ -128,7 +147,7 @@ function unmaskedExecutor(options: StepExecutorOptions): StepExecutor {
           index,
           tool: call.name,
           args: call.arguments,
-          ...keepOutput(output, options.outputLimitBytes),
+          ...keepOutput(output, limitOf(options)),
           exit_code: null,
           duration_ms: now() - started,
           timed_out: false,
@@ -144,7 +163,7 @@ function unmaskedExecutor(options: StepExecutorOptions): StepExecutor {
         tool: call.name,
         args: call.arguments,
         command: converted.command,
-        ...keepOutput(output, options.outputLimitBytes),
+        ...keepOutput(output, limitOf(options)),
         exit_code: null,
         duration_ms: 0,
         timed_out: false,
@@ -235,7 +254,7 @@ async function runStep(
     // The true size, when the output was cut while it was read (bounded-body.ts).
     const original =
       ran.outputBytes === undefined || ran.timedOut ? undefined : Buffer.byteLength(o.note, 'utf8') + ran.outputBytes;
-    const kept = keepOutput(output, options.outputLimitBytes, original);
+    const kept = keepOutput(output, limitOf(options), original);
     const record = stepRecord(o, {
       kept,
       exitCode: ran.timedOut ? null : ran.exitCode,
@@ -262,7 +281,7 @@ async function runStep(
       (err.code === 'SWEREX_BASH_SYNTAX'
         ? syntaxErrorObservation(String(extra.bash_stdout ?? ''), String(extra.bash_stderr ?? ''))
         : err.message);
-    const kept = keepOutput(output, options.outputLimitBytes);
+    const kept = keepOutput(output, limitOf(options));
     const record = stepRecord(o, {
       kept,
       exitCode: null,

@@ -45,7 +45,7 @@ export interface SandboxGrade {
 export { DEFAULT_REPO_DIR };
 
 /** How much of the eval log a result keeps when the caller does not say (RF_STEP_OUTPUT_LIMIT_BYTES's default). */
-export const DEFAULT_EVAL_LOG_LIMIT_BYTES = 64 * 1024;
+export const DEFAULT_EVAL_LOG_LIMIT_BYTES = 1024 * 1024;
 const WORK_DIR = '/tmp/rollout-fleet';
 const PATCH_FILE = `${WORK_DIR}/patch.diff`;
 const APPLY_FILE = `${WORK_DIR}/apply_patch.sh`;
@@ -78,7 +78,7 @@ export async function gradeInSandbox(options: {
   patch: string | null;
   /** @defaultValue '/testbed' */
   repoDir?: string;
-  /** The eval log kept in `details`, bytes (head + marker + tail beyond). @defaultValue 64 KiB */
+  /** The eval log kept in `details`, bytes (head + marker + tail beyond). @defaultValue 1 MiB */
   logLimitBytes?: number;
 }): Promise<SandboxGrade> {
   const { shell, instanceId, mode, patch } = options;
