@@ -107,6 +107,7 @@ describe('results --format swebench --out: the harness’s tree and run report',
   let submitted: { code: number | null; stderr: string };
   let out: string;
   let printed: string;
+  let dataset: string;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'rf-swebench-out-'));
@@ -125,7 +126,7 @@ describe('results --format swebench --out: the harness’s tree and run report',
     [bwrapNeed()],
     'grades a sweep and writes logs/run_evaluation/<run>/<model>/<instance>/ plus <model>.<run>.json',
     async () => {
-      const dataset = join(dir, 'dataset.jsonl');
+      dataset = join(dir, 'dataset.jsonl');
       await writeFile(
         dataset,
         [
@@ -270,6 +271,80 @@ describe('results --format swebench --out: the harness’s tree and run report',
       const merged = await runCli(['results', '--run', RUN, '--format', 'swebench'], env);
       expect(merged.code, merged.stderr).toBe(0);
       expect(Object.keys(JSON.parse(merged.stdout) as object).sort()).toEqual([RESOLVED, UNRESOLVED]);
+    },
+    240_000,
+  );
+
+  itWith(
+    [bwrapNeed()],
+    'beyond the limit the result keeps head + marker + tail, the worker writes the whole log to RF_ARTIFACTS_DIR, and test_output.txt is the whole log again',
+    async () => {
+      expect(dataset, 'the first test wrote the dataset').toBeDefined();
+      const artifacts = join(dir, 'artifacts');
+      const small = {
+        ...testEnv({ RF_BACKOFF_MS: '100' }),
+        ...cloudEnvFor(host.handle),
+        RF_STEP_OUTPUT_LIMIT_BYTES: '1024',
+      };
+      const withFiles = { ...small, RF_ARTIFACTS_DIR: artifacts };
+      const p = openPipeline(configOf(small));
+      try {
+        const predictions = join(dir, 'gold.jsonl');
+        await writeFile(
+          predictions,
+          `${JSON.stringify({ model_name_or_path: MODEL, instance_id: RESOLVED, model_patch: GOLD })}\n`,
+        );
+        const submitted = await runCli(
+          ['submit', dataset, '--predictions', predictions, '--run', 'cut', '--image', 'pyutils'],
+          small,
+        );
+        expect(submitted.code, submitted.stderr).toBe(0);
+        const worker = spawnWorker(withFiles, ['--concurrency', '1']);
+        let result;
+        try {
+          [result] = await collectResults(p, 'cut', 1);
+        } finally {
+          await stopChild(worker);
+        }
+        expect(result, worker.log()).toMatchObject({ status: 'completed', resolved: true });
+        const grading = result!.grading!;
+        expect(grading.log_truncated).toBe(true);
+        expect(grading.log_bytes).toBeGreaterThan(1024);
+        expect(grading.log).toContain(`[... output truncated: ${grading.log_bytes} bytes in total, `);
+        expect(result!.artifacts?.root).toBe(artifacts);
+        expect([...(result!.artifacts?.files ?? [])].sort()).toEqual(['eval.log', 'eval.sh', 'patch.diff']);
+        const files = join(artifacts, result!.artifacts!.path);
+        const whole = await readFile(join(files, 'eval.log'), 'utf8');
+        expect(Buffer.byteLength(whole)).toBe(grading.log_bytes);
+        expect(await readFile(join(files, 'patch.diff'), 'utf8')).toBe(GOLD);
+        expect(await readFile(join(files, 'eval.sh'), 'utf8')).toBe(grading.eval_script);
+
+        const outWhole = join(dir, 'out-whole');
+        const exported = await runCli(
+          ['results', '--run', 'cut', '--format', 'swebench', '--out', outWhole],
+          withFiles,
+        );
+        expect(exported.code, exported.stderr).toBe(0);
+        const instanceDir = join('logs', 'run_evaluation', 'cut', 'acme__coder-7b', RESOLVED);
+        const testOutput = await readFile(join(outWhole, instanceDir, 'test_output.txt'), 'utf8');
+        expect(testOutput).not.toContain('output truncated');
+        expect(whole.endsWith(testOutput)).toBe(true);
+        expect(testOutput).toContain(`PASSED ${F2P}`);
+
+        // Without the files (another host, cleaned up): the cut copy, its marker visible, and a warning.
+        await rm(artifacts, { recursive: true });
+        const outCut = join(dir, 'out-cut');
+        const cut = await runCli(['results', '--run', 'cut', '--format', 'swebench', '--out', outCut], withFiles);
+        expect(cut.code, cut.stderr).toBe(0);
+        expect(cut.stderr).toContain(
+          `results: warning: ${RESOLVED}: the whole eval log is not readable; test_output.txt is cut`,
+        );
+        expect(await readFile(join(outCut, instanceDir, 'test_output.txt'), 'utf8')).toContain(
+          `[... output truncated: ${grading.log_bytes} bytes in total, `,
+        );
+      } finally {
+        await p.close();
+      }
     },
     240_000,
   );

@@ -170,7 +170,13 @@ async function runResults(flags: ResultsFlags): Promise<number> {
       redis.disconnect();
     }
     if (flags.format === 'swebench') {
-      const tree = swebenchTree({ runId: flags.run, results: graded, dataset });
+      const wholeLogs = await readWholeEvalLogs(graded, config.worker.artifactsDir);
+      const tree = swebenchTree({
+        runId: flags.run,
+        results: graded,
+        dataset,
+        fullEvalLog: (r) => wholeLogs.get(r),
+      });
       for (const warning of tree.warnings) console.error(`results: warning: ${warning}`);
       const code = await writeSwebench(tree, flags);
       if (code !== EXIT.OK) return code;
@@ -243,4 +249,27 @@ async function writeSwebench(tree: SwebenchTree, flags: ResultsFlags): Promise<n
     );
   }
   return EXIT.OK;
+}
+
+/**
+ * The whole eval logs of results whose copy was cut, from the files the worker wrote (RF_ARTIFACTS_DIR: this
+ * host's setting first, else the directory the worker saw). Unreadable: test_output.txt keeps the cut copy and its
+ * marker.
+ */
+async function readWholeEvalLogs(
+  results: readonly EpisodeResult[],
+  artifactsDir: string | undefined,
+): Promise<Map<EpisodeResult, string>> {
+  const logs = new Map<EpisodeResult, string>();
+  for (const r of results) {
+    const artifacts = r.artifacts;
+    if (r.grading?.log_truncated !== true || artifacts === undefined || !artifacts.files.includes('eval.log')) continue;
+    const text = await readFile(join(artifactsDir ?? artifacts.root, artifacts.path, 'eval.log'), 'utf8').catch(
+      () => undefined,
+    );
+    if (text !== undefined) logs.set(r, text);
+    else
+      console.error(`results: warning: ${r.instance_id}: the whole eval log is not readable; test_output.txt is cut`);
+  }
+  return logs;
 }

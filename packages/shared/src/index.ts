@@ -48,6 +48,7 @@ export type {
   GradingReport,
   IntegrityFinding,
   IntegrityVerdict,
+  ResultArtifacts,
   StepRecord,
 } from './contracts/result.js';
 export { GroupEventSchema } from './contracts/group.js';

@@ -58,6 +58,7 @@ import { integrityVerdictOf } from './integrity/integrity-verdict.js';
 import { createJobLogWriter } from './episode/job-logs.js';
 import { executionOf } from './jobs/job-execution.js';
 import { ProgressBatcher } from './episode/progress-batcher.js';
+import { writeArtifacts } from './episode/artifacts.js';
 import type { RunActivity } from './episode/run-activity.js';
 
 export interface ProcessorDeps extends AttemptDeps {
@@ -195,7 +196,8 @@ export function createProcessor(deps: ProcessorDeps): EpisodeProcessor {
         },
       });
       const attempts: Attempt[] = [...history, ...traces.map((t) => tracedAttempt(deps, attemptNo, t))];
-      const result = buildResult(deps, job, { episode, outcome, attempts, startedAt, masker });
+      const built = buildResult(deps, job, { episode, outcome, attempts, startedAt, masker });
+      const result = await withArtifacts(deps, built, { outcome, masker, attempt: attemptNo, log });
       if (result.grading !== undefined) {
         progress.log(formatGradingLog(result.grading, result.resolved === true));
         // Zero tests parsed grades every listed test as failed: say so where operators look, not only in the result.
@@ -421,6 +423,39 @@ function secretMaskerOf(episode: Episode, log: Logger): SecretMasker | undefined
     );
   }
   return createSecretMasker(secrets.values);
+}
+
+/**
+ * RF_ARTIFACTS_DIR: the attempt's whole logs and patch as files, masked like the result, and the result pointing at
+ * them. A write that fails (disk full, permissions) is logged and the result goes without: the files are a copy.
+ */
+async function withArtifacts(
+  deps: ProcessorDeps,
+  result: EpisodeResult,
+  o: { outcome: AttemptOutcome; masker: SecretMasker | undefined; attempt: number; log: Logger },
+): Promise<EpisodeResult> {
+  const root = deps.artifactsDir;
+  const whole = o.outcome.whole;
+  if (root === undefined || whole === undefined) return result;
+  const mask = (text: string | undefined): string | undefined =>
+    text === undefined || o.masker === undefined ? text : o.masker.mask(text);
+  try {
+    const artifacts = await writeArtifacts({
+      root,
+      runId: result.run_id,
+      episodeId: result.episode_id,
+      sampleIndex: result.sample_index,
+      attempt: o.attempt,
+      evalLog: mask(whole.evalLog),
+      patch: result.patch,
+      evalScript: result.grading?.eval_script,
+      steps: whole.steps,
+    });
+    return { ...result, artifacts };
+  } catch (err) {
+    o.log.warn({ err, root }, 'could not write the artifacts (RF_ARTIFACTS_DIR); the result goes without them');
+    return result;
+  }
 }
 
 /**

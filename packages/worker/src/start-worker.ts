@@ -129,6 +129,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     workerId,
     outputLimitBytes: config.worker.stepOutputLimitBytes,
     episodeOutputLimitBytes: config.worker.episodeOutputLimitBytes,
+    artifactsDir: config.worker.artifactsDir,
     freshEval: config.worker.freshEval,
     integrity: config.worker.integrity,
     reward: { resolved: config.worker.rewardResolved, unresolved: config.worker.rewardUnresolved },

@@ -76,6 +76,8 @@ export interface Config {
      * (stepOutputLimitBytes) is set aside first. @defaultValue 8 MiB
      */
     episodeOutputLimitBytes: number;
+    /** Where workers write every result's whole logs and patch (a directory, shared if several hosts read it); unset: nowhere. */
+    artifactsDir?: string;
     /** Longest output kept from one SWE-ReX answer while it is read (head + marker + tail beyond), bytes. @defaultValue 16 MiB */
     swerexMaxResponseBytes: number;
     /** Job attempts for infra failures. @defaultValue 3 */

@@ -103,6 +103,10 @@ const DOCS = {
     meaning:
       'Each step output, and the eval log a graded result carries (`grading.log`), kept whole up to this many bytes, else head + marker + tail (results are stored compressed in Redis).',
   },
+  RF_ARTIFACTS_DIR: {
+    meaning:
+      "A directory where workers write each result's whole eval log, patch, eval script and step outputs (`<run>/<episode>/<sample>/attempt-<n>-<id>/`), the result's `artifacts` pointing at them; `results --format swebench --out` reads the whole eval log there when the result's copy was cut. Unset: no files.",
+  },
   RF_EPISODE_OUTPUT_LIMIT_BYTES: {
     meaning:
       "What one episode's result keeps of its step outputs and eval log together, bytes: the eval log keeps up to RF_STEP_OUTPUT_LIMIT_BYTES whatever the steps printed; the steps share the rest, and once it is spent each later step keeps 1 KiB (head + marker + tail).",

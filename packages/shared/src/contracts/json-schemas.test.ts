@@ -202,7 +202,7 @@ describe('generated JSON Schemas', () => {
     }
   });
 
-  it('describes results with every field required (but the policy-only ones, group membership, replay fidelity and the integrity flag old results lack), and accepts a written result', () => {
+  it('describes results with every field required (but the policy-only ones, group membership, replay fidelity, artifacts and the integrity flag old results lack), and accepts a written result', () => {
     const schema = JSON.parse(rendered['episode-result.schema.json']) as JsonSchema;
     const optional = [
       'grading',
@@ -212,6 +212,7 @@ describe('generated JSON Schemas', () => {
       'tokens',
       'messages',
       'policy',
+      'artifacts',
       'group',
       'fidelity',
     ];

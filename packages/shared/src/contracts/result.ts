@@ -260,6 +260,20 @@ export const AttemptSchema = z.object({
 });
 export type Attempt = z.infer<typeof AttemptSchema>;
 
+/** Where a worker wrote the episode's whole logs and patch (RF_ARTIFACTS_DIR; docs/grading.md). */
+export const ResultArtifactsSchema = z.object({
+  root: z.string().describe('RF_ARTIFACTS_DIR as the worker that wrote the files saw it.'),
+  path: z
+    .string()
+    .describe("The directory of this result's files, relative to `root`: `<run>/<episode>/<sample>/attempt-<n>-<id>`."),
+  files: z
+    .array(z.string())
+    .describe(
+      'The files written, relative to `path`: `eval.log` (the whole eval log), `patch.diff`, `eval.sh`, `steps/<index>.txt` (each whole step output); secrets masked as in the result.',
+    ),
+});
+export type ResultArtifacts = z.infer<typeof ResultArtifactsSchema>;
+
 /** Group membership as recorded in each result (see contracts/group.ts). */
 export const GroupMembershipSchema = z.object({
   id: z.string().describe("The group's id: the episode id all its samples share (unique within the run)."),
@@ -334,6 +348,9 @@ export const EpisodeResultSchema = z.object({
       'Policy episodes: the whole conversation as OpenAI chat messages (re-submittable as a replay; SFT data).',
     ),
   policy: PolicyRunInfoSchema.optional().describe('Policy episodes: the endpoint, model and tools used.'),
+  artifacts: ResultArtifactsSchema.optional().describe(
+    'The whole logs and patch of the attempt, as files (set when the worker has RF_ARTIFACTS_DIR); the result keeps them only up to its limits.',
+  ),
   group: GroupMembershipSchema.optional().describe(
     'The RL group this sample belongs to (all samples of this run and episode id); absent for results of unregistered jobs.',
   ),

@@ -16,6 +16,8 @@ export interface ReplayOptions {
   outputLimitBytes: number;
   /** The episode's budget for step outputs (output-limit.ts). */
   budget?: OutputBudget | undefined;
+  /** Gets each step's whole (masked) output. */
+  onOutput?: ((index: number, output: string) => void) | undefined;
   toCommand: ToCommand;
   /** Masks the episode's secrets in each observation (step-executor.ts); absent: none to mask. */
   mask?: ((text: string) => string) | undefined;

@@ -73,6 +73,8 @@ export interface AttemptDeps {
    * log's `outputLimitBytes` is set aside first. @defaultValue no bound beyond `outputLimitBytes` per output
    */
   episodeOutputLimitBytes?: number;
+  /** RF_ARTIFACTS_DIR: the attempt keeps its whole step outputs and eval log for the files (outcome.whole). */
+  artifactsDir?: string | undefined;
   /** Grade in a fresh sandbox of the same image (the default). false = in the agent's sandbox: unsafe. */
   freshEval: boolean;
   reward: Rewards;
@@ -109,6 +111,8 @@ export interface AttemptOutcome extends Verdict {
   policy?: PolicyOutcome;
   /** Replayed vs recorded observations; undefined when the episode replays nothing. */
   fidelity?: Fidelity;
+  /** With `artifactsDir`: the whole step outputs (by index, masked) and the whole eval log (unmasked). */
+  whole?: { steps: string[]; evalLog?: string };
 }
 
 export interface AttemptInput {
@@ -197,6 +201,12 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
       keepChars: Math.min(deps.outputLimitBytes, FIDELITY_KEEP_CHARS),
       mask: input.mask,
     });
+    const whole: { steps: string[]; evalLog?: string } | undefined = deps.artifactsDir ? { steps: [] } : undefined;
+    const onOutput = whole
+      ? (index: number, output: string): void => {
+          whole.steps[index] = output;
+        }
+      : undefined;
     const budget =
       deps.episodeOutputLimitBytes === undefined
         ? undefined
@@ -217,6 +227,7 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
         countStep,
         deadline: episodeDeadline,
         budget,
+        onOutput,
       });
       steps = run.steps;
       stopped = run.stopped;
@@ -227,6 +238,7 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
         stepTimeoutS: episode.limits.step_timeout_s,
         outputLimitBytes: deps.outputLimitBytes,
         budget,
+        onOutput,
         toCommand: agent.toCommand,
         mask: input.mask,
         signal: input.signal,
@@ -269,6 +281,9 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
       phase: (p) => {
         lossPhase = p;
       },
+      onEvalLog: (log) => {
+        if (whole) whole.evalLog = log;
+      },
     });
     timings.gradeMs = performance.now() - gradeStarted;
     const policy =
@@ -282,6 +297,7 @@ export async function runAttempt(deps: AttemptDeps, input: AttemptInput): Promis
       timings,
       ...(policy ? { policy } : {}),
       ...(replayed ? { fidelity: fidelity.result() } : {}),
+      ...(whole ? { whole } : {}),
     };
   } catch (thrown) {
     // A lost agent sandbox says where and after what; the processor decides whose it was (losses/model-loss.ts).
@@ -357,6 +373,7 @@ async function drivePolicy(
     countStep: (step: StepRecord) => void;
     deadline: number;
     budget: OutputBudget | undefined;
+    onOutput: ((index: number, output: string) => void) | undefined;
   },
 ): Promise<PolicyRun> {
   const { episode } = input;
@@ -372,6 +389,7 @@ async function drivePolicy(
       stepTimeoutS: episode.limits.step_timeout_s,
       outputLimitBytes: deps.outputLimitBytes,
       budget: o.budget,
+      onOutput: o.onOutput,
       mask: input.mask,
     }),
     requestTurn: o.requester,
@@ -460,6 +478,8 @@ async function grade(
     newEvalBox: () => EvalSandbox;
     /** Where the attempt is, for a loss of the agent's sandbox. */
     phase: (p: LossPhase | 'grade') => void;
+    /** Gets the whole eval log of the grade that is returned. */
+    onEvalLog?: (log: string) => void;
   },
 ): Promise<Verdict> {
   const { episode } = input;
@@ -491,8 +511,10 @@ async function grade(
       repoDir: o.repoDir,
       logLimitBytes: deps.outputLimitBytes,
     });
-  const outcome = (g: SandboxGrade, gradedIn: 'fresh' | 'in-place'): Verdict =>
-    gradedVerdict(judgeIntegrity(g, deps.integrity ?? 'strict'), gradedIn, deps.reward);
+  const outcome = (g: SandboxGrade, gradedIn: 'fresh' | 'in-place'): Verdict => {
+    o.onEvalLog?.(g.log);
+    return gradedVerdict(judgeIntegrity(g, deps.integrity ?? 'strict'), gradedIn, deps.reward);
+  };
   if (given !== undefined && !needsFreshSandbox(deps, episode)) return outcome(await run(o.main.env, 'apply'), 'fresh');
   if (!needsFreshSandbox(deps, episode)) return outcome(await run(o.main.env, 'in-place'), 'in-place');
   // Nothing more is needed from the agent's sandbox: release it now (its kill runs while grading goes on; the

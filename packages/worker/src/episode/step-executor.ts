@@ -66,6 +66,8 @@ export interface StepExecutorOptions {
   outputLimitBytes: number;
   /** The episode's budget for step outputs (output-limit.ts); absent: each step keeps up to `outputLimitBytes`. */
   budget?: OutputBudget | undefined;
+  /** Gets each step's whole (masked) output, e.g. for RF_ARTIFACTS_DIR. */
+  onOutput?: ((index: number, output: string) => void) | undefined;
   /**
    * The episode's secret masker (@rollout-fleet/shared createSecretMasker): applied to every observation and error
    * text here, before it is cut to the output limit (a cut must not leave half a secret) and before anyone —
@@ -79,12 +81,13 @@ export type StepExecutor = (call: StepCall, index: number) => Promise<ExecutedSt
 
 export function createStepExecutor(options: StepExecutorOptions): StepExecutor {
   const execute = masked(options);
-  const { budget } = options;
-  if (!budget) return execute;
+  const { budget, onOutput } = options;
+  if (!budget && !onOutput) return execute;
   // Spent once per step, on the record as kept (masked): the allowance stays the same while one step runs.
   return async (call, index) => {
     const step = await execute(call, index);
-    budget.spend(Buffer.byteLength(step.record.output, 'utf8'));
+    budget?.spend(Buffer.byteLength(step.record.output, 'utf8'));
+    onOutput?.(index, step.output);
     return step;
   };
 }
