@@ -39,6 +39,11 @@ export interface TestImageRecipe {
   bash?: boolean;
   /** A copy of the host's Python 3 at /opt/py (binary, standard library, libraries), with pytest and flake8. */
   python?: boolean;
+  /**
+   * Instead of busybox: a Debian root file system made by `mmdebstrap --variant=minbase` (needs the mmdebstrap
+   * package and Debian's mirror; minutes, so for opt-in tests and benchmarks), as the first layer.
+   */
+  debian?: { suite: string; include: string[] };
   layers?: TestImageLayer[];
   config?: { env?: string[]; workingDir?: string; user?: string };
 }
@@ -58,6 +63,14 @@ export function testImageToolsMissing(): string | undefined {
   }
   if (!existsSync(BUSYBOX)) return 'busybox-static is not installed (/bin/busybox)';
   return undefined;
+}
+
+/** Why a `debian` recipe cannot be built here (mmdebstrap missing), or undefined. */
+export function debianImageToolsMissing(): string | undefined {
+  return (
+    testImageToolsMissing() ??
+    (existsOnPath('mmdebstrap') ? undefined : 'mmdebstrap is not installed (apt-get install mmdebstrap)')
+  );
 }
 
 function existsOnPath(tool: string): boolean {
@@ -118,10 +131,21 @@ async function assemble(recipe: TestImageRecipe, staging: string): Promise<void>
     await execFileAsync('chmod', ['-R', 'u+rwX', bundle]);
     await rm(bundle, { recursive: true, force: true });
   };
-  await layer(async (rootfs) => {
-    await writeBusybox(rootfs, recipe.name);
-    if (recipe.bash === true) await copyWithLibraries(rootfs, '/bin/bash', '/bin/bash');
-  });
+  if (recipe.debian !== undefined) {
+    const tree = join(staging, 'debian');
+    await execFileAsync(
+      'mmdebstrap',
+      ['--variant=minbase', `--include=${recipe.debian.include.join(',')}`, recipe.debian.suite, tree],
+      { maxBuffer: 64 * 1024 * 1024 },
+    );
+    await execFileAsync('umoci', ['insert', '--image', ref, tree, '/']);
+    await execFileAsync('chmod', ['-R', 'u+rwX', tree]);
+    await rm(tree, { recursive: true, force: true });
+  } else
+    await layer(async (rootfs) => {
+      await writeBusybox(rootfs, recipe.name);
+      if (recipe.bash === true) await copyWithLibraries(rootfs, '/bin/bash', '/bin/bash');
+    });
   if (recipe.python === true) await layer((rootfs) => writePython(rootfs));
   for (const spec of recipe.layers ?? []) await layer((rootfs) => applyLayer(rootfs, spec));
   const config = recipe.config ?? {};
