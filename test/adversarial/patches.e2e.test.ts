@@ -15,7 +15,9 @@ import { SWEEP } from '../support/pipeline-harness.js';
 const PYUTILS = JSON.parse(readFileSync(SWEEP, 'utf8').split('\n')[0] ?? '{}') as CorpusEpisode;
 const FIX = bashStep("sed -i 's/return a - b/return a + b/' /testbed/pyutils/calc.py");
 const EXTRAS: Record<string, string> = {
-  binary: "printf '\\000\\001\\002\\377\\000' > /testbed/pyutils/blob.bin",
+  // The fix reads the binary file it adds (five bytes): without the file in the graded tree, test_add errors.
+  binary:
+    'printf \'\\000\\001\\002\\377\\000\' > /testbed/pyutils/blob.bin && sed -i \'s/return a + b$/return a + b + len(open(__file__.replace("calc.py", "blob.bin"), "rb").read()) - 5/\' /testbed/pyutils/calc.py',
   rename: 'mv /testbed/README.md /testbed/README.txt',
   mode: 'chmod +x /testbed/pyutils/fizz.py',
   symlink: 'ln -s pyutils/calc.py /testbed/calc-link.py',

@@ -17,3 +17,5 @@ export { checkRedis } from './health/worker-health.js';
 export { publishMetrics } from './metrics/metrics-publisher.js';
 export { patchPaths, planRestore } from './grading/restore-rules.js';
 export type { RestorePlan, RestoreReason } from './grading/restore-rules.js';
+export { restoreTestSide } from './grading/restore-test-side.js';
+export { buildApplyPatchScript } from './grading/apply-patch-script.js';
