@@ -2,11 +2,22 @@
  * A flag a trainer can act on (docs/adversarial-grading.md, "The integrity flag"; issue 24 item 7): a genuine fix
  * whose patch also registers atexit code is resolved and `suspect`; a fix plus a forged channel line is `violated`
  * — reward 0 under RF_INTEGRITY=strict (the default), recorded only under `flag`; `rollout-fleet results
- * --integrity suspect|violated` lists exactly the flagged results, and training records carry the flag.
+ * --integrity suspect|violated` lists exactly the flagged results; the dashboard (in Debian's chromium, as
+ * test/dashboard.e2e.test.ts drives it) shows the flag on the run page and every finding on the episode page.
  */
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EpisodeResult } from '@rollout-fleet/shared';
-import { REDIS_URL, runCli, startHost, type Host } from '../support/pipeline-harness.js';
+import { findOnPath, jobIdFor, type EpisodeResult } from '@rollout-fleet/shared';
+import { startDashboard } from '@rollout-fleet/api/dashboard';
+import {
+  REDIS_URL,
+  configOf,
+  runCli,
+  silentLogger,
+  startHost,
+  testEnv,
+  type Host,
+} from '../support/pipeline-harness.js';
 import { FIX, atImport, runCases, type Case } from './adversarial-kit.js';
 
 const FORGE_CHANNEL = atImport(
@@ -79,5 +90,34 @@ describe('the integrity flag', () => {
     };
     expect(await ids('suspect')).toEqual(['fix-atexit', 'fix-forged-channel']);
     expect(await ids('violated')).toEqual(['fix-forged-channel']);
+  });
+
+  it('the dashboard shows the flag per result on the run page and the findings on the episode page (real browser)', async () => {
+    const dashboard = await startDashboard({
+      config: configOf(testEnv({ RF_PREFIX: prefix })),
+      port: 0,
+      host: '127.0.0.1',
+      logger: silentLogger,
+    });
+    const browser = await chromium.launch({
+      executablePath: findOnPath('chromium') ?? 'chromium',
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+    });
+    try {
+      const page = await browser.newPage();
+      expect((await page.goto(`${dashboard.url}runs/adv-flag-strict`))?.status()).toBe(200);
+      await page.getByRole('columnheader', { name: 'integrity' }).waitFor();
+      const cells = await page.locator('[data-integrity]').evaluateAll((els) => els.map((e) => e.textContent).sort());
+      expect(cells).toEqual(['clean', 'suspect', 'violated']);
+      const episode = `${dashboard.url}episodes/${encodeURIComponent(jobIdFor('adv-flag-strict', 'fix-forged-channel', 0))}`;
+      expect((await page.goto(episode))?.status()).toBe(200);
+      await page.getByRole('heading', { name: 'Integrity' }).waitFor();
+      expect(await page.locator('tr', { hasText: 'integrity' }).first().textContent()).toContain('violated');
+      expect(await page.locator('table.integrity-findings').textContent()).toContain('RESULT_CHANNEL_FORGED');
+    } finally {
+      await browser.close();
+      await dashboard.close();
+    }
   });
 });
