@@ -14,12 +14,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { bwrapNeed } from '@rollout-fleet/test-kit/bwrap-need';
 import { itWith } from '@rollout-fleet/test-kit/needs';
+import { startDashboard } from '@rollout-fleet/api/dashboard';
 import {
   cloudEnvFor,
   collectResults,
   configOf,
   openPipeline,
   runCli,
+  silentLogger,
   spawnWorker,
   startHost,
   stopChild,
@@ -249,9 +251,10 @@ describe('results --format swebench --out: the harness’s tree and run report',
       // test_output.txt is the eval script's output alone (set -x markers, pytest's summary); the apply step is
       // run_instance.log's, as in the harness.
       const testOutput = await read(RESOLVED, 'test_output.txt');
-      expect(testOutput).toContain("+ : '>>>>> Start Test Output'");
+      // The harness's markers (carrying the grader's nonce: docs/adversarial-grading.md), as `set -x` prints them.
+      expect(testOutput).toMatch(/^\+ : '>>>>> Start Test Output[^'\n]*'$/m);
       expect(testOutput).toContain(`PASSED ${F2P}`);
-      expect(testOutput).toContain("+ : '>>>>> End Test Output'");
+      expect(testOutput).toMatch(/^\+ : '>>>>> End Test Output[^'\n]*'$/m);
       expect(testOutput).not.toContain('>>>>> Applied Patch');
       const evalScript = await read(RESOLVED, 'eval.sh');
       expect(evalScript.startsWith('#!/bin/bash\n')).toBe(true);
@@ -266,6 +269,42 @@ describe('results --format swebench --out: the harness’s tree and run report',
       );
       expect(await read(RESOLVED, 'run_instance.log')).toContain(`Result for ${RESOLVED}: resolved: True`);
       expect(await read(NOT_APPLIED, 'run_instance.log')).toMatch(/ - INFO - >>>>> Patch Apply Failed/);
+
+      // The dashboard's episode page links the same files, served with the same bytes.
+      const dashboard = await startDashboard({
+        config: configOf(env),
+        port: 0,
+        host: '127.0.0.1',
+        logger: silentLogger,
+      });
+      try {
+        for (const id of [RESOLVED, NOT_APPLIED]) {
+          const jobId = `${RUN}|${id}|0`;
+          const pageHtml = await (await fetch(new URL(`/episodes/${encodeURIComponent(jobId)}`, dashboard.url))).text();
+          expect(pageHtml).toContain('<h2>SWE-bench files</h2>');
+          expect(pageHtml).toContain(`logs/run_evaluation/${RUN}/acme__coder-7b/${id}/`);
+          const links = [...pageHtml.matchAll(/href="(\/episode-files\/[^"]+)">([^<]+)</g)].map(
+            (m): [string, string] => [m[1] ?? '', m[2] ?? ''],
+          );
+          expect(links.map(([, name]) => name).sort()).toEqual((await readdir(join(modelDir, id))).sort());
+          for (const [href, name] of links) {
+            const served = await fetch(new URL(href.replaceAll('&amp;', '&'), dashboard.url));
+            expect(served.status, href).toBe(200);
+            expect(await served.text()).toBe(await read(id, name));
+          }
+        }
+        expect(
+          await (
+            await fetch(new URL(`/episodes/${encodeURIComponent(`${RUN}|${NOT_APPLIED}|0`)}`, dashboard.url))
+          ).text(),
+        ).toContain('counts this instance as an error: no report.json');
+        const missing = await fetch(
+          new URL(`/episode-files/report.json/${encodeURIComponent(`${RUN}|${NOT_APPLIED}|0`)}`, dashboard.url),
+        );
+        expect(missing.status).toBe(404);
+      } finally {
+        await dashboard.close();
+      }
 
       // Without --out: every report.json merged, as before — the empty patches have no entry, as in the harness.
       const merged = await runCli(['results', '--run', RUN, '--format', 'swebench'], env);

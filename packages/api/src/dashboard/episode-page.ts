@@ -6,6 +6,7 @@
  * (text, tool calls, reasoning), finish reason, tokens, request latency, retries, slot wait, format errors, and the
  * steps each turn ran. No scripts: long texts sit in <details> and <pre>.
  */
+import { instanceLayout } from '@rollout-fleet/shared';
 import type {
   EpisodeResult,
   FidelityStep,
@@ -24,6 +25,34 @@ export interface EpisodePageInput {
   recorded?: readonly ToolCall[];
   /** Link to the job in Bull Board. */
   jobLink: string;
+  /** Link to one of the episode's SWE-bench files (report.json, test_output.txt, …), served by the dashboard. */
+  fileLink?: (name: string) => string;
+}
+
+const OUTCOME_TEXT = {
+  report: 'completed: graded by its report.json',
+  error:
+    'an error: no report.json (the episode failed, was not graded, the patch did not apply, or the eval timed out)',
+  empty_patch: 'an empty patch: not run, no directory',
+} as const;
+
+/**
+ * The instance's directory in SWE-bench's evaluation tree, as `results --format swebench --out` writes it, with a
+ * link per file and what the harness's run report counts it as.
+ */
+function swebenchFilesBlock(result: EpisodeResult, fileLink: (name: string) => string): RawHtml {
+  const layout = instanceLayout(result);
+  const names = Object.keys(layout.files).sort();
+  return html`<h2>SWE-bench files</h2>
+<p><code>${layout.dir}/</code> — SWE-bench's run report counts this instance as ${OUTCOME_TEXT[layout.outcome]}.</p>
+${
+  names.length === 0
+    ? html``
+    : html`<ul class="swebench-files">${names.map(
+        (name) =>
+          html`<li><a href="${fileLink(name)}">${name}</a> <span class="muted">${Buffer.byteLength(layout.files[name as keyof typeof layout.files] ?? '')} bytes</span></li>`,
+      )}</ul>`
+}`;
 }
 
 function pre(text: string, className = ''): RawHtml {
@@ -212,6 +241,7 @@ ${result.patch === null ? html`<p class="muted">No patch.</p>` : result.patch.tr
 <h2>Grading</h2>
 ${reportBlock(result)}
 ${grading === undefined ? html`` : gradingBlock(grading)}
+${input.fileLink === undefined ? html`` : swebenchFilesBlock(result, input.fileLink)}
 <h2>Attempts</h2>
 <table class="attempts"><thead><tr><th>#</th><th>worker</th><th>sandbox</th><th>started</th><th>ended</th><th>outcome</th></tr></thead><tbody>${attempts}</tbody></table>`;
   return page(`Episode ${title} · rollout-fleet`, body, false);

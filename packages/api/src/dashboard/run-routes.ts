@@ -17,6 +17,9 @@ import {
   closestNames,
   getRunStatus,
   IdSchema,
+  INSTANCE_FILES,
+  type InstanceFileName,
+  instanceLayout,
   jobIdFor,
   type Keyspace,
   parseJobId,
@@ -136,9 +139,14 @@ export function runRoutes(options: RunRoutesOptions): Router {
   });
   const bullBoardJobPath = (jobId: string): string =>
     `/queue/${encodeURIComponent(queue.name)}/${encodeURIComponent(jobId)}`;
-  router.get('/episodes/*jobId', async (req, res) => {
-    const raw = (req.params as { jobId?: string | string[] }).jobId;
-    const jobId = Array.isArray(raw) ? raw.join('/') : (raw ?? '');
+  /**
+   * The episode's result as shown (through the job's own redaction) and its recorded trajectory; undefined once the
+   * answer is sent (a bad id: 400, no result: 404).
+   */
+  const shownEpisode = async (
+    jobId: string,
+    res: Response,
+  ): Promise<{ shown: EpisodeResult; recorded: ToolCall[] | undefined } | undefined> => {
     const parsed = parseJobId(jobId);
     if (
       parsed === undefined ||
@@ -146,14 +154,14 @@ export function runRoutes(options: RunRoutesOptions): Router {
       !IdSchema.safeParse(parsed.episodeId).success
     ) {
       res.status(400).type('text/plain').send('invalid episode id: expected run|episode|sample\n');
-      return;
+      return undefined;
     }
     const stored = await redis.getBuffer(keys.result(parsed.runId, parsed.episodeId, parsed.sampleIndex));
     const rawResult = stored === null ? undefined : (parseResultValue(stored) as Record<string, unknown>);
     const result = rawResult === undefined ? undefined : EpisodeResultSchema.safeParse(rawResult);
     if (rawResult === undefined || result === undefined || !result.success) {
       res.status(404).type('text/plain').send(`no result for ${jobId} (not finished yet, or past retention)\n`);
-      return;
+      return undefined;
     }
     // The recorded observations live in the episode, i.e. the job's data, while BullMQ keeps the job.
     const job = await queue.getJob(jobId).catch(() => undefined);
@@ -161,17 +169,55 @@ export function runRoutes(options: RunRoutesOptions): Router {
     // values included if a command echoed them: shown through the job's own redaction (its secrets, when kept).
     const recorded = (redactJobData(job?.data) as { episode?: { trajectory?: ToolCall[] } } | undefined)?.episode
       ?.trajectory;
-    const shown = redactJobData(result.data, job?.data ?? result.data);
+    return {
+      shown: redactJobData(result.data, job?.data ?? result.data),
+      recorded: Array.isArray(recorded) ? recorded : undefined,
+    };
+  };
+  const jobIdOf = (req: Request): string => {
+    const raw = (req.params as { jobId?: string | string[] }).jobId;
+    return Array.isArray(raw) ? raw.join('/') : (raw ?? '');
+  };
+  const fileLink = (jobId: string) => (name: string) => `/episode-files/${name}/${encodeURIComponent(jobId)}`;
+  router.get('/episodes/*jobId', async (req, res) => {
+    const jobId = jobIdOf(req);
+    const episode = await shownEpisode(jobId, res);
+    if (episode === undefined) return;
     res
       .setHeader('Content-Security-Policy', PAGE_CSP)
       .type('html')
       .send(
         renderEpisodePage({
-          result: shown,
+          result: episode.shown,
           jobLink: bullBoardJobPath(jobId),
-          ...(Array.isArray(recorded) ? { recorded } : {}),
+          fileLink: fileLink(jobId),
+          ...(episode.recorded ? { recorded: episode.recorded } : {}),
         }),
       );
+  });
+  // One file of the episode's directory in SWE-bench's evaluation tree (swebench-layout.ts), as plain text.
+  router.get('/episode-files/:file/*jobId', async (req, res) => {
+    const name = (req.params as { file?: string }).file ?? '';
+    if (!(INSTANCE_FILES as readonly string[]).includes(name)) {
+      res
+        .status(404)
+        .type('text/plain')
+        .send(`no such file: expected one of ${INSTANCE_FILES.join(', ')}\n`);
+      return;
+    }
+    const jobId = jobIdOf(req);
+    const episode = await shownEpisode(jobId, res);
+    if (episode === undefined) return;
+    const content = instanceLayout(episode.shown).files[name as InstanceFileName];
+    if (content === undefined) {
+      res.status(404).type('text/plain').send(`${jobId} has no ${name} (SWE-bench would not write one for it)\n`);
+      return;
+    }
+    res
+      .setHeader('Content-Security-Policy', PAGE_CSP)
+      .setHeader('X-Content-Type-Options', 'nosniff')
+      .type(name.endsWith('.json') ? 'application/json' : 'text/plain')
+      .send(content);
   });
   return router;
 }
