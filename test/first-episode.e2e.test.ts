@@ -73,8 +73,16 @@ function commandsOf(block: Block): string[][] {
     });
 }
 
+/** The grading block without its log fields (the log, its size and cut, the eval script and where its output starts). */
 const withoutLog = (grading: EpisodeResult['grading']): Record<string, unknown> => {
-  const { log: _log, log_bytes: _bytes, log_truncated: _truncated, ...rest } = grading ?? {};
+  const {
+    log: _log,
+    log_bytes: _bytes,
+    log_truncated: _truncated,
+    eval_script: _script,
+    eval_output_offset: _offset,
+    ...rest
+  } = grading ?? {};
   return rest;
 };
 

@@ -178,7 +178,7 @@ async function runResults(flags: ResultsFlags): Promise<number> {
         fullEvalLog: (r) => wholeLogs.get(r),
       });
       for (const warning of tree.warnings) console.error(`results: warning: ${warning}`);
-      const code = await writeSwebench(tree, flags);
+      const code = await writeSwebench(tree, graded, flags);
       if (code !== EXIT.OK) return code;
     }
     if (flags.format === 'fidelity') process.stdout.write(`${fidelitySummary(flags.run, totals)}\n`);
@@ -202,11 +202,15 @@ async function runResults(flags: ResultsFlags): Promise<number> {
 }
 
 /**
- * `--out`: the tree on disk and, on stdout, the lines the harness prints; without it, stdout is every report.json
- * merged into one object (Python's json.dumps(indent=4) text). `--summary`: the run report of the run's one model.
+ * `--out`: the tree on disk and, on stdout, the lines the harness prints; without it, stdout is the report entries
+ * of every instance with a report.json, merged into one object (Python's json.dumps(indent=4) text). `--summary`: the run report of the run's one model.
  */
-async function writeSwebench(tree: SwebenchTree, flags: ResultsFlags): Promise<number> {
-  const { toPythonJson } = await import('@rollout-fleet/shared');
+async function writeSwebench(
+  tree: SwebenchTree,
+  results: readonly EpisodeResult[],
+  flags: ResultsFlags,
+): Promise<number> {
+  const { instanceLayout, toPythonJson } = await import('@rollout-fleet/shared');
   if (flags.summary && tree.reports.length > 1) {
     console.error(
       `results: --summary: the run has ${tree.reports.length} models (${tree.reports.map((r) => r.model_name_or_path).join(', ')}), one run report each; use --out <dir>`,
@@ -218,9 +222,10 @@ async function writeSwebench(tree: SwebenchTree, flags: ResultsFlags): Promise<n
     await writeFile(flags.summary, only === undefined ? '{}\n' : (tree.files.get(only.path) ?? ''));
   }
   if (!flags.out) {
+    // The result's report entries (as this command always printed them) of the instances that have a report.json.
     const merged: Record<string, unknown> = {};
-    for (const [path, content] of tree.files)
-      if (path.endsWith('/report.json')) Object.assign(merged, JSON.parse(content) as Record<string, unknown>);
+    for (const r of results)
+      if (r.report !== null && instanceLayout(r).outcome === 'report') merged[r.instance_id] = r.report;
     process.stdout.write(`${toPythonJson(merged)}\n`);
     return EXIT.OK;
   }
