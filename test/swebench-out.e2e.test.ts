@@ -168,6 +168,13 @@ describe('results --format swebench --out: the harness’s tree and run report',
           'this later record is used — SWE-bench keeps the last record of an instance id; remove the one you do not mean\n',
       );
 
+      // Before any result: said, since the running predictions would count as instances without one.
+      const early = await runCli(['results', '--run', RUN, '--format', 'swebench'], env);
+      expect(early.code, early.stderr).toBe(0);
+      expect(early.stderr).toContain(
+        `results: warning: run ${RUN} is not finished (0 of 5 episodes done); episodes without a result yet count as instances without a prediction`,
+      );
+
       const worker = spawnWorker(env, ['--concurrency', '2']);
       try {
         const results = await collectResults(pipeline, RUN, 5);
@@ -264,8 +271,9 @@ describe('results --format swebench --out: the harness’s tree and run report',
         / - INFO - >>>>> Applied Patch:\nChecking patch pyutils\/calc.py/,
       );
       expect(await read(RESOLVED, 'run_instance.log')).not.toContain('Failed to apply patch');
+      // One record per failed command of the apply step, as the harness logs them.
       expect(await read(NOT_APPLIED, 'run_instance.log')).toMatch(
-        /- INFO - Failed to apply patch to container: git apply --verbose\n.* - INFO - Failed to apply patch to container: git apply --verbose --reject\n/,
+        /- INFO - Failed to apply patch to container: git apply --verbose\n(?:(?!\d{4}-\d\d-\d\d ).*\n)*\d{4}-\d\d-\d\d [\d:,]+ - INFO - Failed to apply patch to container: /,
       );
       expect(await read(RESOLVED, 'run_instance.log')).toContain(`Result for ${RESOLVED}: resolved: True`);
       expect(await read(NOT_APPLIED, 'run_instance.log')).toMatch(/ - INFO - >>>>> Patch Apply Failed/);

@@ -135,6 +135,14 @@ async function runResults(flags: ResultsFlags): Promise<number> {
       flags.format === 'swebench'
         ? await redis.smembers(createKeyspace(config.queue.prefix).runDataset(flags.run))
         : [];
+    if (flags.format === 'swebench' && !flags.follow) {
+      // A prediction still running has no result yet: the report would count it as an instance without one.
+      const [done, total] = await redis.hmget(createKeyspace(config.queue.prefix).run(flags.run), 'done', 'total');
+      if (Number(done ?? 0) < Number(total ?? 0))
+        console.error(
+          `results: warning: run ${flags.run} is not finished (${done ?? 0} of ${total} episodes done); episodes without a result yet count as instances without a prediction (add --follow to wait for them)`,
+        );
+    }
     const skipped = { episodes: 0, turnsWithoutIds: 0 };
     const { addToTotals, fidelityHeader, fidelityRow, fidelitySummary } = await import('./fidelity-table.js');
     const totals = { replayed: 0, clean: 0, compared: 0, matched: 0 };
