@@ -141,6 +141,7 @@ describe('API runs', () => {
       skipped_done: 0,
       skipped_queued: 0,
       dry_run: false,
+      warnings: [],
     });
     const again = await t.call('/v1/runs', {
       method: 'POST',

@@ -18,17 +18,15 @@ import {
 import { SwerexRuntimeError, type CommandResponse } from '@rollout-fleet/sandbox';
 import { buildApplyPatchScript } from './apply-patch-script.js';
 import { buildEvalScript } from './eval-script.js';
-import type { ExecShell } from './extract-patch.js';
 import { gradeInstance } from './grade-instance.js';
+import type { GradingShell } from './grading-shell.js';
 import { gradingDetails, untestedDetails } from './grading-details.js';
 import { timeoutNotice } from './log-markers.js';
 import { restoreTestSide } from './restore-test-side.js';
 import { TEST_EXIT_CODE, testExitCode } from './run-evidence.js';
 import { openEvalChannel } from '../integrity/eval-channel.js';
 
-export interface GradingShell extends ExecShell {
-  writeFile(path: string, content: string): Promise<void>;
-}
+export type { GradingShell } from './grading-shell.js';
 
 export interface SandboxGrade {
   report: GradingReport;

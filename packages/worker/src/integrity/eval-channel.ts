@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { EvalSpec, IntegrityFinding } from '@rollout-fleet/shared';
-import type { GradingShell } from '../grading/grade-in-sandbox.js';
+import type { GradingShell } from '../grading/grading-shell.js';
 import { parseTestOutput } from '../grading/parse-log.js';
 import { untestedView } from '../grading/test-log-view.js';
 import type { ParserName } from '../grading/types.js';
