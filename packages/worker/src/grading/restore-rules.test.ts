@@ -83,9 +83,7 @@ describe('planRestore', () => {
     expect(plan.files.map((e) => e.path)).toEqual([
       'conftest.py',
       'tests/__init__.py',
-      'tests/test_calc.py',
       'tests/test_calc/__init__.py',
-      'tests/test_new.py',
       'unittest/__init__.py',
     ]);
     expect(plan.sections).toEqual([{ path: 'setup.cfg', reason: 'runner-sections' }]);
@@ -95,9 +93,9 @@ describe('planRestore', () => {
     ]);
   });
 
-  it('a plain fix plans nothing but the test patch’s own files', () => {
+  it('a plain fix plans nothing (the untouched test file is the eval script’s to reset)', () => {
     const plan = planRestore({ testPatchPaths: ['tests/test_calc.py'], changedPaths: ['pyutils/calc.py'] });
-    expect(plan.files).toEqual([{ path: 'tests/test_calc.py', reason: 'test-patch' }]);
+    expect(plan.files).toEqual([]);
     expect(plan.sections).toEqual([]);
     expect(plan.findings).toEqual([]);
   });

@@ -135,13 +135,14 @@ export function planRestore(input: RestoreInput): RestorePlan {
   const files: RestoreEntry[] = [];
   const sections: RestoreEntry[] = [];
   const findings: IntegrityFinding[] = [];
-  // The test_patch's own paths are always put back (a path it creates may already exist in the patched tree).
-  for (const path of [...new Set([...input.changedPaths, ...testPaths])].sort()) {
+  // Only changed paths: an untouched test file needs nothing (the eval script resets the test patch's files anyway),
+  // and a file the test patch creates that the patch pre-created is a changed (new) path.
+  for (const path of [...new Set(input.changedPaths)].sort()) {
     const reason = testSideReason(path, testPaths);
     if (reason === undefined) continue;
     (reason === 'runner-sections' ? sections : files).push({ path, reason });
     const finding = FINDING_OF[reason];
-    if (finding !== undefined && input.changedPaths.includes(path)) {
+    if (finding !== undefined) {
       findings.push({
         code: finding.code,
         severity: 'violated',
