@@ -2,7 +2,7 @@
  * Sandboxes of imported images built here (test-kit's test-images.ts): the sandbox sees the image, not the host.
  */
 import { readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { TOOL_INSTALL_COMMAND } from '@rollout-fleet/sandbox';
 import { RolloutError } from '@rollout-fleet/shared';
@@ -91,6 +91,41 @@ describeWith([bwrapNeed(), imageToolsNeed()], 'a sandbox of an imported image', 
       await sb.close();
     }
   });
+
+  for (const layer of ['overlay', 'copy-up'] as const) {
+    it(`is jailed as a directory sandbox is: no writable host mount, no host path or token to read (${layer})`, async () => {
+      const sb = await startImageSandbox(bare.imagesDir, RECIPES.bare.name, { imageLayer: layer });
+      try {
+        const stateRoot = dirname(sb.sandbox.stateDir);
+        // mountinfo: mount id, parent, dev, root, mount point, options, optional fields, -, type, source, super.
+        const mounts = (await sb.rex.sh('cat /proc/self/mountinfo'))
+          .trim()
+          .split('\n')
+          .map((line) => {
+            const [pre = '', post = ''] = line.split(' - ');
+            const f = pre.split(' ');
+            return { root: f[3], point: f[4], rw: (f[5] ?? '').split(',').includes('rw'), type: post.split(' ')[0] };
+          });
+        // Writable: tmpfs and proc, the device nodes bwrap binds into /dev, and (overlay) the root over a tmpfs
+        // upper layer. The server's socket directory used to be a writable bind of the host's disk here.
+        const writable = mounts.filter((m) => m.rw && m.type !== 'tmpfs' && m.type !== 'proc');
+        for (const m of writable)
+          expect(m.point === '/' ? m.type : `${m.point} ${m.type}`).toMatch(
+            layer === 'overlay' ? /^(overlay|\/dev\/\S+ \S+)$/ : /^\/dev\/\S+ \S+$/,
+          );
+        // Read-only binds of the generated /etc files are the only mounts of the state directory.
+        expect(mounts.filter((m) => m.rw && (m.root ?? '').includes(stateRoot))).toEqual([]);
+        // No argv or environment of any process in the jail (bwrap's pid-1 reaper keeps bwrap's argv) names the
+        // state root, nor carries the token.
+        const seen = await sb.rex.sh('cat /proc/[0-9]*/cmdline /proc/[0-9]*/environ 2>/dev/null | tr "\\0" "\\n"');
+        expect(seen).toContain('--socket-fd');
+        expect(seen).not.toContain(stateRoot);
+        expect(seen).not.toContain(sb.sandbox.authToken);
+      } finally {
+        await sb.close();
+      }
+    });
+  }
 });
 
 describeWith([bwrapNeed(), imageToolsNeed()], 'a layered image', () => {

@@ -31,8 +31,6 @@ import { DEFAULT_PATH, RUNTIME_DIR, SERVER_SCRIPT } from './jail-layout.js';
 export const INFRA = {
   root: '/.vefaas-local',
   runtime: '/.vefaas-local/runtime',
-  run: '/.vefaas-local/run',
-  socket: '/.vefaas-local/run/swerex.sock',
   image: '/.vefaas-local/image',
 } as const;
 
@@ -275,8 +273,6 @@ export interface ImageBwrapOptions {
   layer: WritableLayer;
   /** `<state>/merged` (overlay) — the root bwrap binds. */
   merged: string;
-  /** Host socket directory, bound at INFRA.run. */
-  runDir: string;
   /** Host file bound at /etc/hosts. */
   hostsFile: string;
   network: boolean;
@@ -289,6 +285,8 @@ export interface ImageBwrapOptions {
   tmpfsBytes: number | undefined;
   /** copy-up: image directories made writable (tmpfs filled from the image). */
   copyUp: string[];
+  /** The server serves this inherited listening socket (bound outside the jail); no host directory is mounted for it. */
+  socketFd: number;
   /** The server reads its token from this inherited fd (a pipe), never from an argv or an environment. */
   authTokenFd: number;
 }
@@ -316,7 +314,7 @@ export function imageBwrapArgs(o: ImageBwrapOptions): string[] {
   if (o.layer === 'overlay' && resolveInImage(o.image.rootfs, '/tmp') === null)
     args.push('--perms', '1777', '--dir', '/tmp');
   for (const bind of o.interpreter.binds) args.push('--ro-bind', bind, INFRA.root + bind);
-  args.push('--ro-bind', RUNTIME_DIR, INFRA.runtime, '--bind', o.runDir, INFRA.run);
+  args.push('--ro-bind', RUNTIME_DIR, INFRA.runtime);
   // A read-only image (copy-up) has no room for a mount point it lacks: bind over what is there only.
   const canBind = (path: string): boolean => o.layer === 'overlay' || resolveInImage(o.image.rootfs, path) === path;
   if (canBind('/etc/hosts')) args.push('--ro-bind', o.hostsFile, '/etc/hosts');
@@ -331,8 +329,8 @@ export function imageBwrapArgs(o: ImageBwrapOptions): string[] {
     '-s',
     '-B',
     join(INFRA.runtime, SERVER_SCRIPT),
-    '--socket',
-    INFRA.socket,
+    '--socket-fd',
+    String(o.socketFd),
     '--auth-token-fd',
     String(o.authTokenFd),
   ];

@@ -65,7 +65,9 @@ const WRITE_BASHRC_SCRIPT = `printf '%s' "$1" > ${JAIL.home}/.bashrc || exit 125
 const FILL_REPO_SCRIPT = `cp -a --no-preserve=ownership ${JAIL.image}/. "$1"/ || exit 125; rm -f "$1/${IMAGE_MANIFEST}"; shift; exec "$@"`;
 /**
  * Outside the jail, before bubblewrap: binds and listens on the host socket path ($1), hands the listening socket
- * on as fd 3, and execs bubblewrap ($2) with its options ($3... up to `--`) on a pipe (`--args 4`). So the server inside
+ * on as fd 3, and execs the $2 words that follow (a prefix ending in bubblewrap: bwrap alone, or an image's
+ * `unshare ... sh -c <mount overlay> ... bwrap`, which keep fds 3 and 4 across their execs) with bubblewrap's
+ * options (after the prefix, up to `--`) on a pipe (`--args 4`). So the server inside
  * serves that fd (`--socket-fd 3`) and the socket directory is never mounted into the jail: a sandbox has no
  * host-backed writable directory at all (no file, and no unlinked-but-open file, it writes reaches the host's
  * disk). And bubblewrap's own argv — which its pid-1 reaper inside the jail keeps, readable in /proc/1/cmdline —
@@ -81,14 +83,16 @@ const BIND_SOCKET_PY = [
   'if s.fileno() != 3: os.dup2(s.fileno(), 3)',
   'os.set_inheritable(3, True)',
   // The options (host paths among them) go on the pipe; `--` and the jail-side command stay on the argv.
-  "end = sys.argv.index('--', 3)",
-  "args = b''.join(a.encode() + b'\\0' for a in sys.argv[3:end])",
+  'n = int(sys.argv[2])',
+  'prefix = sys.argv[3 : 3 + n]',
+  "end = sys.argv.index('--', 3 + n)",
+  "args = b''.join(a.encode() + b'\\0' for a in sys.argv[3 + n : end])",
   'r, w = os.pipe()',
   'os.write(w, args)',
   'os.close(w)',
   'os.dup2(r, 4)',
   'os.set_inheritable(4, True)',
-  "os.execvp(sys.argv[2], [sys.argv[2], '--args', '4'] + sys.argv[end:])",
+  "os.execvp(prefix[0], prefix + ['--args', '4'] + sys.argv[end:])",
 ].join('\n');
 /** bubblewrap's arguments must fit a pipe's buffer (written before bubblewrap runs). */
 const MAX_BWRAP_ARGS_BYTES = 60 * 1024;
@@ -360,26 +364,23 @@ function buildArgv(input: ArgvInput): string[] {
   const plan = input.imagePlan;
   if (plan !== undefined) {
     const diskBytes = (launch.diskMB ?? DEFAULT_DISK_MB) * MB;
-    const bwrap = [
-      bwrapPath() ?? 'bwrap',
-      ...imageBwrapArgs({
-        image: plan.image,
-        layer: plan.layer,
-        merged: join(layout.stateDir, 'merged'),
-        runDir: layout.run,
-        hostsFile: join(layout.etc, 'hosts'),
-        network: launch.network,
-        hostname: launch.sandboxId.slice(0, 63),
-        user: plan.user,
-        cwd: plan.cwd,
-        env: plan.env,
-        interpreter: infraInterpreter(python),
-        tmpfsBytes: input.jailFeatures?.tmpfsSize === true ? diskBytes : undefined,
-        copyUp: plan.copyUp,
-        authTokenFd: TOKEN_FD,
-      }),
-    ];
-    command =
+    const bwrapOptions = imageBwrapArgs({
+      image: plan.image,
+      layer: plan.layer,
+      merged: join(layout.stateDir, 'merged'),
+      hostsFile: join(layout.etc, 'hosts'),
+      network: launch.network,
+      hostname: launch.sandboxId.slice(0, 63),
+      user: plan.user,
+      cwd: plan.cwd,
+      env: plan.env,
+      interpreter: infraInterpreter(python),
+      tmpfsBytes: input.jailFeatures?.tmpfsSize === true ? diskBytes : undefined,
+      copyUp: plan.copyUp,
+      socketFd: SOCKET_FD,
+      authTokenFd: TOKEN_FD,
+    });
+    const prefix =
       plan.layer === 'overlay'
         ? [
             'unshare',
@@ -395,9 +396,10 @@ function buildArgv(input: ArgvInput): string[] {
             plan.image.rootfs,
             layout.stateDir,
             String(diskBytes),
-            ...bwrap,
+            bwrapPath() ?? 'bwrap',
           ]
-        : bwrap;
+        : [bwrapPath() ?? 'bwrap'];
+    command = bindSocketCommand(python, layout, prefix, bwrapOptions);
   } else if (jailed) {
     command = [
       python,
@@ -410,9 +412,11 @@ function buildArgv(input: ArgvInput): string[] {
     ];
     if (input.bashrc !== undefined) command = ['/bin/sh', '-c', WRITE_BASHRC_SCRIPT, 'sh', input.bashrc, ...command];
     if (imageSource !== null) command = ['/bin/sh', '-c', FILL_REPO_SCRIPT, 'sh', repoDir, ...command];
-    command = [
-      bwrapPath() ?? 'bwrap',
-      ...bwrapArgs({
+    command = bindSocketCommand(
+      python,
+      layout,
+      [bwrapPath() ?? 'bwrap'],
+      bwrapArgs({
         layout,
         network: launch.network,
         env,
@@ -423,11 +427,7 @@ function buildArgv(input: ArgvInput): string[] {
         repoDir,
         command,
       }),
-    ];
-    const argsBytes = command.slice(1).reduce((n, a) => n + Buffer.byteLength(a) + 1, 0);
-    if (argsBytes > MAX_BWRAP_ARGS_BYTES)
-      throw new RolloutError('SANDBOX_START_FAILED', `bubblewrap arguments of ${argsBytes} bytes do not fit a pipe`);
-    command = [python, '-I', '-S', '-c', BIND_SOCKET_PY, layout.socketPath, ...command];
+    );
   } else {
     // No mount namespace: the server maps the repository (/testbed, or the image's repo_dir), /root and /tmp to
     // this sandbox's directories at its edge, so episodes written for a jailed sandbox (SWE-bench images) find
@@ -467,6 +467,15 @@ function buildArgv(input: ArgvInput): string[] {
       ...command,
     ];
   return command;
+}
+
+/** BIND_SOCKET_PY before `prefix` (ending in bwrap) and bwrap's `options` (its argv after `bwrap`, `-- cmd` last). */
+function bindSocketCommand(python: string, layout: StateLayout, prefix: string[], options: string[]): string[] {
+  const end = options.indexOf('--');
+  const argsBytes = options.slice(0, end).reduce((n, a) => n + Buffer.byteLength(a) + 1, 0);
+  if (argsBytes > MAX_BWRAP_ARGS_BYTES)
+    throw new RolloutError('SANDBOX_START_FAILED', `bubblewrap arguments of ${argsBytes} bytes do not fit a pipe`);
+  return [python, '-I', '-S', '-c', BIND_SOCKET_PY, layout.socketPath, String(prefix.length), ...prefix, ...options];
 }
 
 async function waitUntilGone(list: () => Promise<number[]>): Promise<void> {
