@@ -104,7 +104,13 @@ describeWith([bwrapNeed(), imageToolsNeed()], 'a sandbox of an imported image', 
           .map((line) => {
             const [pre = '', post = ''] = line.split(' - ');
             const f = pre.split(' ');
-            return { root: f[3], point: f[4], rw: (f[5] ?? '').split(',').includes('rw'), type: post.split(' ')[0] };
+            return {
+              line,
+              root: f[3],
+              point: f[4],
+              rw: (f[5] ?? '').split(',').includes('rw'),
+              type: post.split(' ')[0],
+            };
           });
         // Writable: tmpfs and proc, the device nodes bwrap binds into /dev, and (overlay) the root over a tmpfs
         // upper layer. The server's socket directory used to be a writable bind of the host's disk here.
@@ -113,8 +119,9 @@ describeWith([bwrapNeed(), imageToolsNeed()], 'a sandbox of an imported image', 
           expect(m.point === '/' ? m.type : `${m.point} ${m.type}`).toMatch(
             layer === 'overlay' ? /^(overlay|\/dev\/\S+ \S+)$/ : /^\/dev\/\S+ \S+$/,
           );
-        // Read-only binds of the generated /etc files are the only mounts of the state directory.
-        expect(mounts.filter((m) => m.rw && (m.root ?? '').includes(stateRoot))).toEqual([]);
+        // Read-only binds of the generated /etc files are the only mounts naming the state directory: no writable
+        // one does (the overlay's options name its layers relative to it).
+        expect(mounts.filter((m) => m.rw && m.line.includes(stateRoot))).toEqual([]);
         // No argv or environment of any process in the jail (bwrap's pid-1 reaper keeps bwrap's argv) names the
         // state root, nor carries the token.
         const seen = await sb.rex.sh('cat /proc/[0-9]*/cmdline /proc/[0-9]*/environ 2>/dev/null | tr "\\0" "\\n"');

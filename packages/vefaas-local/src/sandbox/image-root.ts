@@ -45,8 +45,12 @@ export const OVERLAY_SCRIPT = [
   'lower=$1; st=$2; size=$3; shift 3',
   'mount -t tmpfs -o "size=$size,mode=0755" tmpfs "$st/layer"',
   'mkdir -p "$st/layer/upper" "$st/layer/work"',
-  'o="lowerdir=$lower,upperdir=$st/layer/upper,workdir=$st/layer/work"',
-  'mount -t overlay overlay -o "$o,userxattr" "$st/merged" 2>/dev/null || mount -t overlay overlay -o "$o" "$st/merged" || exit 124',
+  // Relative layer paths (the tree bound at $st/lower first): the overlay's options, which the jail reads in its
+  // /proc/self/mountinfo, then name no host path.
+  'mount --bind "$lower" "$st/lower"',
+  // A subshell: the cd leaves no PWD/OLDPWD naming the state dir in bwrap's environment.
+  'o="lowerdir=lower,upperdir=layer/upper,workdir=layer/work"',
+  '(cd "$st" && { mount -t overlay overlay -o "$o,userxattr" merged 2>/dev/null || mount -t overlay overlay -o "$o" merged; }) || exit 124',
   // bwrap would create its mount point 0700: the image's user must be able to traverse it.
   `mkdir -p -m 0755 "$st/merged${INFRA.root}"`,
   'exec "$@"',

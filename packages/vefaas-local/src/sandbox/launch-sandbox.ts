@@ -262,7 +262,8 @@ async function prepareStateDir(
     await chmod(layout.tmp, 0o1777);
   }
   if (imported) {
-    // Mount points of the writable layer and the merged root; both stay empty on the host's disk.
+    // Mount points of the image tree, the writable layer and the merged root; all stay empty on the host's disk.
+    await mkdir(join(layout.stateDir, 'lower'));
     await mkdir(join(layout.stateDir, 'layer'));
     await mkdir(join(layout.stateDir, 'merged'));
     return null;
