@@ -234,7 +234,11 @@ describe('one true result per episode', () => {
   });
 
   it('a step that prints 5 MB: the answer is cut while read, the step keeps head + marker + tail with its true size', async () => {
-    const { pipeline: p } = await open({ RF_SWEREX_MAX_RESPONSE_BYTES: String(256 * 1024) });
+    // The answer is cut at 256 KiB while read; the step keeps at most its own limit, 64 KiB here.
+    const { pipeline: p } = await open({
+      RF_SWEREX_MAX_RESPONSE_BYTES: String(256 * 1024),
+      RF_STEP_OUTPUT_LIMIT_BYTES: String(64 * 1024),
+    });
     const flood = {
       ...pick('pyutils__calc-add'),
       run_id: 'flood',

@@ -5,7 +5,7 @@
  * same run enqueues nothing and writes no duplicate, and no sandbox or lease is left behind.
  */
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import { EpisodeResultSchema, jobIdFor, type EpisodeResult } from '@rollout-fleet/shared';
+import { EpisodeResultSchema, jobIdFor, parseResultValue, type EpisodeResult } from '@rollout-fleet/shared';
 import { submitRun, validateInputs } from '@rollout-fleet/producer';
 import { startWorker, type RunningWorker } from '@rollout-fleet/worker';
 import {
@@ -155,7 +155,8 @@ describeWith([bwrapNeed()], 'examples sweep on vefaas-local + Redis', () => {
         },
         { timeout: 10_000 },
       );
-      expect(JSON.parse((await pipeline.redis.get(key))!)).toEqual(result);
+      // As stored: JSON, brotli-compressed behind a tag byte when large (store/result-codec.ts).
+      expect(parseResultValue((await pipeline.redis.getBuffer(key))!)).toEqual(result);
     }
   });
 
