@@ -111,11 +111,13 @@ describe('grading in the episode’s repo_dir (not /testbed)', () => {
     expect(result?.report).toMatchObject({ patch_successfully_applied: true, resolved: true });
   });
 
-  it('a patch that does not fix the bug is graded there too: applied, unresolved, reward 0', () => {
+  it('a patch that does not fix the bug is graded there too: the suite cannot start, unresolved, reward 0', () => {
     const result = results.get('untouched');
     expect(result).toMatchObject({ status: 'completed', resolved: false, reward: 0, failure: null });
     expect(result?.patch).toContain('diff --git a/README.md b/README.md');
-    expect(result?.report).toMatchObject({ patch_successfully_applied: true, resolved: false });
+    // The unfixed module does not even import: no test result, no sign of a run (SWE-bench 5.x: not a run).
+    expect(result?.report).toMatchObject({ resolved: false });
+    expect(result?.grading?.problem).toContain('SUITE_NOT_RUN');
   });
 
   it('a given prediction is applied in repo_dir and resolves', () => {

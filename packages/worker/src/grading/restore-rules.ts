@@ -90,6 +90,17 @@ function rootModuleName(path: string): string | undefined {
   return moduleStem(path);
 }
 
+/** A `.py` module directly in the top-level test directory that test discovery would not collect. */
+function isImportedModule(parts: readonly string[]): boolean {
+  // Only in the repository's own top-level test directory: below a package (django/test/, sympy/testing/) the test
+  // directory is a test framework, runner code the eval must not take from the patch.
+  if (!TEST_DIRECTORY_NAMES.has(parts[0] ?? '') || parts.length !== 2) return false;
+  const name = parts.at(-1) ?? '';
+  if (!name.endsWith('.py') || TEST_DIRECTORY_NAMES.has(name.slice(0, -3))) return false;
+  if (name === '__init__.py' || name === 'conftest.py' || name === 'tests.py') return false;
+  return !(name.startsWith('test_') || name.endsWith('_test.py'));
+}
+
 /** Why `path` is test-side, or undefined when it is the fix's own business. */
 export function testSideReason(path: string, testPatchPaths: ReadonlySet<string>): RestoreReason | undefined {
   if (testPatchPaths.has(path)) return 'test-patch';
@@ -109,8 +120,11 @@ export function testSideReason(path: string, testPatchPaths: ReadonlySet<string>
     !TEST_DIRECTORY_NAMES.has(root)
   )
     return 'shadows-stdlib-or-runner';
-  // The last component too: a `tests` symlink replacing the directory, sympy's `bin/test` runner.
-  if (parts.some((part) => TEST_DIRECTORY_NAMES.has(part))) return 'test-directory';
+  // The last component too: a `tests` symlink replacing the directory, sympy's `bin/test` runner. Directly in the
+  // top-level test directory, a Python module that test discovery does not collect (not test_*.py / *_test.py /
+  // tests.py / __init__.py / conftest.py) is code the tests import, which may be the repository's source
+  // (SWE-agent's test repository keeps its code in tests/): the fix's business, as any module outside.
+  if (parts.some((part) => TEST_DIRECTORY_NAMES.has(part)) && !isImportedModule(parts)) return 'test-directory';
   if (stem === 'conftest') return 'conftest';
   if (RUNNER_CONFIG_FILES.has(name)) return 'runner-config';
   if (SECTIONED_CONFIG_FILES.has(name)) return 'runner-sections';
