@@ -44,3 +44,34 @@ describe('stopModelProcesses script', () => {
     expect(left).toContain('bash');
   });
 });
+
+describe('stopModelProcesses script in the host pid namespace (a sandbox without isolation)', () => {
+  it("stops only the server's descendants: a host process started after the server is left alone", async () => {
+    // A bystander the host starts after the server (another sandbox's server, a worker): never the model's.
+    const { spawn } = await import('node:child_process');
+    const server = spawn(
+      'bash',
+      [
+        '-c',
+        'sleep 300 & sleep 0.3; bash --noprofile --norc -c "$STOP" rf-stop; echo "exit=$?"; kill %1 2>/dev/null; echo "job=$(jobs -r | wc -l)"',
+      ],
+      {
+        env: { PATH: '/usr/bin:/bin', STOP: STOP_SCRIPT },
+      },
+    );
+    const bystander = spawn('sleep', ['300']);
+    try {
+      let stdout = '';
+      server.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+      await new Promise((resolve) => server.once('exit', resolve));
+      expect(stdout).toMatch(/^stopped [1-9]\d* \d+$/m);
+      expect(stdout).toContain('exit=0');
+      // The server's own job was killed; the bystander still runs.
+      expect(stdout).toContain('job=0');
+      expect(bystander.exitCode).toBeNull();
+      expect(bystander.signalCode).toBeNull();
+    } finally {
+      bystander.kill('SIGKILL');
+    }
+  });
+});

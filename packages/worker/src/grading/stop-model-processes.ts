@@ -8,7 +8,9 @@
  * process that started no earlier than the server (its start time in /proc/<pid>/stat), other than this script
  * and its ancestors (the server and whatever started it), is the model's: descendants of the server (sessions,
  * their jobs) and anything they daemonised (reparented to init). Whatever the platform started before the server
- * is left alone. Bash builtins only inside the loop (`read`, `kill`): a forked helper would be a process of our own
+ * is left alone. Where the sandbox shares the host's pid namespace (vefaas-local without isolation: kthreadd is
+ * pid 2), only the server's descendants are stopped: the host's other processes started since are not the model's.
+ * Bash builtins only inside the loop (`read`, `kill`): a forked helper would be a process of our own
  * in the list. Zombies are skipped (already dead, reaped by their parent).
  *
  * Wire contract: SWE-ReX `POST /execute`, argv `/bin/bash --noprofile --norc -c STOP rf-stop`, the clean
@@ -34,6 +36,12 @@ while [ "$p" -gt 0 ]; do
 done
 fields "$PPID" || { echo "no server"; exit 3; }
 since=\${F[19]}
+server=$PPID
+# kthreadd as pid 2 means the host's own pid namespace (an unisolated sandbox): there only the server's descendants
+# are the model's, never whatever else the host started since.
+shared=0
+read -r k < /proc/2/stat 2>/dev/null && case "$k" in "2 (kthreadd) "*) shared=1 ;; esac
+descends() { local q=$1 n; for ((n = 0; n < 256; n++)); do fields "$q" || return 1; [ "\${F[1]}" = "$server" ] && return 0; [ "\${F[1]}" -le 1 ] && return 1; q=\${F[1]}; done; return 1; }
 stopped=0
 for ((round = 1; round <= ${ROUNDS}; round++)); do
   victims=()
@@ -43,6 +51,7 @@ for ((round = 1; round <= ${ROUNDS}; round++)); do
     fields "$pid" || continue
     [ "\${F[0]}" = Z ] && continue
     [ "\${F[19]}" -lt "$since" ] && continue
+    [ "$shared" = 1 ] && ! descends "$pid" && continue
     victims+=("$pid")
   done
   [ \${#victims[@]} -eq 0 ] && { echo "stopped $stopped $round"; exit 0; }
